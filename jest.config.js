@@ -1,0 +1,23 @@
+/**
+ * Jest runs TypeScript through SWC (no type-checking here: `npm run typecheck` does that).
+ * Two projects: `unit` needs nothing running; `integration`/`e2e` share one local stack per run
+ * (MongoDB-wire server, Temporal dev server, the service) started by test/support/global-setup.ts.
+ */
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+};
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    { displayName: 'unit', testEnvironment: 'node', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'], transform },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/integration', '<rootDir>/test/e2e'],
+      testMatch: ['**/*.test.ts'],
+      transform,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+};
