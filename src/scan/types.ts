@@ -81,6 +81,8 @@ export interface EngineOutput {
   report?: Record<string, unknown>;
   /** Set when the engine looked but could not do its whole job (e.g. clamd absent). */
   note?: string;
+  /** Archive members handed back for recursive analysis; never copied into the scan result. */
+  members?: Array<{ path: string; content: Buffer }>;
 }
 
 export interface Engine {
