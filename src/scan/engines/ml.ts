@@ -1,0 +1,161 @@
+/**
+ * A learned classifier over static features of PE and ELF files: standardised features fed to
+ * logistic regression. Weights come from scripts/train-ml.ts and live in
+ * src/scan/models/static-ml.json, read once at start. The training data is thin and its
+ * malicious side synthetic (docs/ml-model.md), so findings are capped at 'medium' and their
+ * confidence never exceeds the precision measured on the held-out split.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Engine, EngineOutput, ScanSubject } from '../types';
+import { extractStrings, makeFinding, round2 } from '../static/common';
+import { parsePe, sectionContaining, type PeInfo } from './pe';
+import { parseElf, type ElfInfo } from './elf';
+
+const ENGINE = 'ml';
+
+/** Imports that the model counts as suspicious (lower-case, without A/W suffix). */
+const SUSPICIOUS_IMPORTS = new Set([
+  'virtualallocex', 'writeprocessmemory', 'createremotethread', 'ntunmapviewofsection', 'setthreadcontext', 'queueuserapc',
+  'setwindowshookex', 'getasynckeystate', 'isdebuggerpresent', 'checkremotedebuggerpresent', 'urldownloadtofile',
+  'internetopen', 'internetopenurl', 'winexec', 'shellexecute', 'createtoolhelp32snapshot', 'process32first', 'minidumpwritedump',
+  'cryptencrypt', 'adjusttokenprivileges', 'openprocess', 'virtualprotect', 'loadlibrary', 'getprocaddress',
+  'ptrace', 'process_vm_writev', 'dup2', 'execve', 'connect', 'socket', 'fork', 'setsid', 'mprotect', 'inet_addr', 'system', 'popen',
+]);
+
+const SUSPICIOUS_STRING = /cmd\.exe|powershell|\/bin\/sh|\/dev\/tcp|wget |curl |chmod \+x|crontab|\.bashrc|schtasks|CurrentVersion\\Run|lsass|mimikatz|stratum\+tcp|\.onion\b|VirtualBox|vmware|keylog|passw/i;
+const URL_OR_IP = /https?:\/\/|(?:^|[^\d.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:[^\d.]|$)/;
+
+export const FEATURE_NAMES = [
+  'is_pe', 'log_size', 'num_sections', 'max_entropy', 'mean_entropy', 'high_entropy_fraction', 'exec_entropy',
+  'log_imports', 'log_libraries', 'log_exports', 'suspicious_imports', 'suspicious_import_fraction', 'wx', 'entry_anomaly',
+  'overlay_ratio', 'signed', 'no_symbols', 'static', 'packer_marker', 'strings_per_kb', 'url_ip_strings', 'suspicious_strings', 'mean_string_len',
+] as const;
+
+export type FeatureVector = number[];
+
+function normImport(name: string): string {
+  const n = name.toLowerCase().replace(/^_+/, '');
+  return n.replace(/(?<=[a-z])(?:a|w|exa|exw)$/, (s) => (s.startsWith('ex') ? 'ex' : ''));
+}
+
+function stringStats(buf: Buffer): [number, number, number, number] {
+  const strings = extractStrings(buf, { minLength: 5, maxBytes: 16 * 1024 * 1024, maxStrings: 100_000, maxLength: 512 });
+  let urls = 0;
+  let sus = 0;
+  let total = 0;
+  for (const s of strings) {
+    total += s.length;
+    if (URL_OR_IP.test(s)) urls++;
+    if (SUSPICIOUS_STRING.test(s)) sus++;
+  }
+  const kb = Math.max(1, Math.min(buf.length, 16 * 1024 * 1024) / 1024);
+  return [Math.min(50, strings.length / kb), Math.log1p(urls), Math.log1p(sus), strings.length ? total / strings.length : 0];
+}
+
+function peVector(pe: PeInfo, buf: Buffer): FeatureVector {
+  const secs = pe.sections.filter((s) => s.rawSize > 0);
+  const ent = secs.map((s) => s.entropy);
+  const rawTotal = secs.reduce((a, s) => a + s.rawSize, 0) || 1;
+  const highFrac = secs.filter((s) => s.entropy >= 7).reduce((a, s) => a + s.rawSize, 0) / rawTotal;
+  const execEnt = Math.max(0, ...secs.filter((s) => s.executable).map((s) => s.entropy));
+  const fns = pe.importNames.map((n) => normImport(n.slice(n.indexOf('!') + 1)));
+  const sus = fns.filter((f) => SUSPICIOUS_IMPORTS.has(f)).length;
+  const ep = pe.entryPoint !== 0 ? sectionContaining(pe, pe.entryPoint) : undefined;
+  const epAnomaly = pe.entryPoint !== 0 && !pe.isDotNet && (!ep || !ep.executable) ? 1 : 0;
+  const packer = pe.sections.some((s) => /^UPX|^\.aspack|^MPRESS|^\.vmp|^\.themida|^\.petite/i.test(s.name)) ? 1 : 0;
+  return [
+    1, Math.log2(buf.length + 1), Math.min(pe.sections.length, 20),
+    ent.length ? Math.max(...ent) : 0, ent.length ? ent.reduce((a, b) => a + b, 0) / ent.length : 0, highFrac, execEnt,
+    Math.log1p(fns.length), Math.log1p(pe.imports.length), Math.log1p(pe.exports.length), Math.min(sus, 20), fns.length ? sus / fns.length : 0,
+    pe.sections.some((s) => s.executable && s.writable) ? 1 : 0, epAnomaly,
+    buf.length ? pe.overlaySize / buf.length : 0, pe.hasCertificate ? 1 : 0, 0, 0, packer,
+    ...stringStats(buf),
+  ];
+}
+
+function elfVector(elf: ElfInfo, buf: Buffer): FeatureVector {
+  const secs = elf.sections.filter((s) => s.size > 0 && s.type !== 8);
+  const loads = elf.segments.filter((s) => s.type === 1 && s.fileSize > 0);
+  const ent = secs.length ? secs.map((s) => s.entropy) : loads.map((s) => s.entropy);
+  const sizes = secs.length ? secs.map((s) => s.size) : loads.map((s) => s.fileSize);
+  const rawTotal = sizes.reduce((a, b) => a + b, 0) || 1;
+  const highFrac = ent.reduce((a, e, i) => a + (e >= 7 ? sizes[i] : 0), 0) / rawTotal;
+  const execEnt = secs.length
+    ? Math.max(0, ...secs.filter((s) => (s.flags & 4) !== 0).map((s) => s.entropy))
+    : Math.max(0, ...loads.filter((s) => (s.flags & 1) !== 0).map((s) => s.entropy));
+  const fns = elf.importedSymbols.map(normImport);
+  const sus = fns.filter((f) => SUSPICIOUS_IMPORTS.has(f)).length;
+  const isExec = elf.type === 2 || elf.type === 3;
+  const inExec = elf.segments.some((s) => s.type === 1 && (s.flags & 1) !== 0 && elf.entry >= s.vaddr && elf.entry < s.vaddr + s.memSize);
+  return [
+    0, Math.log2(buf.length + 1), Math.min(elf.sections.length, 20) ,
+    ent.length ? Math.max(...ent) : 0, ent.length ? ent.reduce((a, b) => a + b, 0) / ent.length : 0, highFrac, execEnt,
+    Math.log1p(fns.length), Math.log1p(elf.needed.length), Math.log1p(elf.exportedSymbols.length), Math.min(sus, 20), fns.length ? sus / fns.length : 0,
+    elf.segments.some((s) => s.type === 1 && (s.flags & 3) === 3) ? 1 : 0, isExec && elf.entry !== 0 && !inExec ? 1 : 0,
+    0, 0, elf.hasSymtab ? 0 : 1, isExec && !elf.interpreter && !elf.hasDynamic ? 1 : 0, elf.upxMarker ? 1 : 0,
+    ...stringStats(buf),
+  ];
+}
+
+/** Feature vector for a PE or ELF file, null for other content. Shared with scripts/train-ml.ts. */
+export function extractMlFeatures(buf: Buffer): { format: 'pe' | 'elf'; vector: FeatureVector } | null {
+  const pe = parsePe(buf);
+  if (pe) return { format: 'pe', vector: peVector(pe, buf) };
+  const elf = parseElf(buf);
+  if (elf) return { format: 'elf', vector: elfVector(elf, buf) };
+  return null;
+}
+
+export interface StaticMlModel {
+  kind: 'logistic_regression';
+  features: string[];
+  mean: number[];
+  std: number[];
+  weights: number[];
+  bias: number;
+  threshold: number;
+  /** Held-out figures written by the training script; confidence never exceeds precision. */
+  heldOut: { precision: number; recall: number; accuracy: number; n: number };
+  trainedAt: string;
+}
+
+export function predict(model: StaticMlModel, v: FeatureVector): number {
+  let z = model.bias;
+  for (let i = 0; i < model.weights.length; i++) z += model.weights[i] * ((v[i] - model.mean[i]) / (model.std[i] || 1));
+  return 1 / (1 + Math.exp(-z));
+}
+
+export const MODEL_PATH = path.join(__dirname, '..', 'models', 'static-ml.json');
+
+function loadModel(): StaticMlModel | null {
+  try {
+    const m = JSON.parse(fs.readFileSync(MODEL_PATH, 'utf8')) as StaticMlModel;
+    if (m.kind !== 'logistic_regression' || m.weights.length !== FEATURE_NAMES.length || m.features.join() !== FEATURE_NAMES.join()) return null;
+    return m;
+  } catch {
+    return null;
+  }
+}
+
+/** Loaded once when the module is first imported. */
+const MODEL = loadModel();
+
+export const engine: Engine = {
+  name: ENGINE,
+  async scan(subject: ScanSubject): Promise<EngineOutput> {
+    if (!MODEL) return { findings: [], note: `static ML model missing or incompatible at ${MODEL_PATH}` };
+    const feats = extractMlFeatures(subject.content);
+    if (!feats) return { findings: [], note: 'the static ML model covers PE and ELF only' };
+    const p = predict(MODEL, feats.vector);
+    const report = { ml: { model: 'static-ml logistic regression', probability: round2(p), threshold: MODEL.threshold, heldOutPrecision: MODEL.heldOut.precision } };
+    if (p < MODEL.threshold) return { findings: [], report };
+    // Medium at most: the malicious side of the training data is synthetic (docs/ml-model.md).
+    const confidence = Math.min(p, MODEL.heldOut.precision);
+    return {
+      findings: [makeFinding(ENGINE, `ml.static.${feats.format}.malicious`, 'ML.Static.Suspicious', 'medium', confidence,
+        `The static-feature classifier scores this ${feats.format.toUpperCase()} file ${round2(p)} (threshold ${MODEL.threshold}); held-out precision ${MODEL.heldOut.precision}.`, 'ml')],
+      report,
+    };
+  },
+};
