@@ -1,0 +1,13 @@
+/**
+ * Temporal activities: the side effects workflows ask for. Built from the process's services so
+ * an activity calls the same rules as HTTP and MQTT.
+ */
+import type { Services } from '../src/services';
+
+export type ActivityDeps = Services;
+
+export function createActivities(_deps: ActivityDeps) {
+  return {};
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,167 @@
+/**
+ * Accounts, keys, entities and their authentication: the rules, called by HTTP, MQTT and the CLI.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PlanRequiredError } from '../http/errors';
+import type { Secrets } from '../secrets';
+import {
+  hashesEqual, looksLikeJwt, newAccountKey, newEntityKeyId, parseAccountKey, resourcePathOf, sha256Hex,
+  signEntityKey, verifyEntityKey,
+} from './keys';
+import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
+import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
+import { AccountDoc, AccountStore, EntityDoc, isDuplicateKey } from './store';
+
+export const ENTITY_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export type Principal =
+  | { kind: 'account'; account: AccountDoc; apiKeyId: string; permissions: ReadonlySet<Permission> }
+  | { kind: 'entity'; account: AccountDoc; entity: EntityDoc; apiKeyId: string; permissions: ReadonlySet<Permission> };
+
+export interface CreatedEntity { name: string; resourcePath: string; apiKeyId: string; apiKey: string }
+
+export interface NewEntityInput {
+  name: string;
+  role?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  directoryId?: string;
+}
+
+/** Emits `entityKeyRevoked` (apiKeyId) so live sessions (MQTT) can be cut at once. */
+export class AccountEvents extends EventEmitter {}
+
+const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
+
+export class AccountService {
+  readonly events = new AccountEvents();
+
+  constructor(private readonly store: AccountStore, private readonly secrets: Secrets, private readonly region: string) {}
+
+  async createAccount(input: { name: string; plan: string }): Promise<{ accountId: string; apiKey: string; apiKeyId: string }> {
+    const name = input.name.trim();
+    if (!name || name.length > 200) throw new BadRequestError('account name must be 1-200 characters');
+    if (!isPlanTier(input.plan)) throw new BadRequestError(`plan must be one of free, starter, standard, pro`);
+    const accountId = randomUUID();
+    await this.store.insertAccount({ _id: accountId, name, plan: input.plan, region: this.region, entityCount: 0, createdAt: new Date() });
+    const key = await this.createAccountKey(accountId);
+    return { accountId, ...key };
+  }
+
+  async setPlan(accountId: string, plan: string): Promise<{ accountId: string; plan: PlanTier }> {
+    if (!isPlanTier(plan)) throw new BadRequestError('plan must be one of free, starter, standard, pro');
+    if (!(await this.store.setPlan(accountId, plan))) throw new NotFoundError('Account');
+    return { accountId, plan };
+  }
+
+  async getAccount(accountId: string): Promise<AccountDoc> {
+    const account = await this.store.findAccount(accountId);
+    if (!account) throw new NotFoundError('Account');
+    return account;
+  }
+
+  async createAccountKey(accountId: string): Promise<{ apiKey: string; apiKeyId: string }> {
+    await this.getAccount(accountId);
+    const { apiKey, apiKeyId, hash } = newAccountKey();
+    await this.store.insertApiKey({ _id: apiKeyId, accountId, hash, createdAt: new Date() });
+    return { apiKey, apiKeyId };
+  }
+
+  /** Resolves a bearer token of either kind; undefined for anything invalid or revoked. */
+  async authenticate(token: string): Promise<Principal | undefined> {
+    return looksLikeJwt(token) ? this.authenticateEntityKey(token) : this.authenticateAccountKey(token);
+  }
+
+  async authenticateAccountKey(token: string): Promise<Principal | undefined> {
+    const parsed = parseAccountKey(token);
+    if (!parsed) return undefined;
+    const key = await this.store.findApiKey(parsed.apiKeyId);
+    // Compare even when the key is unknown so timing does not reveal which key ids exist.
+    const ok = hashesEqual(sha256Hex(parsed.secret), key?.hash ?? '0'.repeat(64));
+    if (!key || !ok || key.revokedAt) return undefined;
+    const account = await this.store.findAccount(key.accountId);
+    if (!account) return undefined;
+    return { kind: 'account', account, apiKeyId: key._id, permissions: ALL_PERMISSIONS };
+  }
+
+  async authenticateEntityKey(token: string): Promise<Principal | undefined> {
+    const claims = await verifyEntityKey(this.secrets.entityKeySecret, token);
+    if (!claims) return undefined;
+    const key = await this.store.findEntityKey(claims.apiKeyId);
+    if (!key || key.revokedAt || key.accountId !== claims.accountId) return undefined;
+    if (!hashesEqual(sha256Hex(token), key.tokenHash)) return undefined;
+    const [account, entity] = await Promise.all([this.store.findAccount(key.accountId), this.store.findEntity(key.accountId, key.entityName)]);
+    if (!account || !entity || entity.apiKeyId !== key._id || entity.resourcePath !== claims.resourcePath) return undefined;
+    return { kind: 'entity', account, entity, apiKeyId: key._id, permissions: await this.permissionsOf(account, entity.role) };
+  }
+
+  async permissionsOf(account: AccountDoc, role: string): Promise<ReadonlySet<Permission>> {
+    if (role === DEFAULT_ROLE) return new Set(DEFAULT_ROLE_PERMISSIONS);
+    const custom = await this.store.findRole(account._id, role);
+    // A custom role stops working if the plan loses the entitlement: fall back to the default role.
+    if (!custom || !hasEntitlement(account.plan, 'custom_roles')) return new Set(DEFAULT_ROLE_PERMISSIONS);
+    return new Set(custom.permissions.filter(isPermission));
+  }
+
+  async validateRole(account: AccountDoc, role: string | undefined): Promise<string> {
+    if (role === undefined || role === DEFAULT_ROLE) return DEFAULT_ROLE;
+    if (!hasEntitlement(account.plan, 'custom_roles')) throw new PlanRequiredError('custom_roles', account.plan);
+    if (!(await this.store.findRole(account._id, role))) throw new BadRequestError(`role "${role}" does not exist`);
+    return role;
+  }
+
+  /** Creates an entity and its first key. Enforces the name rule, uniqueness and the plan's entity quota. */
+  async createEntity(accountId: string, input: NewEntityInput): Promise<CreatedEntity> {
+    const account = await this.getAccount(accountId);
+    if (!ENTITY_NAME_RE.test(input.name)) throw new BadRequestError('entity name must match [A-Za-z0-9_.-]{1,64}');
+    const role = await this.validateRole(account, input.role);
+    const max = planOf(account.plan).maxEntities;
+    if (!(await this.store.reserveEntitySlot(accountId, max))) {
+      throw new ForbiddenError(`Entity limit reached: ${account.entityCount}/${max} on the ${account.plan} plan`, 'entity_limit_reached');
+    }
+    const apiKeyId = newEntityKeyId();
+    const resourcePath = resourcePathOf(accountId, input.name);
+    try {
+      await this.store.insertEntity({
+        _id: `${accountId}/${input.name}`, accountId, name: input.name, resourcePath, apiKeyId, role,
+        tags: input.tags ?? [], metadata: input.metadata ?? {}, directoryId: input.directoryId,
+        online: false, statusTable: {}, createdAt: new Date(),
+      });
+    } catch (err) {
+      await this.store.releaseEntitySlot(accountId);
+      if (isDuplicateKey(err)) throw new ConflictError(`entity "${input.name}" already exists`);
+      throw err;
+    }
+    const apiKey = await this.issueEntityKey(accountId, input.name, resourcePath, apiKeyId);
+    return { name: input.name, resourcePath, apiKeyId, apiKey };
+  }
+
+  private async issueEntityKey(accountId: string, entityName: string, resourcePath: string, apiKeyId: string): Promise<string> {
+    const apiKey = await signEntityKey(this.secrets.entityKeySecret, { resourcePath, apiKeyId, accountId });
+    await this.store.insertEntityKey({ _id: apiKeyId, accountId, entityName, tokenHash: sha256Hex(apiKey), createdAt: new Date() });
+    return apiKey;
+  }
+
+  /** Revokes every live key of the entity and issues a new one (shown once). */
+  async rotateEntityKey(accountId: string, name: string): Promise<CreatedEntity> {
+    const entity = await this.store.findEntity(accountId, name);
+    if (!entity) throw new NotFoundError('Entity');
+    const revoked = await this.store.revokeEntityKeys(accountId, name, new Date());
+    const apiKeyId = newEntityKeyId();
+    const apiKey = await this.issueEntityKey(accountId, name, entity.resourcePath, apiKeyId);
+    await this.store.setEntityKey(accountId, name, apiKeyId);
+    for (const id of revoked) this.events.emit('entityKeyRevoked', id);
+    return { name, resourcePath: entity.resourcePath, apiKeyId, apiKey };
+  }
+
+  async deleteEntity(accountId: string, name: string): Promise<EntityDoc> {
+    const entity = await this.store.findEntity(accountId, name);
+    if (!entity) throw new NotFoundError('Entity');
+    const revoked = await this.store.revokeEntityKeys(accountId, name, new Date());
+    const r = await this.store.deleteEntity(accountId, name);
+    if (r.deletedCount === 1) await this.store.releaseEntitySlot(accountId);
+    for (const id of revoked) this.events.emit('entityKeyRevoked', id);
+    return entity;
+  }
+}

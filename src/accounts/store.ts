@@ -1,0 +1,111 @@
+/** MongoDB access for accounts, account keys, entities, entity keys and roles. */
+import { Collection, Db, MongoServerError } from 'mongodb';
+import { COLLECTIONS } from '../storage/mongo';
+import type { PlanTier } from './plans';
+import type { Permission } from './roles';
+
+export interface AccountDoc {
+  _id: string;
+  name: string;
+  plan: PlanTier;
+  region: string;
+  entityCount: number;
+  createdAt: Date;
+}
+export interface ApiKeyDoc {
+  _id: string; // apiKeyId
+  accountId: string;
+  hash: string;
+  createdAt: Date;
+  revokedAt?: Date;
+}
+export interface EntityDoc {
+  _id: string; // `${accountId}/${name}`
+  accountId: string;
+  name: string;
+  resourcePath: string;
+  apiKeyId: string;
+  role: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  directoryId?: string;
+  serviceId?: string;
+  online: boolean;
+  lastSeenAt?: Date;
+  metrics?: Record<string, number>;
+  statusTable: Record<string, unknown>;
+  createdAt: Date;
+}
+export interface EntityKeyDoc {
+  _id: string; // jti = apiKeyId
+  accountId: string;
+  entityName: string;
+  tokenHash: string;
+  createdAt: Date;
+  revokedAt?: Date;
+}
+export interface RoleDoc {
+  _id: string;
+  accountId: string;
+  name: string;
+  permissions: Permission[];
+  createdAt: Date;
+}
+
+export const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
+
+export class AccountStore {
+  readonly accounts: Collection<AccountDoc>;
+  readonly apiKeys: Collection<ApiKeyDoc>;
+  readonly entities: Collection<EntityDoc>;
+  readonly entityKeys: Collection<EntityKeyDoc>;
+  readonly roles: Collection<RoleDoc>;
+
+  constructor(db: Db) {
+    this.accounts = db.collection<AccountDoc>(COLLECTIONS.accounts);
+    this.apiKeys = db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
+    this.entities = db.collection<EntityDoc>(COLLECTIONS.entities);
+    this.entityKeys = db.collection<EntityKeyDoc>(COLLECTIONS.entityKeys);
+    this.roles = db.collection<RoleDoc>(COLLECTIONS.roles);
+  }
+
+  insertAccount(doc: AccountDoc) { return this.accounts.insertOne(doc); }
+  findAccount(id: string) { return this.accounts.findOne({ _id: id }); }
+  async setPlan(id: string, plan: PlanTier): Promise<boolean> {
+    const r = await this.accounts.updateOne({ _id: id }, { $set: { plan } });
+    return r.matchedCount === 1;
+  }
+
+  insertApiKey(doc: ApiKeyDoc) { return this.apiKeys.insertOne(doc); }
+  findApiKey(id: string) { return this.apiKeys.findOne({ _id: id }); }
+
+  /** Reserves one entity slot under the plan's maximum; false when the account is full. */
+  async reserveEntitySlot(accountId: string, max: number): Promise<boolean> {
+    const r = await this.accounts.findOneAndUpdate(
+      { _id: accountId, entityCount: { $lt: max } },
+      { $inc: { entityCount: 1 } },
+      { returnDocument: 'after' },
+    );
+    return r !== null;
+  }
+  async releaseEntitySlot(accountId: string): Promise<void> {
+    await this.accounts.updateOne({ _id: accountId, entityCount: { $gt: 0 } }, { $inc: { entityCount: -1 } });
+  }
+
+  insertEntity(doc: EntityDoc) { return this.entities.insertOne(doc); }
+  findEntity(accountId: string, name: string) { return this.entities.findOne({ _id: `${accountId}/${name}` }); }
+  deleteEntity(accountId: string, name: string) { return this.entities.deleteOne({ _id: `${accountId}/${name}` }); }
+  setEntityKey(accountId: string, name: string, apiKeyId: string) {
+    return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId } });
+  }
+
+  insertEntityKey(doc: EntityKeyDoc) { return this.entityKeys.insertOne(doc); }
+  findEntityKey(jti: string) { return this.entityKeys.findOne({ _id: jti }); }
+  async revokeEntityKeys(accountId: string, entityName: string, at: Date): Promise<string[]> {
+    const live = await this.entityKeys.find({ accountId, entityName, revokedAt: { $exists: false } }).project<{ _id: string }>({ _id: 1 }).toArray();
+    if (live.length) await this.entityKeys.updateMany({ _id: { $in: live.map((k) => k._id) } }, { $set: { revokedAt: at } });
+    return live.map((k) => k._id);
+  }
+
+  findRole(accountId: string, name: string) { return this.roles.findOne({ accountId, name }); }
+}

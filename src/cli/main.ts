@@ -1,0 +1,100 @@
+/**
+ * The operator CLI (decisions.md section 6): `npm run cli -- <command> [--flags]`.
+ * JSON on stdout and exit 0; on error a message on stderr and a non-zero exit. It uses the
+ * service's configuration and never starts a database: with MONGODB_URI unset it connects to the
+ * local stack's MongoDB on MONGO_PORT.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config';
+import { createLogger } from '../log';
+import { loadSecrets } from '../secrets';
+import { connectStorage, ensureIndexes } from '../storage/mongo';
+import { createServices, Services } from '../services';
+import { AppError } from '../http/errors';
+
+type Handler = (s: Services, flags: Record<string, string | undefined>) => Promise<unknown>;
+
+interface Command { usage: string; flags: string[]; required: string[]; run: Handler }
+
+const COMMANDS: Record<string, Command> = {
+  'account create': {
+    usage: 'account create --name N --plan free|starter|standard|pro',
+    flags: ['name', 'plan'], required: ['name', 'plan'],
+    run: (s, f) => s.accounts.createAccount({ name: f.name as string, plan: f.plan as string }),
+  },
+  'account set-plan': {
+    usage: 'account set-plan --account ID --plan free|starter|standard|pro',
+    flags: ['account', 'plan'], required: ['account', 'plan'],
+    run: (s, f) => s.accounts.setPlan(f.account as string, f.plan as string),
+  },
+  'key create': {
+    usage: 'key create --account ID',
+    flags: ['account'], required: ['account'],
+    run: (s, f) => s.accounts.createAccountKey(f.account as string),
+  },
+  'entity create': {
+    usage: 'entity create --account ID --name N [--role R]',
+    flags: ['account', 'name', 'role'], required: ['account', 'name'],
+    run: async (s, f) => {
+      const e = await s.accounts.createEntity(f.account as string, { name: f.name as string, role: f.role });
+      await s.audit.record({
+        accountId: f.account as string, action: 'create', resourceType: 'entity', resourceId: e.resourcePath,
+        resourceName: e.name, userEmail: 'cli', details: { apiKeyId: e.apiKeyId, role: f.role ?? 'default' },
+      });
+      return { name: e.name, resourcePath: e.resourcePath, apiKeyId: e.apiKeyId, apiKey: e.apiKey };
+    },
+  },
+};
+
+function usage(): string {
+  return `usage: npm run cli -- <command> [--flags]\ncommands:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const words = argv.filter((a) => !a.startsWith('--'));
+  const name = Object.keys(COMMANDS).find((k) => k.split(' ').every((w, i) => words[i] === w));
+  if (!name) {
+    process.stderr.write(`unknown command "${words.join(' ')}"\n${usage()}`);
+    return 2;
+  }
+  const cmd = COMMANDS[name];
+  let values: Record<string, string | undefined>;
+  try {
+    const parsed = parseArgs({
+      args: argv.slice(name.split(' ').length),
+      options: Object.fromEntries(cmd.flags.map((f) => [f, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    });
+    values = parsed.values as Record<string, string | undefined>;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\nusage: npm run cli -- ${cmd.usage}\n`);
+    return 2;
+  }
+  const missing = cmd.required.filter((f) => !values[f]);
+  if (missing.length) {
+    process.stderr.write(`missing ${missing.map((m) => `--${m}`).join(', ')}\nusage: npm run cli -- ${cmd.usage}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  const logger = createLogger('silent');
+  const storage = await connectStorage(config);
+  try {
+    await ensureIndexes(storage.db);
+    const services = createServices({ config, logger, storage, secrets: loadSecrets(config) });
+    const result = await cmd.run(services, values);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } finally {
+    await storage.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const msg = err instanceof AppError ? err.message : err instanceof Error ? err.message : String(err);
+    process.stderr.write(`error: ${msg}\n`);
+    process.exit(1);
+  },
+);

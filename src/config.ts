@@ -1,0 +1,183 @@
+/**
+ * Every environment variable the service reads, validated in one place.
+ * A bad value stops start-up with a message naming the variable and what it accepts.
+ */
+import path from 'node:path';
+
+export type Role = 'api' | 'worker' | 'mqtt';
+const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
+
+export interface Config {
+  /** Roles this process plays. Default: all three (the local single-process mode). */
+  roles: Role[];
+  /** HTTP port serving both the scanning and the messaging base addresses. Default 8080. */
+  port: number;
+  /** Address the HTTP server binds. Default 0.0.0.0. */
+  host: string;
+  /** Embedded MQTT broker port. Default 1883. */
+  mqttPort: number;
+  /** External MQTT broker URL; unset = embedded aedes broker. */
+  mqttUrl?: string;
+  /** MQTT URL devices are told to use in GET /api/entities/me. Default mqtt://localhost:<mqttPort> or mqttUrl. */
+  publicMqttUrl: string;
+  /** External MongoDB URI; unset = the local FerretDB started by the service on mongoPort. */
+  mongodbUri?: string;
+  mongoPort: number;
+  /** Database name. Default `sentinel`. */
+  mongodbDb: string;
+  /** External Temporal frontend address; unset = local `temporal server start-dev` on temporalPort. */
+  temporalAddress?: string;
+  temporalPort: number;
+  temporalUiPort: number;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  temporalTls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
+  temporalApiKey?: string;
+  /** clamd address; unset = the local clamd started by the service (when ClamAV is installed). */
+  clamdHost?: string;
+  clamdPort: number;
+  /** Directory of operator YARA rules loaded next to the bundled ones. */
+  yaraRulesDir?: string;
+  /** Data directory of the local stack (absolute). Default ./data. */
+  dataDir: string;
+  /** Region segment of MQTT topics and account records. Default `local`. */
+  region: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** HMAC secret for entity JWTs. Unset = generated once into DATA_DIR/secrets.json (local mode only). */
+  entityKeySecret?: string;
+  /** 32-byte key (hex or base64) for AES-256-GCM of webhook credentials. Same local default. */
+  dataEncryptionKey?: string;
+  /** Hosts a webhook may target even when they resolve to internal addresses. */
+  webhookAllowHosts: string[];
+  /** Repository root (where .tools/, signatures/ and rules/ live). */
+  rootDir: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const port = (name: string, dflt: number): number => {
+    const v = str(name);
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > 65535) {
+      problems.push(`${name}="${v}" must be a TCP port (an integer 1-65535)`);
+      return dflt;
+    }
+    return n;
+  };
+  const url = (name: string, protocols: string[]): string | undefined => {
+    const v = str(name);
+    if (v === undefined) return undefined;
+    try {
+      const u = new URL(v);
+      if (!protocols.includes(u.protocol)) {
+        problems.push(`${name}="${v}" must use one of ${protocols.join(', ')}`);
+      }
+    } catch {
+      problems.push(`${name}="${v}" is not a URL`);
+    }
+    return v;
+  };
+
+  const rolesRaw = str('ROLES');
+  let roles: Role[] = [...ALL_ROLES];
+  if (rolesRaw !== undefined) {
+    const parts = rolesRaw.split(',').map((r) => r.trim()).filter(Boolean);
+    const bad = parts.filter((r) => !ALL_ROLES.includes(r as Role));
+    if (bad.length || parts.length === 0) {
+      problems.push(`ROLES="${rolesRaw}" must be a comma-separated subset of ${ALL_ROLES.join(',')}`);
+    } else {
+      roles = [...new Set(parts as Role[])];
+    }
+  }
+
+  const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+  const logLevelRaw = str('LOG_LEVEL') ?? 'info';
+  let logLevel: Config['logLevel'] = 'info';
+  if ((logLevels as readonly string[]).includes(logLevelRaw)) logLevel = logLevelRaw as Config['logLevel'];
+  else problems.push(`LOG_LEVEL="${logLevelRaw}" must be one of ${logLevels.join(', ')}`);
+
+  const rootDir = path.resolve(__dirname, '..');
+  const dataDir = path.resolve(str('DATA_DIR') ?? path.join(rootDir, 'data'));
+
+  const mongodbUri = url('MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
+  const mqttUrl = url('MQTT_URL', ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:']);
+  const mqttPort = port('MQTT_PORT', 1883);
+  const publicMqttUrl = url('PUBLIC_MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:']) ?? mqttUrl ?? `mqtt://localhost:${mqttPort}`;
+
+  const dataEncryptionKey = str('DATA_ENCRYPTION_KEY');
+  if (dataEncryptionKey !== undefined && decodeKey(dataEncryptionKey) === undefined) {
+    problems.push('DATA_ENCRYPTION_KEY must be 32 bytes, written as 64 hex characters or base64');
+  }
+  const entityKeySecret = str('ENTITY_KEY_SECRET');
+  if (entityKeySecret !== undefined && entityKeySecret.length < 32) {
+    problems.push('ENTITY_KEY_SECRET must be at least 32 characters');
+  }
+
+  const certPath = str('TEMPORAL_TLS_CERT');
+  const keyPath = str('TEMPORAL_TLS_KEY');
+  const caPath = str('TEMPORAL_TLS_CA');
+  const serverName = str('TEMPORAL_TLS_SERVER_NAME');
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together');
+  }
+  const tlsWanted = certPath || caPath || serverName || str('TEMPORAL_TLS') === 'true';
+
+  const config: Config = {
+    roles,
+    port: port('PORT', 8080),
+    host: str('HOST') ?? '0.0.0.0',
+    mqttPort,
+    mqttUrl,
+    publicMqttUrl,
+    mongodbUri,
+    mongoPort: port('MONGO_PORT', 27017),
+    mongodbDb: str('MONGODB_DB') ?? 'sentinel',
+    temporalAddress: str('TEMPORAL_ADDRESS'),
+    temporalPort: port('TEMPORAL_PORT', 7233),
+    temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
+    temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
+    temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'sentinel',
+    temporalTls: tlsWanted ? { certPath, keyPath, caPath, serverName } : undefined,
+    temporalApiKey: str('TEMPORAL_API_KEY'),
+    clamdHost: str('CLAMD_HOST'),
+    clamdPort: port('CLAMD_PORT', 3310),
+    yaraRulesDir: str('YARA_RULES_DIR') ? path.resolve(str('YARA_RULES_DIR') as string) : undefined,
+    dataDir,
+    region: str('REGION') ?? 'local',
+    logLevel,
+    entityKeySecret,
+    dataEncryptionKey,
+    webhookAllowHosts: (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    rootDir,
+  };
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(config.region)) problems.push(`REGION="${config.region}" must match [A-Za-z0-9_-]{1,32}`);
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}
+
+/** Decodes a 32-byte key written as hex or base64; undefined when it is neither. */
+export function decodeKey(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  const b = Buffer.from(text, 'base64');
+  return b.length === 32 ? b : undefined;
+}
+
+/** True when this process should start the local stack's MongoDB-wire server. */
+export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
+export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
+export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
+export const temporalAddressOf = (c: Config): string => c.temporalAddress ?? `127.0.0.1:${c.temporalPort}`;

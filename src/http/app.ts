@@ -1,0 +1,90 @@
+/**
+ * The Koa application: request ids, the one error mapper, route registration, /healthz and
+ * /openapi.json. Routes come from each capability's routes.ts through a RouteRegistry.
+ */
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import type { Logger } from '../log';
+import { AppError } from './errors';
+import type { Area, AppState, RouteRegistry } from './route';
+import { buildOpenApi } from './openapi';
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function areaOfPath(p: string): Area {
+  if (p.startsWith('/api/scan') || p.startsWith('/api/account')) return 'scan';
+  if (p.startsWith('/api/workflows')) return 'workflow';
+  if (p.startsWith('/api/')) return 'messaging';
+  return 'system';
+}
+
+/** The error body of each area: scanning `{error, requestId, ...}`, messaging `{reason, requestId, ...}`. */
+export function errorBody(area: Area, requestId: string, message: string, code: string | undefined, extra: Record<string, unknown>): Record<string, unknown> {
+  const base = area === 'messaging' ? { reason: message } : { error: message };
+  return { ...base, requestId, ...(code ? { code } : {}), ...extra };
+}
+
+export interface HealthReport { status: 'ok' | 'degraded'; parts: Record<string, { ok: boolean; detail?: string }> }
+
+export function createApp(opts: {
+  logger: Logger;
+  registry: RouteRegistry;
+  health: () => Promise<HealthReport>;
+  version: string;
+}): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: false });
+  const log = opts.logger.child({ component: 'http' });
+
+  app.use(async (ctx, next) => {
+    const supplied = ctx.get('x-request-id');
+    ctx.state.requestId = supplied && REQUEST_ID_RE.test(supplied) ? supplied : randomUUID();
+    ctx.set('X-Request-ID', ctx.state.requestId);
+    ctx.state.area = areaOfPath(ctx.path);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
+      } else if (ctx.status === 405 || ctx.status === 501) {
+        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, `Method ${ctx.method} not allowed on ${ctx.path}`, 'method_not_allowed', {});
+      }
+    } catch (err) {
+      if (err instanceof AppError) {
+        ctx.status = err.status;
+        for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, err.message, err.code, err.extra);
+        if (err.status >= 500) log.error({ err, requestId: ctx.state.requestId }, 'request failed');
+      } else {
+        // Errors from libraries that carry an HTTP status and mark themselves safe to show.
+        const e = err as { status?: number; expose?: boolean; message?: string };
+        const status = typeof e.status === 'number' && e.status >= 400 && e.status < 600 ? e.status : 500;
+        const message = status < 500 && e.expose ? String(e.message) : 'Internal server error';
+        ctx.status = status;
+        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, message, status === 500 ? 'internal' : undefined, {});
+        if (status >= 500) log.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
+      }
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100, requestId: ctx.state.requestId }, 'request');
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    if (ctx.method === 'GET' && ctx.path === '/healthz') {
+      const report = await opts.health();
+      ctx.status = report.status === 'ok' ? 200 : 503;
+      ctx.body = report;
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/openapi.json') {
+      ctx.body = buildOpenApi(opts.registry.routes, opts.version);
+      return;
+    }
+    await next();
+  });
+
+  app.use(opts.registry.router.routes());
+  app.use(opts.registry.router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,53 @@
+/** Maps a route's rate class to the counters it is charged against (numbers from plans.ts). */
+import { FIXED_LIMITS, planOf } from '../accounts/plans';
+import type { LimitService, WindowRule } from '../limits/service';
+import { RateLimitedError } from './errors';
+import type { AppContext, RateClass } from './route';
+
+export function makeRateLimiter(limits: LimitService) {
+  return async function rateLimit(ctx: AppContext, rate: RateClass): Promise<void> {
+    const p = ctx.state.principal;
+    if (!p || rate === 'none') return;
+    const accountId = p.account._id;
+    let scope: string;
+    let windowMs: number;
+    let rules: WindowRule[];
+    switch (rate) {
+      case 'scan-read':
+      case 'scan-write': {
+        scope = `acct:${accountId}:scan`;
+        windowMs = 60_000;
+        const cls = rate === 'scan-read'
+          ? { name: 'read', limit: FIXED_LIMITS.scanReadsPerMinute }
+          : { name: 'write', limit: FIXED_LIMITS.scanWritesPerMinute };
+        rules = [cls, { name: 'plan', limit: planOf(p.account.plan).scanRequestsPerMinute }];
+        break;
+      }
+      case 'entity':
+      case 'account-messaging':
+        scope = `key:${p.apiKeyId}:msg`;
+        windowMs = 1_000;
+        rules = [{ name: 'req', limit: FIXED_LIMITS.messagingRequestsPerSecondPerKey }];
+        break;
+      case 'workflow-write':
+        scope = `acct:${accountId}:wf`;
+        windowMs = 60_000;
+        rules = [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }];
+        break;
+      case 'workflow-run':
+        scope = `acct:${accountId}:wf`;
+        windowMs = 60_000;
+        rules = [{ name: 'run', limit: FIXED_LIMITS.workflowRunsPerMinute }];
+        break;
+    }
+    const verdict = await limits.hit(scope, windowMs, rules);
+    if (!verdict.allowed) {
+      const message = rate === 'workflow-run' || rate === 'workflow-write'
+        ? 'Too Many Requests'
+        : verdict.exceeded === 'plan'
+          ? `Rate limit of the ${p.account.plan} plan reached (${planOf(p.account.plan).scanRequestsPerMinute} requests per minute)`
+          : 'Rate limit reached; retry after the time in Retry-After';
+      throw new RateLimitedError(verdict.retryAfterSeconds, message);
+    }
+  };
+}

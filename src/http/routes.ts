@@ -1,0 +1,10 @@
+/** Registers every capability's routes on one registry. */
+import type { Services } from '../services';
+import type { RouteRegistry } from './route';
+import { registerAccountRoutes } from '../accounts/routes';
+import { registerMessagingRoutes } from '../messaging/routes';
+
+export function registerAllRoutes(r: RouteRegistry, s: Services): void {
+  registerAccountRoutes(r, s);
+  registerMessagingRoutes(r, s);
+}

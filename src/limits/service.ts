@@ -1,0 +1,66 @@
+/**
+ * Rate limits (fixed one-minute or one-second windows) and calendar usage (UTC months and days).
+ * Every limit number comes from accounts/plans.ts.
+ */
+import { CounterStore } from './store';
+
+export interface WindowRule { name: string; limit: number }
+export interface WindowVerdict { allowed: boolean; retryAfterSeconds: number; exceeded?: string; counts: Record<string, number> }
+
+export const monthKey = (d: Date): string => d.toISOString().slice(0, 7);
+export const dayKey = (d: Date): string => d.toISOString().slice(0, 10);
+export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+
+export class LimitService {
+  private lastSweep = 0;
+
+  constructor(readonly store: CounterStore, private readonly now: () => Date = () => new Date()) {}
+
+  /**
+   * Counts one request against several rules sharing one window (one round trip) and says
+   * whether every rule still holds. Rejected requests count too, as in any fixed-window limiter.
+   */
+  async hit(scope: string, windowMs: number, rules: WindowRule[]): Promise<WindowVerdict> {
+    const now = this.now().getTime();
+    const windowStart = Math.floor(now / windowMs) * windowMs;
+    const counts = await this.store.hitWindow(`${scope}:${windowStart}`, rules.map((r) => r.name), new Date(windowStart + windowMs * 2));
+    this.maybeSweep(now);
+    const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000));
+    for (const rule of rules) {
+      if ((counts[rule.name] ?? 0) > rule.limit) return { allowed: false, retryAfterSeconds, exceeded: rule.name, counts };
+    }
+    return { allowed: true, retryAfterSeconds, counts };
+  }
+
+  private maybeSweep(now: number): void {
+    if (now - this.lastSweep < 60_000) return;
+    this.lastSweep = now;
+    this.store.sweepWindows(new Date(now)).catch(() => undefined);
+  }
+
+  /** Reserves one scan of the month's quota; false when the quota is used up. Also counts the day. */
+  async reserveScan(accountId: string, monthlyQuota: number): Promise<boolean> {
+    const now = this.now();
+    const month = monthKey(now);
+    const used = await this.store.incrementUsageBounded({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'scans', 1, monthlyQuota);
+    if (used === undefined) return false;
+    const day = dayKey(now);
+    await this.store.incrementUsage({ _id: `${accountId}:${day}`, accountId, period: day, kind: 'day', date: day }, 'scans', 1);
+    return true;
+  }
+
+  async scansUsedThisMonth(accountId: string): Promise<number> {
+    const doc = await this.store.getUsage(`${accountId}:${monthKey(this.now())}`);
+    return doc?.scans ?? 0;
+  }
+
+  /** Scans per UTC day for the last `days` days including today, zero-filled, oldest first. */
+  async dailyScanVolume(accountId: string, days = 30): Promise<{ dates: string[]; counts: number[] }> {
+    const today = this.now();
+    const dates: string[] = [];
+    for (let i = days - 1; i >= 0; i--) dates.push(dayKey(new Date(today.getTime() - i * 86_400_000)));
+    const docs = await this.store.listDaily(accountId, dates[0], dates[dates.length - 1]);
+    const byDate = new Map(docs.map((d) => [d.date, d.scans ?? 0]));
+    return { dates, counts: dates.map((d) => byDate.get(d) ?? 0) };
+  }
+}

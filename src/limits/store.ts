@@ -1,0 +1,80 @@
+/**
+ * Counters in MongoDB, so every API replica sees the same numbers: fixed-window rate counters
+ * and calendar counters (monthly quotas, daily volumes). One round trip per check.
+ */
+import { Collection, Db } from 'mongodb';
+import { COLLECTIONS } from '../storage/mongo';
+import { isDuplicateKey } from '../accounts/store';
+
+interface WindowDoc { _id: string; c: Record<string, number>; expiresAt: Date }
+export interface UsageDoc {
+  _id: string; // `${accountId}:${period}` where period is YYYY-MM or YYYY-MM-DD
+  accountId: string;
+  period: string;
+  kind: 'month' | 'day';
+  date?: string;
+  scans?: number;
+  messagingBytes?: number;
+}
+
+export class CounterStore {
+  private readonly windows: Collection<WindowDoc>;
+  readonly usage: Collection<UsageDoc>;
+
+  constructor(db: Db) {
+    this.windows = db.collection<WindowDoc>(COLLECTIONS.rateCounters);
+    this.usage = db.collection<UsageDoc>(COLLECTIONS.usageDaily);
+  }
+
+  /** Adds 1 to each named counter of the window and returns the new values. */
+  async hitWindow(id: string, fields: string[], expiresAt: Date): Promise<Record<string, number>> {
+    const inc: Record<string, number> = {};
+    for (const f of fields) inc[`c.${f}`] = 1;
+    const doc = await this.windows.findOneAndUpdate(
+      { _id: id },
+      { $inc: inc, $setOnInsert: { expiresAt } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return doc?.c ?? {};
+  }
+
+  /** Removes windows that have ended (a TTL index does this on MongoDB; this keeps other servers tidy too). */
+  async sweepWindows(now: Date): Promise<void> {
+    await this.windows.deleteMany({ expiresAt: { $lt: now } });
+  }
+
+  /**
+   * Adds `amount` to a usage counter only while it stays at or below `max`; returns the new
+   * value, or undefined when the increment would pass the maximum.
+   */
+  async incrementUsageBounded(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number, max: number): Promise<number | undefined> {
+    const filter = { _id: doc._id, $or: [{ [field]: { $exists: false } }, { [field]: { $lte: max - amount } }] };
+    try {
+      const r = await this.usage.findOneAndUpdate(
+        filter,
+        { $inc: { [field]: amount }, $setOnInsert: { accountId: doc.accountId, period: doc.period, kind: doc.kind, ...(doc.date ? { date: doc.date } : {}) } },
+        { upsert: true, returnDocument: 'after' },
+      );
+      return r?.[field] ?? undefined;
+    } catch (err) {
+      // The filter did not match an existing document, so the upsert collided with it: over the limit.
+      if (isDuplicateKey(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async incrementUsage(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number): Promise<number> {
+    const r = await this.usage.findOneAndUpdate(
+      { _id: doc._id },
+      { $inc: { [field]: amount }, $setOnInsert: { accountId: doc.accountId, period: doc.period, kind: doc.kind, ...(doc.date ? { date: doc.date } : {}) } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return r?.[field] ?? amount;
+  }
+
+  getUsage(id: string) { return this.usage.findOne({ _id: id }); }
+
+  listDaily(accountId: string, fromDate: string, toDate: string) {
+    return this.usage.find({ accountId, kind: 'day', date: { $gte: fromDate, $lte: toDate } }).toArray();
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * Starts the roles this process plays (ROLES, default api,worker,mqtt) and, for any part whose
+ * address is not configured, the local stack (FerretDB, Temporal dev server, clamd). Prints one
+ * line containing `ready` once HTTP, MQTT, MongoDB and Temporal all answer; SIGINT/SIGTERM stop
+ * everything this process started.
+ */
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { Config, ConfigError, loadConfig, usesLocalMongo, usesLocalTemporal } from './config';
+import { createLogger, Logger } from './log';
+import { loadSecrets } from './secrets';
+import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
+import { createServices, Services } from './services';
+import { createApp, HealthReport } from './http/app';
+import { RouteRegistry } from './http/route';
+import { makeRateLimiter } from './http/limits';
+import { registerAllRoutes } from './http/routes';
+import { startEmbeddedBroker, EmbeddedBroker } from './mqtt/broker';
+import { startLocalStack, LocalStack } from './stack';
+import { canConnect } from './stack/net';
+import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
+import { startWorker, RunningWorker } from '../temporal/worker';
+
+const VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+export interface RunningService {
+  config: Config;
+  services: Services;
+  httpServer?: http.Server;
+  broker?: EmbeddedBroker;
+  stop(): Promise<void>;
+}
+
+export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  const stoppers: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stoppers.reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        logger.warn({ err }, 'error while stopping');
+      }
+    }
+    stoppers.length = 0;
+  };
+
+  try {
+    const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
+    const startMongo = usesLocalMongo(config);
+    const startTemporal = needsTemporal && usesLocalTemporal(config);
+    const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
+    let stack: LocalStack | undefined;
+    if (startMongo || startTemporal || startClamd) {
+      stack = await startLocalStack({
+        rootDir: config.rootDir,
+        dataDir: config.dataDir,
+        mongo: startMongo ? { port: config.mongoPort } : false,
+        temporal: startTemporal ? { port: config.temporalPort, uiPort: config.temporalUiPort, namespace: config.temporalNamespace } : false,
+        clamd: startClamd ? { port: config.clamdPort, signatureDirs: [path.join(config.rootDir, 'signatures', 'clamav')] } : false,
+        logger: logger.child({ component: 'local-stack' }),
+      });
+      const s = stack;
+      stoppers.push(() => s.stop());
+      if (startClamd && s.clamdAddress) {
+        config.clamdHost = s.clamdAddress.host;
+        config.clamdPort = s.clamdAddress.port;
+      }
+    }
+
+    const secrets = loadSecrets(config);
+    const storage: Storage = await connectStorage(config);
+    stoppers.push(() => storage.close());
+    await ensureIndexes(storage.db);
+
+    let temporal: Client | undefined;
+    if (needsTemporal) {
+      temporal = await connectClient(config);
+      const t = temporal;
+      stoppers.push(() => t.connection.close());
+    }
+    const services = createServices({ config, logger, storage, secrets, temporal });
+
+    let worker: RunningWorker | undefined;
+    if (config.roles.includes('worker')) {
+      const connection = await connectWorker(config);
+      worker = await startWorker(config, connection, services, logger.child({ component: 'worker' }));
+      const w = worker;
+      stoppers.push(async () => {
+        await w.shutdown();
+        await connection.close();
+      });
+    }
+
+    let broker: EmbeddedBroker | undefined;
+    if (config.roles.includes('mqtt') && !config.mqttUrl) {
+      broker = await startEmbeddedBroker({ port: config.mqttPort, accounts: services.accounts, logger });
+      const b = broker;
+      stoppers.push(() => b.close());
+    }
+
+    const health = async (): Promise<HealthReport> => {
+      const parts: HealthReport['parts'] = {};
+      const check = async (name: string, fn: () => Promise<void>) => {
+        try {
+          await fn();
+          parts[name] = { ok: true };
+        } catch (err) {
+          parts[name] = { ok: false, detail: err instanceof Error ? err.message : String(err) };
+        }
+      };
+      await Promise.all([
+        check('mongodb', () => pingStorage(storage.db)),
+        temporal ? check('temporal', () => pingTemporal(temporal as Client, config.temporalNamespace)) : Promise.resolve(),
+        worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
+        config.roles.includes('mqtt') && !config.mqttUrl
+          ? check('mqtt', async () => { if (!(await canConnect('127.0.0.1', config.mqttPort))) throw new Error(`nothing answers on MQTT port ${config.mqttPort}`); })
+          : Promise.resolve(),
+      ]);
+      const ok = Object.values(parts).every((p) => p.ok);
+      return { status: ok ? 'ok' : 'degraded', parts };
+    };
+
+    let httpServer: http.Server | undefined;
+    if (config.roles.includes('api')) {
+      const registry = new RouteRegistry({
+        authenticate: (token) => services.accounts.authenticate(token),
+        rateLimit: makeRateLimiter(services.limits),
+      });
+      registerAllRoutes(registry, services);
+      const app = createApp({ logger, registry, health, version: VERSION });
+      httpServer = http.createServer(app.callback());
+      httpServer.keepAliveTimeout = 65_000;
+      const server = httpServer;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => resolve());
+      });
+      stoppers.push(() => new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }));
+    }
+
+    const report = await health();
+    if (report.status !== 'ok') throw new Error(`start-up health check failed: ${JSON.stringify(report.parts)}`);
+    if (worker) {
+      // A worker that dies after start is fatal for this process: let the supervisor restart it.
+      worker.done.catch((err: unknown) => {
+        logger.fatal({ err }, 'Temporal worker stopped unexpectedly');
+        process.kill(process.pid, 'SIGTERM');
+      });
+    }
+    const urls = [
+      httpServer ? `http://localhost:${config.port}` : undefined,
+      broker ? `mqtt://localhost:${config.mqttPort}` : undefined,
+      stack?.temporalUiUrl ? `temporal-ui ${stack.temporalUiUrl}` : undefined,
+    ].filter(Boolean);
+    logger.info({ roles: config.roles }, 'service started');
+    process.stdout.write(`ready (roles ${config.roles.join(',')}) ${urls.join(' ')}\n`);
+
+    return { config, services, httpServer, broker, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(config.logLevel);
+  let stopping = false;
+  const startup = startService(config, logger);
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    // A signal during start-up waits for it, so the parts already started are stopped too.
+    startup.then((running) => running.stop(), () => undefined).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  try {
+    await startup;
+  } catch (err) {
+    logger.fatal({ err }, 'start-up failed');
+    process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+}
+
+if (require.main === module) void main();

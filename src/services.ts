@@ -1,0 +1,42 @@
+/**
+ * The service objects of one process, built once from config and storage, handed to HTTP
+ * routes, the MQTT broker, the CLI and activities: a rule exists once, whoever calls it.
+ */
+import type { Client } from '@temporalio/client';
+import type { Config } from './config';
+import type { Logger } from './log';
+import type { Secrets } from './secrets';
+import type { Storage } from './storage/mongo';
+import { AccountStore } from './accounts/store';
+import { AccountService } from './accounts/service';
+import { AuditLog } from './accounts/audit';
+import { CounterStore } from './limits/store';
+import { LimitService } from './limits/service';
+import { MessagingInfo } from './messaging/service';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  storage: Storage;
+  accounts: AccountService;
+  audit: AuditLog;
+  limits: LimitService;
+  messagingInfo: MessagingInfo;
+  /** Present in processes that talk to Temporal (api, worker). */
+  temporal?: Client;
+}
+
+export function createServices(opts: { config: Config; logger: Logger; storage: Storage; secrets: Secrets; temporal?: Client }): Services {
+  const { config, logger, storage, secrets } = opts;
+  const db = storage.db;
+  return {
+    config,
+    logger,
+    storage,
+    accounts: new AccountService(new AccountStore(db), secrets, config.region),
+    audit: new AuditLog(db),
+    limits: new LimitService(new CounterStore(db)),
+    messagingInfo: new MessagingInfo(config.publicMqttUrl),
+    temporal: opts.temporal,
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The one MongoDB connection of a process, the collection names, and every index, created
+ * idempotently at start. store.ts modules are the only other places that speak MongoDB.
+ */
+import { Db, IndexDescription, MongoClient } from 'mongodb';
+import { Config, mongoUriOf } from '../config';
+
+export const COLLECTIONS = {
+  accounts: 'accounts',
+  apiKeys: 'api_keys',
+  entities: 'entities',
+  entityKeys: 'entity_keys',
+  roles: 'roles',
+  rateCounters: 'rate_counters',
+  usageDaily: 'usage_daily',
+  auditLog: 'audit_log',
+  scans: 'scans',
+  scanProfiles: 'scan_profiles',
+  threatFeedHashes: 'threat_feed_hashes',
+  messages: 'messages',
+  services: 'services',
+  notifications: 'notifications',
+  files: 'files',
+} as const;
+
+/** Index declarations, one place. Names are explicit so re-creation is a no-op. */
+const INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.apiKeys]: [{ key: { accountId: 1 }, name: 'by_account' }],
+  [COLLECTIONS.entities]: [
+    { key: { accountId: 1, name: 1 }, name: 'account_name', unique: true },
+    { key: { apiKeyId: 1 }, name: 'by_key' },
+  ],
+  [COLLECTIONS.entityKeys]: [{ key: { accountId: 1, entityName: 1 }, name: 'account_entity' }],
+  [COLLECTIONS.roles]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
+  [COLLECTIONS.rateCounters]: [{ key: { expiresAt: 1 }, name: 'expiry' }],
+  [COLLECTIONS.usageDaily]: [{ key: { accountId: 1, date: 1 }, name: 'account_date' }],
+  [COLLECTIONS.auditLog]: [
+    { key: { accountId: 1, timestamp: -1, _id: -1 }, name: 'account_time' },
+  ],
+  [COLLECTIONS.scans]: [
+    { key: { accountId: 1, createdAt: -1, _id: -1 }, name: 'account_time' },
+  ],
+  [COLLECTIONS.scanProfiles]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
+  [COLLECTIONS.messages]: [
+    { key: { accountId: 1, kind: 1, seq: -1 }, name: 'account_kind_seq' },
+    { key: { accountId: 1, dest: 1, delivered: 1, seq: 1 }, name: 'inbox' },
+  ],
+  [COLLECTIONS.services]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
+  [COLLECTIONS.notifications]: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_time' }],
+};
+
+export interface Storage {
+  client: MongoClient;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export async function connectStorage(config: Config): Promise<Storage> {
+  const client = new MongoClient(mongoUriOf(config), {
+    serverSelectionTimeoutMS: 10_000,
+    // The local FerretDB (SQLite) can lose concurrent updates of one document made over several
+    // connections; one connection per process serialises them. A real MongoDB gets a pool.
+    maxPoolSize: config.mongodbUri === undefined ? 1 : 50,
+    appName: 'sentinel',
+  });
+  await client.connect();
+  const db = client.db(config.mongodbDb);
+  return { client, db, close: () => client.close() };
+}
+
+export async function ensureIndexes(db: Db): Promise<void> {
+  const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  for (const name of Object.values(COLLECTIONS)) {
+    if (!existing.has(name)) {
+      try {
+        await db.createCollection(name);
+      } catch (err) {
+        // Another replica created it between our list and create: that is the desired state.
+        if (!(err instanceof Error && /already exists/i.test(err.message))) throw err;
+      }
+    }
+  }
+  for (const [collection, indexes] of Object.entries(INDEXES)) {
+    const col = db.collection(collection);
+    const present = new Set((await col.listIndexes().toArray()).map((i) => String(i.name)));
+    // One index per call, only the missing ones: FerretDB v1 crashes on a multi-index
+    // createIndexes whose indexes partly exist.
+    for (const index of indexes) {
+      if (!present.has(index.name as string)) await col.createIndexes([index]);
+    }
+  }
+}
+
+export async function pingStorage(db: Db): Promise<void> {
+  await db.command({ ping: 1 });
+}

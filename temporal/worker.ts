@@ -1,0 +1,37 @@
+/**
+ * The `worker` role: a Temporal worker running the workflows under workflows/ (bundled for the
+ * sandbox at start) and the activities under activities/.
+ */
+import path from 'node:path';
+import { Worker, bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import type { Config } from '../src/config';
+import type { Logger } from '../src/log';
+import { createActivities, ActivityDeps } from '../activities';
+
+export interface RunningWorker { worker: Worker; done: Promise<void>; shutdown(): Promise<void> }
+
+export async function startWorker(config: Config, connection: NativeConnection, deps: ActivityDeps, logger: Logger): Promise<RunningWorker> {
+  const started = Date.now();
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: path.join(config.rootDir, 'workflows', 'index.ts'),
+    logger: { trace() {}, debug() {}, info() {}, warn: (m) => logger.warn(m), error: (m) => logger.error(m), log() {} },
+  });
+  logger.info({ ms: Date.now() - started }, 'workflow bundle built');
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.temporalTaskQueue,
+    workflowBundle,
+    activities: createActivities(deps),
+    shutdownGraceTime: '10s',
+  });
+  const done = worker.run();
+  return {
+    worker,
+    done,
+    shutdown: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done.catch(() => undefined);
+    },
+  };
+}
