@@ -1,0 +1,173 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { sleep } from './net';
+import type { StackLogger } from './types';
+
+/** Contents of dataDir/run/<name>.pid: enough to recognise our own process after a crash. */
+interface PidFile {
+  pid: number;
+  argv: string[];
+}
+
+export interface ChildSpec {
+  name: string;
+  command: string;
+  args: string[];
+  dataDir: string;
+  logger: StackLogger;
+}
+
+/** How long stop() waits after SIGTERM before SIGKILL. */
+export const STOP_GRACE_MS = 10_000;
+
+/**
+ * One supervised child process: output appended to dataDir/logs/<name>.log, a pidfile in
+ * dataDir/run/<name>.pid while it runs. Emits 'exit' (code, signal) when it ends without
+ * stop() having been called.
+ */
+export class ManagedChild extends EventEmitter {
+  readonly name: string;
+  readonly logPath: string;
+  readonly pidPath: string;
+  readonly exited: Promise<void>;
+  private readonly proc: ChildProcess;
+  private stopping = false;
+  private exitCode: number | null = null;
+  private exitSignal: NodeJS.Signals | null = null;
+  private running = true;
+
+  constructor(spec: ChildSpec) {
+    super();
+    this.name = spec.name;
+    this.logPath = path.join(spec.dataDir, 'logs', `${spec.name}.log`);
+    this.pidPath = path.join(spec.dataDir, 'run', `${spec.name}.pid`);
+    const logFd = fs.openSync(this.logPath, 'a');
+    fs.writeSync(logFd, `\n--- ${new Date().toISOString()} starting: ${[spec.command, ...spec.args].join(' ')}\n`);
+    try {
+      this.proc = spawn(spec.command, spec.args, { stdio: ['ignore', logFd, logFd], env: process.env });
+    } finally {
+      fs.closeSync(logFd);
+    }
+    this.exited = new Promise((resolve) => {
+      this.proc.once('exit', (code, signal) => {
+        this.running = false;
+        this.exitCode = code;
+        this.exitSignal = signal;
+        removePidFile(this.pidPath, this.proc.pid);
+        if (!this.stopping) {
+          spec.logger.error({ child: this.name, code, signal, log: this.logPath }, `${this.name} exited unexpectedly; see ${this.logPath}`);
+          this.emit('exit', code, signal);
+        }
+        resolve();
+      });
+    });
+    this.proc.once('error', (err) => {
+      // spawn failures (ENOENT, EACCES) arrive here; 'exit' may not follow.
+      this.running = false;
+      spec.logger.error({ child: this.name, err: err.message, log: this.logPath }, `${this.name} could not be started`);
+      this.exitCode = -1;
+      if (!this.stopping) this.emit('exit', -1, null);
+    });
+    if (this.proc.pid !== undefined) {
+      const pidFile: PidFile = { pid: this.proc.pid, argv: [spec.command, ...spec.args] };
+      fs.writeFileSync(this.pidPath, JSON.stringify(pidFile) + '\n');
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Why the process is no longer running, for error messages. */
+  describeExit(): string {
+    return this.exitSignal ? `killed by ${this.exitSignal}` : `exit code ${this.exitCode}`;
+  }
+
+  /** SIGTERM, then SIGKILL after graceMs; resolves once the process is gone. */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    this.stopping = true;
+    if (!this.running) return;
+    this.proc.kill('SIGTERM');
+    const escalate = setTimeout(() => {
+      if (this.running) this.proc.kill('SIGKILL');
+    }, graceMs);
+    try {
+      await this.exited;
+    } finally {
+      clearTimeout(escalate);
+    }
+  }
+}
+
+function removePidFile(pidPath: string, pid: number | undefined): void {
+  try {
+    const current = JSON.parse(fs.readFileSync(pidPath, 'utf8')) as PidFile;
+    if (current.pid === pid) fs.rmSync(pidPath, { force: true });
+  } catch {
+    // already gone or unreadable: nothing to clean
+  }
+}
+
+/** argv of a live process, or undefined when it does not exist (Linux /proc). */
+function processArgv(pid: number): string[] | undefined {
+  try {
+    const raw = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const argv = raw.split('\0');
+    if (argv[argv.length - 1] === '') argv.pop();
+    return argv;
+  } catch {
+    return undefined;
+  }
+}
+
+function sameArgv(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/**
+ * A previous run killed with SIGKILL leaves its children running and holding ports. If the
+ * pidfile names a live process that still runs the recorded command, end it (SIGTERM, then
+ * SIGKILL) before starting a new one. A pid reused by an unrelated process is left alone.
+ */
+export async function killStaleChild(dataDir: string, name: string, logger: StackLogger, graceMs = 5_000): Promise<boolean> {
+  const pidPath = path.join(dataDir, 'run', `${name}.pid`);
+  let recorded: PidFile;
+  try {
+    recorded = JSON.parse(fs.readFileSync(pidPath, 'utf8')) as PidFile;
+  } catch {
+    return false;
+  }
+  let killed = false;
+  // A zombie or a reused pid has a different (or empty) cmdline, so it no longer counts.
+  const stillOurs = () => {
+    const argv = processArgv(recorded.pid);
+    return argv !== undefined && Array.isArray(recorded.argv) && sameArgv(argv, recorded.argv);
+  };
+  if (Number.isInteger(recorded.pid) && recorded.pid > 1 && recorded.pid !== process.pid && stillOurs()) {
+    logger.warn({ child: name, pid: recorded.pid }, `${name}: a previous run's process (pid ${recorded.pid}) is still running; stopping it`);
+    signal(recorded.pid, 'SIGTERM');
+    const deadline = Date.now() + graceMs;
+    while (stillOurs() && Date.now() < deadline) await sleep(50);
+    if (stillOurs()) {
+      signal(recorded.pid, 'SIGKILL');
+      while (stillOurs()) await sleep(20);
+    }
+    killed = true;
+  }
+  fs.rmSync(pidPath, { force: true });
+  return killed;
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // exited in the meantime
+  }
+}

@@ -1,0 +1,42 @@
+import net from 'node:net';
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it). */
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once a TCP connection to host:port succeeds; rejects after timeoutMs. */
+export async function waitForTcp(host: string, port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await canConnect(host, port, Math.min(1000, Math.max(50, deadline - Date.now())))) return;
+    if (Date.now() >= deadline) throw new Error(`nothing accepts TCP connections on ${host}:${port} after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+/** True when something accepts TCP connections on host:port. */
+export function canConnect(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,218 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { MongoClient } from 'mongodb';
+import { Connection } from '@temporalio/client';
+import { findFreePort, startLocalStack, waitForTcp, type LocalStack, type StackLogger } from '../../../src/stack';
+import { canConnect, sleep } from '../../../src/stack/net';
+import { findClamd } from '../../../src/stack/clamd';
+
+const rootDir = path.resolve(__dirname, '../../..');
+const ferretdbBin = path.join(rootDir, '.tools/bin/ferretdb');
+
+function memoryLogger() {
+  const lines: { level: string; args: unknown[] }[] = [];
+  const at = (level: string) => (...args: unknown[]) => void lines.push({ level, args });
+  const logger: StackLogger = { info: at('info'), warn: at('warn'), error: at('error') };
+  return { logger, lines };
+}
+
+function alive(pid: number): boolean {
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.length > 0; // a zombie has an empty cmdline
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (cond()) return true;
+    await sleep(50);
+  }
+  return cond();
+}
+
+function httpStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).on('error', reject);
+  });
+}
+
+/** clamd INSTREAM: one length-prefixed chunk, then a zero-length chunk. */
+function clamdScan(port: number, content: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let reply = '';
+    socket.on('connect', () => {
+      const len = Buffer.alloc(4);
+      len.writeUInt32BE(content.length);
+      socket.write('zINSTREAM\0');
+      socket.write(len);
+      socket.write(content);
+      socket.write(Buffer.alloc(4));
+    });
+    socket.on('data', (d) => (reply += d.toString()));
+    socket.on('end', () => resolve(reply.replace(/\0$/, '')));
+    socket.on('error', reject);
+  });
+}
+
+describe('local stack', () => {
+  let tmp: string;
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'stack-test-'));
+  });
+  afterAll(() => {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('starts FerretDB, Temporal and clamd on free ports, answers, and frees the ports on stop', async () => {
+    const dataDir = path.join(tmp, 'full');
+    const sigDir = path.join(tmp, 'sigs');
+    fs.mkdirSync(sigDir);
+    const marker = 'sentinel-local-stack-test-marker-7f3a';
+    fs.writeFileSync(path.join(sigDir, 'test.ndb'), `Sentinel.Test.Marker:0:*:${Buffer.from(marker).toString('hex')}\n`);
+
+    const [mongoPort, temporalPort, uiPort, clamdPort] = await Promise.all([findFreePort(), findFreePort(), findFreePort(), findFreePort()]);
+    const { logger } = memoryLogger();
+    const exits: string[] = [];
+    const stack: LocalStack = await startLocalStack({
+      rootDir,
+      dataDir,
+      mongo: { port: mongoPort },
+      temporal: { port: temporalPort, uiPort, namespace: 'stack-test' },
+      clamd: { port: clamdPort, signatureDirs: [sigDir] },
+      logger,
+      onExit: (part) => exits.push(part),
+    });
+    try {
+      expect(stack.mongoUri).toBe(`mongodb://127.0.0.1:${mongoPort}/?maxPoolSize=1`);
+      const client = await MongoClient.connect(stack.mongoUri!);
+      try {
+        const items = client.db('stacktest').collection('items');
+        await items.insertOne({ _id: 'x' as never, v: 1 });
+        expect(await items.findOne({ _id: 'x' as never })).toEqual({ _id: 'x', v: 1 });
+      } finally {
+        await client.close();
+      }
+      expect(fs.readdirSync(path.join(dataDir, 'ferretdb')).some((f) => f.startsWith('stacktest'))).toBe(true);
+
+      expect(stack.temporalAddress).toBe(`127.0.0.1:${temporalPort}`);
+      const connection = await Connection.connect({ address: stack.temporalAddress! });
+      try {
+        for (const namespace of ['default', 'stack-test']) {
+          const ns = await connection.workflowService.describeNamespace({ namespace });
+          expect(ns.namespaceInfo?.name).toBe(namespace);
+        }
+      } finally {
+        await connection.close();
+      }
+      expect(fs.existsSync(path.join(dataDir, 'temporal', 'temporal.db'))).toBe(true);
+      expect(stack.temporalUiUrl).toBe(`http://127.0.0.1:${uiPort}`);
+      expect(await httpStatus(stack.temporalUiUrl!)).toBe(200);
+
+      if (findClamd()) {
+        expect(stack.clamdAddress).toEqual({ host: '127.0.0.1', port: clamdPort });
+        expect(await clamdScan(clamdPort, Buffer.from(`hello ${marker} world`))).toBe('stream: Sentinel.Test.Marker.UNOFFICIAL FOUND');
+        expect(await clamdScan(clamdPort, Buffer.from('harmless'))).toBe('stream: OK');
+      } else {
+        expect(stack.clamdAddress).toBeUndefined();
+      }
+
+      for (const part of ['mongo', 'temporal'] as const) {
+        expect(stack.logs[part]).toBe(path.join(dataDir, 'logs', `${part}.log`));
+        const pidFile = JSON.parse(fs.readFileSync(path.join(dataDir, 'run', `${part}.pid`), 'utf8'));
+        expect(alive(pidFile.pid)).toBe(true);
+      }
+    } finally {
+      await stack.stop();
+    }
+    expect(exits).toEqual([]);
+    for (const port of [mongoPort, temporalPort, uiPort, clamdPort]) expect(await canConnect('127.0.0.1', port)).toBe(false);
+    expect(fs.readdirSync(path.join(dataDir, 'run'))).toEqual([]);
+  });
+
+  test('kills a live process left by a killed run (stale pidfile), but not an unrelated pid', async () => {
+    const dataDir = path.join(tmp, 'stale');
+    fs.mkdirSync(path.join(dataDir, 'run'), { recursive: true });
+    const stalePort = await findFreePort();
+    const staleArgv = ['-listen-addr', `127.0.0.1:${stalePort}`, '-sqlite-dir', path.join(dataDir, 'ferretdb'), '-log-level', 'warn'];
+    const stale = spawn(ferretdbBin, staleArgv, { stdio: 'ignore' });
+    await waitForTcp('127.0.0.1', stalePort, 10_000);
+    fs.writeFileSync(path.join(dataDir, 'run', 'mongo.pid'), JSON.stringify({ pid: stale.pid, argv: [ferretdbBin, ...staleArgv] }));
+    // A pidfile whose pid now belongs to a different command must not lead to a kill.
+    const unrelated = spawn('sleep', ['30'], { stdio: 'ignore' });
+    fs.writeFileSync(path.join(dataDir, 'run', 'temporal.pid'), JSON.stringify({ pid: unrelated.pid, argv: ['/somewhere/temporal', 'server', 'start-dev'] }));
+
+    const { logger, lines } = memoryLogger();
+    const port = await findFreePort();
+    const stack = await startLocalStack({ rootDir, dataDir, mongo: { port }, temporal: false, clamd: false, logger });
+    try {
+      expect(await waitFor(() => !alive(stale.pid!), 2000)).toBe(true);
+      expect(await canConnect('127.0.0.1', stalePort)).toBe(false);
+      expect(lines.some((l) => l.level === 'warn' && String(l.args[1]).includes('still running'))).toBe(true);
+      expect(alive(unrelated.pid!)).toBe(true);
+      expect(fs.existsSync(path.join(dataDir, 'run', 'temporal.pid'))).toBe(false);
+      expect(stack.mongoUri).toContain(`:${port}/`);
+    } finally {
+      unrelated.kill('SIGKILL');
+      await stack.stop();
+      await Promise.all([stale, unrelated].map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    }
+  });
+
+  test('reports a child that dies after start through onExit and the log', async () => {
+    const dataDir = path.join(tmp, 'crash');
+    const port = await findFreePort();
+    const { logger, lines } = memoryLogger();
+    const exits: { part: string; signal: string | null }[] = [];
+    const stack = await startLocalStack({
+      rootDir, dataDir, mongo: { port }, logger, onExit: (part, _code, signal) => exits.push({ part, signal }),
+    });
+    try {
+      const pid = JSON.parse(fs.readFileSync(path.join(dataDir, 'run', 'mongo.pid'), 'utf8')).pid as number;
+      process.kill(pid, 'SIGKILL');
+      expect(await waitFor(() => exits.length > 0, 5000)).toBe(true);
+      expect(exits).toEqual([{ part: 'mongo', signal: 'SIGKILL' }]);
+      expect(lines.some((l) => l.level === 'error' && String(l.args[1]).includes(path.join(dataDir, 'logs', 'mongo.log')))).toBe(true);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  test('the FerretDB launcher exits by itself when its parent is killed with SIGKILL', async () => {
+    const port = await findFreePort();
+    const pidFile = path.join(tmp, 'orphan.pid');
+    // bash is the parent; ferretdb runs in the background and bash waits on it.
+    const parent = spawn('bash', ['-c', `"${ferretdbBin}" -listen-addr 127.0.0.1:${port} -sqlite-dir "${path.join(tmp, 'orphan')}" & echo $! > "${pidFile}"; wait`], { stdio: 'ignore' });
+    await waitForTcp('127.0.0.1', port, 10_000);
+    const childPid = Number(fs.readFileSync(pidFile, 'utf8'));
+    expect(alive(childPid)).toBe(true);
+    parent.kill('SIGKILL');
+    expect(await waitFor(() => !alive(childPid), 5000)).toBe(true);
+    expect(await canConnect('127.0.0.1', port)).toBe(false);
+  });
+
+  test('fails with the log path when a port is taken', async () => {
+    const blocker = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const dataDir = path.join(tmp, 'taken');
+    const { logger } = memoryLogger();
+    try {
+      await expect(startLocalStack({ rootDir, dataDir, mongo: { port }, logger })).rejects.toThrow(path.join(dataDir, 'logs', 'mongo.log'));
+    } finally {
+      blocker.close();
+    }
+    expect(fs.readdirSync(path.join(dataDir, 'run'))).toEqual([]);
+  });
+});
