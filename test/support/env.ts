@@ -6,7 +6,8 @@ import type { StackEnv } from './service';
 import { ROOT } from './service';
 
 export function stack(): StackEnv {
-  const file = process.env.SENTINEL_TEST_STACK ?? path.join(ROOT, '.test-stack.json');
+  const file = process.env.SENTINEL_TEST_STACK;
+  if (!file) throw new Error('SENTINEL_TEST_STACK is not set: run integration tests through jest (its global setup starts the stack)');
   return JSON.parse(readFileSync(file, 'utf8')) as StackEnv;
 }
 

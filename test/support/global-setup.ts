@@ -11,7 +11,8 @@ declare global {
 export default async function globalSetup(): Promise<void> {
   const started = await startServiceProcess();
   globalThis.__SENTINEL_SERVICE__ = started;
-  const file = path.join(__dirname, '..', '..', '.test-stack.json');
+  // Per run, inside the run's DATA_DIR, so concurrent test runs never read each other's stack.
+  const file = path.join(started.env.dataDir, 'test-stack.json');
   writeFileSync(file, JSON.stringify(started.env));
   process.env.SENTINEL_TEST_STACK = file;
 }
