@@ -2,20 +2,17 @@
  * Static analysis of Office documents.
  *
  * OLE/CFB (.doc/.xls/.ppt, vbaProject.bin) is read with SheetJS `cfb`. OOXML packages are read
- * with a small bounded ZIP reader over node:zlib instead of cfb's ZIP mode, because cfb inflates
- * every member eagerly with no size limit; here only the parts we inspect are inflated, each
- * capped. VBA source is recovered by parsing the VBA `dir` stream and decompressing each module
+ * through src/scan/zip.ts (yauzl), inflating only the parts inspected, each size-capped (cfb's own
+ * ZIP mode inflates every member with no limit). VBA source is recovered by parsing the VBA `dir` stream and decompressing each module
  * with MS-OVBA 2.4.1 (implemented below; no maintained npm library does it).
  */
-import * as zlib from 'node:zlib';
 import * as CFB from 'cfb';
 import type { Engine, EngineOutput, Finding, ScanSubject } from '../types';
 import { makeFinding } from '../static/common';
+import { readZipEntries } from '../zip';
 
 const ENGINE = 'static_office';
 const MAX_PART_BYTES = 32 * 1024 * 1024;
-const MAX_TOTAL_INFLATE = 128 * 1024 * 1024;
-const MAX_ZIP_ENTRIES = 10_000;
 const MAX_VBA_SOURCE = 8 * 1024 * 1024;
 
 /* ------------------------------------------------------------------ MS-OVBA decompression */
@@ -215,77 +212,17 @@ function analyzeCfb(content: Buffer, where: string): { findings: Finding[]; modu
   return { findings, modules, streams: paths.length };
 }
 
-/* ------------------------------------------------------------------ ZIP (OOXML) */
+/* ------------------------------------------------------------------ OOXML */
 
-interface ZipEntry {
-  name: string;
-  method: number;
-  compressedSize: number;
-  size: number;
-  localOffset: number;
-  flags: number;
-}
+const OOXML_PARTS = /^\[Content_Types\]\.xml$|(?:^|\/)_rels\/[^/]*\.rels$|^word\/(?:document|header\d*|footer\d*|footnotes|endnotes)\.xml$|^xl\/externalLinks\/[^/]+\.xml$|(?:^|\/)vbaProject\.bin$|(?:^|\/)embeddings\/oleObject\d*\.bin$/i;
 
-function listZip(buf: Buffer): ZipEntry[] | null {
-  const min = Math.max(0, buf.length - 65_557);
-  let eocd = -1;
-  for (let i = buf.length - 22; i >= min; i--) {
-    if (buf.readUInt32LE(i) === 0x06054b50) {
-      eocd = i;
-      break;
-    }
+class Parts {
+  constructor(private readonly parts: Map<string, Buffer>) {}
+  text(re: RegExp): Array<{ name: string; text: string }> {
+    return [...this.parts].filter(([n]) => re.test(n)).map(([name, data]) => ({ name, text: data.toString('utf8') }));
   }
-  if (eocd < 0) return null;
-  const count = buf.readUInt16LE(eocd + 10);
-  let p = buf.readUInt32LE(eocd + 16);
-  const entries: ZipEntry[] = [];
-  for (let i = 0; i < Math.min(count, MAX_ZIP_ENTRIES); i++) {
-    if (p + 46 > buf.length || buf.readUInt32LE(p) !== 0x02014b50) break;
-    const nameLen = buf.readUInt16LE(p + 28);
-    const extraLen = buf.readUInt16LE(p + 30);
-    const commentLen = buf.readUInt16LE(p + 32);
-    if (p + 46 + nameLen > buf.length) break;
-    entries.push({
-      flags: buf.readUInt16LE(p + 8),
-      method: buf.readUInt16LE(p + 10),
-      compressedSize: buf.readUInt32LE(p + 20),
-      size: buf.readUInt32LE(p + 24),
-      localOffset: buf.readUInt32LE(p + 42),
-      name: buf.toString('utf8', p + 46, p + 46 + nameLen),
-    });
-    p += 46 + nameLen + extraLen + commentLen;
-  }
-  return entries;
-}
-
-class ZipReader {
-  private inflated = 0;
-  constructor(private readonly buf: Buffer, readonly entries: ZipEntry[]) {}
-  read(e: ZipEntry): Buffer | null {
-    const lh = e.localOffset;
-    if ((e.flags & 1) !== 0 || lh + 30 > this.buf.length || this.buf.readUInt32LE(lh) !== 0x04034b50) return null;
-    const start = lh + 30 + this.buf.readUInt16LE(lh + 26) + this.buf.readUInt16LE(lh + 28);
-    const end = Math.min(this.buf.length, start + e.compressedSize);
-    const raw = this.buf.subarray(start, end);
-    const cap = Math.min(MAX_PART_BYTES, MAX_TOTAL_INFLATE - this.inflated);
-    if (cap <= 0) return null;
-    let out: Buffer;
-    try {
-      if (e.method === 0) out = raw.subarray(0, cap);
-      else if (e.method === 8) out = zlib.inflateRawSync(raw, { maxOutputLength: cap });
-      else return null;
-    } catch {
-      return null;
-    }
-    this.inflated += out.length;
-    return out;
-  }
-  text(name: string | RegExp): Array<{ name: string; text: string }> {
-    return this.entries
-      .filter((e) => (typeof name === 'string' ? e.name === name : name.test(e.name)))
-      .map((e) => ({ name: e.name, data: this.read(e) }))
-      .filter((x): x is { name: string; data: Buffer } => x.data !== null)
-      .map((x) => ({ name: x.name, text: x.data.toString('utf8') }));
+  binary(re: RegExp): Array<{ name: string; data: Buffer }> {
+    return [...this.parts].filter(([n]) => re.test(n)).map(([name, data]) => ({ name, data }));
   }
 }
 
@@ -294,10 +231,10 @@ const ATTR = (tag: string, attr: string): string | null => {
   return m ? (m[2] ?? m[3] ?? '') : null;
 };
 
-function analyzeOoxml(buf: Buffer): { findings: Finding[]; report: Record<string, unknown> } | null {
-  const entries = listZip(buf);
-  if (!entries || !entries.some((e) => e.name === '[Content_Types].xml')) return null;
-  const zip = new ZipReader(buf, entries);
+async function analyzeOoxml(buf: Buffer): Promise<{ findings: Finding[]; report: Record<string, unknown> } | null> {
+  const map = await readZipEntries(buf, (n) => OOXML_PARTS.test(n), MAX_PART_BYTES, 400);
+  if (!map.has('[Content_Types].xml')) return null;
+  const zip = new Parts(map);
   const findings: Finding[] = [];
   let externalRels = 0;
 
@@ -338,10 +275,8 @@ function analyzeOoxml(buf: Buffer): { findings: Finding[]; report: Record<string
   }
 
   let modules: VbaModule[] = [];
-  const vbaEntries = entries.filter((e) => /(^|\/)vbaProject\.bin$/i.test(e.name));
-  for (const e of vbaEntries) {
-    const data = zip.read(e);
-    if (!data) continue;
+  for (const e of zip.binary(/(^|\/)vbaProject\.bin$/i)) {
+    const data = e.data;
     try {
       const res = analyzeCfb(data, e.name);
       findings.push(...res.findings);
@@ -353,16 +288,14 @@ function analyzeOoxml(buf: Buffer): { findings: Finding[]; report: Record<string
       findings.push(makeFinding(ENGINE, 'office.macro.present', 'Macro.VBA', 'low', 0.6, 'A vbaProject.bin part is present but is not a readable CFB file.', 'macro', e.name));
     }
   }
-  for (const e of entries.filter((x) => /(^|\/)embeddings\/oleObject\d*\.bin$/i.test(x.name))) {
-    const data = zip.read(e);
-    if (!data) continue;
+  for (const e of zip.binary(/(^|\/)embeddings\/oleObject\d*\.bin$/i)) {
     try {
-      findings.push(...analyzeCfb(data, e.name).findings.filter((f) => f.id.startsWith('office.ole.')));
+      findings.push(...analyzeCfb(e.data, e.name).findings.filter((f) => f.id.startsWith('office.ole.')));
     } catch {
       // Not every embedding is CFB.
     }
   }
-  return { findings, report: { format: 'ooxml', parts: entries.length, externalRelationships: externalRels, vbaModules: modules.map((m) => m.name) } };
+  return { findings, report: { format: 'ooxml', parts: map.size, externalRelationships: externalRels, vbaModules: modules.map((m) => m.name) } };
 }
 
 export const engine: Engine = {
@@ -378,7 +311,7 @@ export const engine: Engine = {
       }
     }
     if (c.length >= 4 && c.readUInt32LE(0) === 0x04034b50) {
-      const res = analyzeOoxml(c);
+      const res = await analyzeOoxml(c);
       if (res) return { findings: res.findings, report: { office: res.report } };
     }
     return { findings: [], note: 'not an Office document' };
