@@ -1,0 +1,212 @@
+/**
+ * prompt_injection: pattern families over the payload as written, the same patterns over the
+ * payload with evasions undone (invisible characters stripped, full-width and homoglyph forms
+ * folded, leetspeak read as letters, ROT13, and base64 / hex / URL / entity / \u-escaped
+ * segments decoded), text hidden from a human reader (HTML comments, alt text, hidden
+ * elements), and the project-trained classifier. Evasion findings quote the decoded text.
+ */
+import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
+import { shippedModel } from './pi-classifier';
+import {
+  BIDI, decodeSegments, foldFullwidth, foldHomoglyphs, foldLeet, hasFullwidth, hasHomoglyphs, hasLeet, rot13, stripInvisible, ZERO_WIDTH,
+} from './pi-normalize';
+import { RULES, type InjectionRule } from './pi-rules';
+import { checkBudget, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK } from './text';
+
+export type RiskLevel = 'none' | 'low' | 'medium' | 'high' | 'critical';
+
+export interface PromptInjectionFinding {
+  category: string;
+  pattern: string;
+  severity: Severity;
+  match: string;
+}
+
+export interface PromptInjectionReport {
+  detected: boolean;
+  riskLevel: RiskLevel;
+  findings: PromptInjectionFinding[];
+}
+
+interface RuleHit { rule: InjectionRule; start: number; end: number }
+
+const MAX_FINDINGS = 50;
+
+/** Runs every rule whose needles occur in the (lower-cased) text. */
+export function scanRules(lower: string, signal?: AbortSignal): RuleHit[] {
+  const hits: RuleHit[] = [];
+  for (const r of RULES) {
+    checkBudget(signal);
+    if (!r.needles.some((n) => lower.includes(n))) continue;
+    r.re.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    let n = 0;
+    while ((m = r.re.exec(lower)) !== null && n < 100) {
+      if (m[0].length === 0) {
+        r.re.lastIndex++;
+        continue;
+      }
+      hits.push({ rule: r, start: m.index, end: m.index + m[0].length });
+      n++;
+    }
+  }
+  return hits;
+}
+
+interface HiddenRegion { kind: string; start: number; end: number }
+
+/** Places a human reader does not see but a model reading the document does. */
+function hiddenRegions(lower: string): HiddenRegion[] {
+  const out: HiddenRegion[] = [];
+  let i = lower.indexOf('<!--');
+  while (i !== -1 && out.length < 5000) {
+    const e = lower.indexOf('-->', i + 4);
+    const end = e === -1 ? lower.length : e;
+    out.push({ kind: 'html_comment', start: i + 4, end });
+    i = e === -1 ? -1 : lower.indexOf('<!--', e + 3);
+  }
+  const patterns: Array<[string, RegExp]> = [
+    ['alt_text', /\b(?:alt|title|aria-label)\s{0,3}=\s{0,3}(?:"([^"]{1,4000})"|'([^']{1,4000})')/g],
+    ['alt_text', /!\[([^\]\n]{1,1000})\]\(/g],
+    ['hidden_element', /<[a-z][a-z0-9]{0,15}\s[^>]{0,300}?(?:display\s{0,2}:\s{0,2}none|visibility\s{0,2}:\s{0,2}hidden|font-size\s{0,2}:\s{0,2}0(?:px|pt|em)?\b|opacity\s{0,2}:\s{0,2}0(?:\.0)?\b|color\s{0,2}:\s{0,2}(?:white|#fff(?:fff)?)\b|\shidden(?=[\s>]))[^>]{0,300}>([^<]{1,4000})/g],
+  ];
+  for (const [kind, re] of patterns) {
+    re.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(lower)) !== null && out.length < 10000) {
+      const body = m[1] ?? m[2] ?? '';
+      const start = m.index + m[0].lastIndexOf(body);
+      out.push({ kind, start, end: start + body.length });
+    }
+  }
+  return out;
+}
+
+function bump(s: Severity): Severity {
+  return s === 'critical' || s === 'high' ? 'critical' : s === 'medium' ? 'high' : 'medium';
+}
+
+export function analyzePromptInjection(text: string, signal?: AbortSignal): PromptInjectionReport {
+  const findings: PromptInjectionFinding[] = [];
+  const seen = new Set<string>();
+  const found = new Set<string>();
+  const add = (f: PromptInjectionFinding): void => {
+    const key = `${f.category}|${f.pattern}`;
+    if (seen.has(key) || findings.length >= MAX_FINDINGS) return;
+    seen.add(key);
+    findings.push(f);
+  };
+
+  const lower = lowerSameLength(text);
+  const regions = hiddenRegions(lower);
+  for (const h of scanRules(lower, signal)) {
+    found.add(h.rule.id);
+    const region = regions.find((r) => h.start >= r.start && h.end <= r.end);
+    add({
+      category: region ? 'indirect_injection' : h.rule.family,
+      pattern: region ? `${region.kind}:${h.rule.id}` : h.rule.id,
+      severity: h.rule.severity,
+      match: safeExcerpt(text, h.start, h.end),
+    });
+  }
+
+  // Character-level evasions, applied cumulatively so combined tricks are undone too.
+  const hasZw = ZERO_WIDTH.test(text);
+  ZERO_WIDTH.lastIndex = 0;
+  const hasBidi = BIDI.test(text);
+  BIDI.lastIndex = 0;
+  const passes: Array<[string, boolean, (t: string) => string]> = [
+    [hasBidi && !hasZw ? 'bidi' : 'zero_width', hasZw || hasBidi, stripInvisible],
+    ['fullwidth', hasFullwidth(text), foldFullwidth],
+    ['homoglyph', hasHomoglyphs(text), foldHomoglyphs],
+    ['leetspeak', hasLeet(text), foldLeet],
+  ];
+  let current = text;
+  for (const [name, applies, fold] of passes) {
+    if (!applies) continue;
+    checkBudget(signal);
+    current = fold(current);
+    const cl = lowerSameLength(current);
+    for (const h of scanRules(cl, signal)) {
+      if (found.has(h.rule.id)) continue;
+      found.add(h.rule.id);
+      add({ category: 'encoding_evasion', pattern: `${name}:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(current, h.start, h.end) });
+    }
+  }
+
+  checkBudget(signal);
+  const r13 = rot13(text);
+  const r13lower = lowerSameLength(r13);
+  for (const h of scanRules(r13lower, signal)) {
+    if (found.has(h.rule.id)) continue;
+    found.add(h.rule.id);
+    add({ category: 'encoding_evasion', pattern: `rot13:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(r13, h.start, h.end) });
+  }
+
+  // Encoded segments, decoded and rescanned (one nested level: base64 inside URL-encoding etc.).
+  const queue = decodeSegments(text).map((s) => ({ ...s, chain: s.encoding as string, depth: 1 }));
+  while (queue.length > 0) {
+    checkBudget(signal);
+    const seg = queue.shift();
+    if (!seg) break;
+    const decoded = foldHomoglyphs(foldFullwidth(stripInvisible(seg.decoded)));
+    const dl = lowerSameLength(decoded);
+    for (const h of scanRules(dl, signal)) {
+      add({ category: 'encoding_evasion', pattern: `${seg.chain}:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(decoded, h.start, h.end) });
+    }
+    if (seg.depth < 2) {
+      for (const inner of decodeSegments(decoded)) queue.push({ ...inner, chain: `${seg.chain}+${inner.encoding}`, depth: seg.depth + 1 });
+    }
+  }
+
+  const model = shippedModel();
+  if (!(model instanceof Error)) {
+    const p = model.scoreText(text, signal);
+    if (p >= model.threshold) {
+      add({ category: 'ml_classifier', pattern: `logistic-regression p=${p.toFixed(2)}`, severity: p >= 0.97 ? 'high' : 'medium', match: '' });
+    }
+  }
+
+  const worst = maxSeverity(findings.map((f) => f.severity));
+  const riskLevel: RiskLevel = worst === undefined || worst === 'info' ? 'none' : worst;
+  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
+  return { detected: findings.length > 0, riskLevel, findings };
+}
+
+const FAMILY_NAMES: Record<string, string> = {
+  instruction_override: 'Prompt injection: instruction override',
+  role_hijack: 'Prompt injection: role/persona hijack',
+  system_prompt_extraction: 'Prompt injection: system-prompt extraction',
+  jailbreak: 'Prompt injection: jailbreak template',
+  delimiter_injection: 'Prompt injection: delimiter/markup injection',
+  indirect_injection: 'Prompt injection: indirect (hidden) injection',
+  encoding_evasion: 'Prompt injection hidden by encoding',
+  ml_classifier: 'Prompt injection (classifier)',
+};
+
+function toFindings(report: PromptInjectionReport): Finding[] {
+  return report.findings.map((f) => ({
+    id: `payload.prompt_injection.${f.category}.${f.pattern.replace(/[^a-z0-9_:+.-]/gi, '_')}`,
+    name: FAMILY_NAMES[f.category] ?? 'Prompt injection',
+    severity: f.severity,
+    confidence: f.category === 'ml_classifier' ? Number(/p=([\d.]+)/.exec(f.pattern)?.[1] ?? 0.5) : f.category === 'encoding_evasion' ? 0.9 : 0.8,
+    category: 'prompt-injection',
+    description: f.category === 'ml_classifier'
+      ? 'The prompt-injection classifier scored part of the payload as an injection.'
+      : `Matched ${f.pattern} (${f.category.replace(/_/g, ' ')}).`,
+    excerpt: f.match || undefined,
+  }));
+}
+
+export const promptInjectionEngine: Engine = {
+  name: 'prompt_injection',
+  async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
+    const report = analyzePromptInjection(payloadText(subject), ctx.signal);
+    const model = shippedModel();
+    return {
+      findings: toFindings(report),
+      report: { promptInjection: report },
+      note: model instanceof Error ? `prompt-injection classifier unavailable: ${model.message}` : undefined,
+    };
+  },
+};

@@ -1,0 +1,93 @@
+/**
+ * Shared helpers of the payload engines: decoding the subject, format hints, bounded excerpts.
+ * Every excerpt leaving a payload engine goes through `safeExcerpt`/`maskSecrets`, so a secret
+ * that happens to sit inside quoted code, a prompt or a tool argument is never echoed raw.
+ */
+import type { ScanSubject, Severity } from '../../types';
+import { maskSecrets } from './secrets';
+
+/** The spec's maximum decoded payload size. Anything beyond is not looked at. */
+export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** Persisted excerpt fields are capped at about 200 characters. */
+export const MAX_EXCERPT = 200;
+
+const textCache = new WeakMap<Buffer, string>();
+
+/** The payload as UTF-8 text (decoded once per buffer and shared by the four engines). */
+export function payloadText(subject: ScanSubject): string {
+  const cached = textCache.get(subject.content);
+  if (cached !== undefined) return cached;
+  const buf = subject.content.length > MAX_PAYLOAD_BYTES
+    ? subject.content.subarray(0, MAX_PAYLOAD_BYTES)
+    : subject.content;
+  const text = buf.toString('utf8');
+  textCache.set(subject.content, text);
+  return text;
+}
+
+/** Lower-case extension of a payload label (".py" -> "py"), or "" when it has none. */
+export function extensionOf(name: string): string {
+  const base = name.slice(name.lastIndexOf('/') + 1);
+  const dot = base.lastIndexOf('.');
+  if (dot <= 0 || dot === base.length - 1) return '';
+  const ext = base.slice(dot + 1).toLowerCase();
+  return /^[a-z0-9]{1,8}$/.test(ext) ? ext : '';
+}
+
+/**
+ * Lower-cases without changing length, so offsets found in the result index the original.
+ * (String#toLowerCase can grow a few characters such as U+0130.)
+ */
+export function lowerSameLength(text: string): string {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower;
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const l = text[i].toLowerCase();
+    out += l.length === 1 ? l : text[i];
+  }
+  return out;
+}
+
+/** Collapses whitespace and cuts to `max` characters. */
+export function clip(s: string, max = MAX_EXCERPT): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
+}
+
+/**
+ * A short quote of text[start, end) with some surrounding context, secrets masked.
+ * The masking looks at a wider window so a secret cut by the window edge is still recognised.
+ */
+export function safeExcerpt(text: string, start: number, end: number, context = 40, max = MAX_EXCERPT): string {
+  const s = Math.max(0, start - context);
+  const e = Math.min(text.length, Math.max(end, start) + context, s + max + 40);
+  const wideStart = Math.max(0, s - 300);
+  const wideEnd = Math.min(text.length, e + 300);
+  const masked = maskSecrets(text.slice(wideStart, wideEnd));
+  return clip(masked.slice(s - wideStart, e - wideStart), max);
+}
+
+export const SEVERITY_RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+export function maxSeverity(list: Severity[]): Severity | undefined {
+  let best: Severity | undefined;
+  for (const s of list) if (best === undefined || SEVERITY_RANK[s] > SEVERITY_RANK[best]) best = s;
+  return best;
+}
+
+/** Throws when the engine's time budget is spent, so the runner records a timeout. */
+export function checkBudget(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Error('payload engine: time budget exhausted');
+}
+
+/** 1-based line number of an offset (counts newlines before it). */
+export function lineOf(text: string, offset: number): number {
+  let n = 1;
+  let i = text.indexOf('\n');
+  while (i !== -1 && i < offset) {
+    n++;
+    i = text.indexOf('\n', i + 1);
+  }
+  return n;
+}
