@@ -19,6 +19,9 @@ export interface ChildSpec {
   logger: StackLogger;
 }
 
+/** util-linux setpriv (Debian: always installed), used for --pdeathsig; without it stale-pidfile cleanup still applies. */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+
 /** How long stop() waits after SIGTERM before SIGKILL. */
 export const STOP_GRACE_MS = 10_000;
 
@@ -45,8 +48,11 @@ export class ManagedChild extends EventEmitter {
     this.pidPath = path.join(spec.dataDir, 'run', `${spec.name}.pid`);
     const logFd = fs.openSync(this.logPath, 'a');
     fs.writeSync(logFd, `\n--- ${new Date().toISOString()} starting: ${[spec.command, ...spec.args].join(' ')}\n`);
+    // setpriv sets the parent-death signal and then execs the command, so the child keeps its
+    // pid and argv (what the pidfile records) and still gets SIGTERM if we are killed with SIGKILL.
+    const [command, args] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', spec.command, ...spec.args]] : [spec.command, spec.args];
     try {
-      this.proc = spawn(spec.command, spec.args, { stdio: ['ignore', logFd, logFd], env: process.env });
+      this.proc = spawn(command, args, { stdio: ['ignore', logFd, logFd], env: process.env });
     } finally {
       fs.closeSync(logFd);
     }
