@@ -351,6 +351,40 @@ const probes = {
     const [r] = await c.aggregate([{ $group: { _id: null, total: { $sum: '$n' } } }]).toArray();
     if (r.total !== 200) throw new Error(`total ${r.total}, expected 200`);
   },
+  async findOneAndUpdateWithSort(db) {
+    const c = db.collection('p_fsort');
+    await c.insertMany([{ q: 1, p: 2, taken: false }, { q: 1, p: 1, taken: false }]);
+    const r = await c.findOneAndUpdate({ q: 1, taken: false }, { $set: { taken: true } }, { sort: { p: 1 }, returnDocument: 'after' });
+    if (r?.p !== 1) throw new Error(JSON.stringify(r));
+  },
+  async upsertFromQueryFields(db) {
+    const c = db.collection('p_upq');
+    await c.updateOne({ acc: 'a', month: '2024-01' }, { $inc: { n: 1 } }, { upsert: true });
+    const d = await c.findOne({ acc: 'a' });
+    if (d?.month !== '2024-01' || d?.n !== 1) throw new Error(JSON.stringify(d));
+  },
+  async cursorGetMore(db) {
+    const c = db.collection('p_getmore');
+    await c.insertMany(Array.from({ length: 1500 }, (_, i) => ({ i })));
+    const n = (await c.find({}).batchSize(100).toArray()).length;
+    if (n !== 1500) throw new Error(`got ${n}`);
+  },
+  async jsonSchemaValidator(db) {
+    await db.createCollection('p_valid', { validator: { $jsonSchema: { required: ['a'] } } });
+    try {
+      await db.collection('p_valid').insertOne({ b: 1 });
+    } catch (e) {
+      if (e.code === 121) return;
+      throw e;
+    }
+    throw new Error('document violating the validator was accepted');
+  },
+  async deleteManyWithLimitlessFilter(db) {
+    const c = db.collection('p_del');
+    await c.insertMany([{ a: 1 }, { a: 1 }, { a: 2 }]);
+    const r = await c.deleteMany({ a: 1 });
+    if (r.deletedCount !== 2) throw new Error(JSON.stringify(r));
+  },
   async transactions(db, client) {
     const session = client.startSession();
     try {
