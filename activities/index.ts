@@ -3,11 +3,14 @@
  * an activity calls the same rules as HTTP and MQTT.
  */
 import type { Services } from '../src/services';
+import { createScanActivities } from './scan';
 
 export type ActivityDeps = Services;
 
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createScanActivities(deps.scans),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

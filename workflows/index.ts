@@ -2,4 +2,4 @@
  * Every workflow the worker runs, bundled for Temporal's deterministic sandbox: only workflow
  * code and `import type` of activities may be reached from here.
  */
-export {};
+export { deferredScan, scanWebhook } from './scan';

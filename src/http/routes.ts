@@ -3,8 +3,10 @@ import type { Services } from '../services';
 import type { RouteRegistry } from './route';
 import { registerAccountRoutes } from '../accounts/routes';
 import { registerMessagingRoutes } from '../messaging/routes';
+import { registerScanRoutes } from '../scan/routes';
 
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
   registerMessagingRoutes(r, s);
+  registerScanRoutes(r, s);
 }

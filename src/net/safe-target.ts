@@ -1,0 +1,55 @@
+/**
+ * Outbound targets chosen by customers (webhooks) must not reach internal addresses: loopback,
+ * private, link-local (cloud metadata 169.254.169.254), unique-local, CGNAT, multicast,
+ * unspecified or reserved ranges. The check runs at save time and again at connect time through
+ * a custom DNS lookup, so a name that later resolves to an internal address (DNS rebinding) is
+ * refused too. Hosts in WEBHOOK_ALLOW_HOSTS bypass the check (e.g. 127.0.0.1 for local testing).
+ */
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+const PUBLIC_RANGE = 'unicast';
+
+/** True when the literal address is a public unicast address. */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed.range() === PUBLIC_RANGE;
+}
+
+export class UnsafeTargetError extends Error {}
+
+export function hostAllowed(host: string, allowHosts: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return allowHosts.includes(h);
+}
+
+/** Resolves the host and throws UnsafeTargetError when any address is internal. */
+export async function assertPublicHost(host: string, allowHosts: readonly string[]): Promise<void> {
+  if (hostAllowed(host, allowHosts)) return;
+  const bare = host.replace(/^\[|\]$/g, '');
+  const addresses = ipaddr.isValid(bare) ? [bare] : (await dns.promises.lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
+  if (addresses.length === 0) throw new UnsafeTargetError(`${host} does not resolve`);
+  const internal = addresses.find((a) => !isPublicAddress(a));
+  if (internal) throw new UnsafeTargetError(`${host} resolves to ${internal}, an internal address`);
+}
+
+/** A dns.lookup replacement for http.request that refuses internal addresses at connect time. */
+export function safeLookup(allowHosts: readonly string[]): LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
+      if (err) return (callback as (e: Error | null, a: string, f: number) => void)(err, '', 0);
+      const list = addresses as dns.LookupAddress[];
+      if (!hostAllowed(hostname, allowHosts)) {
+        const internal = list.find((a) => !isPublicAddress(a.address));
+        if (internal || list.length === 0) {
+          return (callback as (e: Error | null, a: string, f: number) => void)(new UnsafeTargetError(`${hostname} resolves to an internal address`), '', 0);
+        }
+      }
+      if ((options as dns.LookupOptions).all) return (callback as (e: Error | null, a: dns.LookupAddress[]) => void)(null, list);
+      (callback as (e: Error | null, a: string, f: number) => void)(null, list[0].address, list[0].family);
+    });
+  };
+}

@@ -1,0 +1,162 @@
+/** HTTP for the scanning API: translates requests to ScanService calls and back. */
+import { planOf, FIXED_LIMITS } from '../accounts/plans';
+import { BadRequestError, PayloadTooLargeError } from '../http/errors';
+import { AppContext, bodyOf, principalOf, queryOf, RouteRegistry } from '../http/route';
+import type { Services } from '../services';
+import { publicProfile, ProfileInput } from './profiles';
+import {
+  envelopeSchema, historyQuerySchema, historySchema, payloadBodySchema, pendingAcceptedSchema, profileCreateSchema,
+  profilePatchSchema, profileSchema, scanQuerySchema, scanResultSchema, scanUploadBody,
+} from './schemas';
+import type { ScanOutcome } from './service';
+import { readMultipartUpload } from './upload';
+
+/** Multipart framing around the file: boundaries, part headers and the small fields. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+const PAYLOAD_JSON_LIMIT = 24 * 1024 * 1024;
+
+export function registerScanRoutes(r: RouteRegistry, s: Services): void {
+  const answer = (ctx: AppContext, outcome: ScanOutcome) => {
+    if (outcome.kind === 'deferred') {
+      ctx.status = 202;
+      ctx.body = outcome.envelope;
+    } else {
+      ctx.body = outcome.result;
+    }
+  };
+
+  r.add({
+    method: 'POST', path: '/api/scan', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
+    summary: 'Scan an uploaded file',
+    description: 'Synchronous by default. `defer=true` (Standard and Pro) or a file over 25 MB answers 202 and is polled at GET /api/scan/{scanId}. The upload is refused with 413 as soon as it passes the plan\'s size limit.',
+    query: scanQuerySchema,
+    rawBody: { contentType: 'multipart/form-data', schema: scanUploadBody },
+    responses: { 200: { description: 'Scan result', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema }, 402: { description: 'Monthly quota used up (code quota_exceeded)' } },
+    handler: async (ctx) => {
+      const { account } = principalOf(ctx);
+      const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
+      const plan = planOf(account.plan);
+      const maxBytes = plan.maxFileSizeMb * 1024 * 1024;
+      const limitText = `File exceeds the ${plan.maxFileSizeMb} MB limit of the ${plan.tier} plan`;
+      const declared = Number(ctx.get('content-length') || 0);
+      if (declared > maxBytes + MULTIPART_OVERHEAD) {
+        ctx.set('Connection', 'close');
+        throw new PayloadTooLargeError(limitText);
+      }
+      let upload;
+      try {
+        upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
+      } catch (err) {
+        if (err instanceof PayloadTooLargeError) ctx.set('Connection', 'close');
+        throw err;
+      }
+      answer(ctx, await s.scans.scan({
+        account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',
+        profileId: upload.fields.profile_id || q.profile_id, defer: q.defer === true,
+      }));
+    },
+  });
+
+  r.add({
+    method: 'POST', path: '/api/scan/payload', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
+    summary: 'Scan a raw or base64 payload with the file engines plus the content-security engines',
+    query: scanQuerySchema,
+    body: { schema: payloadBodySchema, maxBytes: PAYLOAD_JSON_LIMIT },
+    responses: { 200: { description: 'Scan result with codeExtraction, promptInjection, sensitiveData and toolCallAnalysis', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema } },
+    handler: async (ctx) => {
+      const { account } = principalOf(ctx);
+      const body = bodyOf<{ payload: string; encoding: 'raw' | 'base64'; label?: string; profile_id?: string }>(ctx);
+      const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
+      let content: Buffer;
+      if (body.encoding === 'base64') {
+        const text = body.payload.replace(/\s+/g, '');
+        if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) throw new BadRequestError('payload is not valid base64', undefined, 'invalid_base64');
+        content = Buffer.from(text, 'base64');
+      } else {
+        content = Buffer.from(body.payload, 'utf8');
+      }
+      if (content.length > FIXED_LIMITS.maxPayloadDecodedBytes) throw new PayloadTooLargeError('Decoded payload exceeds 10 MB');
+      answer(ctx, await s.scans.scan({
+        account, requestId: ctx.state.requestId, content, name: body.label ?? '', scanType: 'payload',
+        profileId: body.profile_id ?? q.profile_id, defer: q.defer === true,
+      }));
+    },
+  });
+
+  r.add({
+    method: 'GET', path: '/api/scan/:scanId', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-read',
+    summary: 'Poll a scan: the pending envelope while it runs, the complete envelope with `result` when done',
+    responses: { 200: { description: 'Envelope', schema: envelopeSchema }, 404: { description: 'Unknown scan (or another account\'s)' } },
+    handler: async (ctx) => {
+      ctx.body = await s.scans.envelope(principalOf(ctx).account._id, ctx.params.scanId);
+    },
+  });
+
+  r.add({
+    method: 'GET', path: '/api/account/history', area: 'scan', tags: ['account'], auth: 'account', rate: 'scan-read',
+    summary: 'Completed scans, newest first', query: historyQuerySchema,
+    responses: { 200: { description: 'A page of history', schema: historySchema } },
+    handler: async (ctx) => {
+      const q = queryOf<{ limit: number; page: number }>(ctx);
+      ctx.body = await s.scans.history(principalOf(ctx).account._id, q.page, q.limit);
+    },
+  });
+
+  r.add({
+    method: 'GET', path: '/api/account/history/:scan_id', area: 'scan', tags: ['account'], auth: 'account', rate: 'scan-read',
+    summary: 'One previous scan result',
+    responses: { 200: { description: 'Stored scan result', schema: scanResultSchema }, 404: { description: 'Unknown scan' } },
+    handler: async (ctx) => {
+      ctx.body = await s.scans.historyItem(principalOf(ctx).account._id, ctx.params.scan_id);
+    },
+  });
+
+  r.add({
+    method: 'GET', path: '/api/account/profiles', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-read',
+    summary: 'Scan profiles of the account',
+    responses: { 200: { description: 'Profiles', schema: { type: 'object', properties: { profiles: { type: 'array', items: profileSchema } } } } },
+    handler: async (ctx) => {
+      ctx.body = { profiles: (await s.scans.profiles.list(principalOf(ctx).account._id)).map(publicProfile) };
+    },
+  });
+
+  r.add({
+    method: 'POST', path: '/api/account/profiles', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
+    summary: 'Create a scan profile (webhooks need Starter or above)',
+    body: { schema: profileCreateSchema, maxBytes: 64 * 1024 },
+    responses: { 201: { description: 'Created', schema: profileSchema } },
+    handler: async (ctx) => {
+      ctx.status = 201;
+      ctx.body = publicProfile(await s.scans.profiles.create(principalOf(ctx).account, bodyOf<ProfileInput>(ctx)));
+    },
+  });
+
+  r.add({
+    method: 'GET', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-read',
+    summary: 'One scan profile (credentials never shown)',
+    responses: { 200: { description: 'Profile', schema: profileSchema } },
+    handler: async (ctx) => {
+      ctx.body = publicProfile(await s.scans.profiles.get(principalOf(ctx).account._id, ctx.params.id));
+    },
+  });
+
+  r.add({
+    method: 'PATCH', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
+    summary: 'Change a scan profile; `webhook: null` removes the webhook',
+    body: { schema: profilePatchSchema, maxBytes: 64 * 1024 },
+    responses: { 200: { description: 'Profile', schema: profileSchema } },
+    handler: async (ctx) => {
+      ctx.body = publicProfile(await s.scans.profiles.update(principalOf(ctx).account, ctx.params.id, bodyOf<ProfileInput>(ctx)));
+    },
+  });
+
+  r.add({
+    method: 'DELETE', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
+    summary: 'Delete a scan profile',
+    responses: { 204: { description: 'Deleted' } },
+    handler: async (ctx) => {
+      await s.scans.profiles.remove(principalOf(ctx).account._id, ctx.params.id);
+      ctx.status = 204;
+    },
+  });
+}

@@ -1,0 +1,276 @@
+/**
+ * The scanning rules: one scan pipeline for synchronous file scans, payload scans and deferred
+ * scans (and file-transfer scanning, which calls scanContent). Quota, plan entitlements,
+ * profiles, automatic deferral, history and webhooks live here; engines and the verdict live in
+ * analyze.ts and verdict.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { AccountDoc } from '../accounts/store';
+import { FIXED_LIMITS, hasEntitlement, planOf } from '../accounts/plans';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../http/errors';
+import type { LimitService } from '../limits/service';
+import type { Logger } from '../log';
+import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';
+import { identify } from './filetype';
+import type { ProfileDoc, ScanStore, StoredScan } from './store';
+import type { ProfileService } from './profiles';
+import { deliverWebhook, webhookPayload, ScanResultBody } from './webhook';
+import type { Finding, ScanType } from './types';
+
+/** Fields of the payload-scan report that the spec names at the top level of a payload result. */
+const PAYLOAD_FIELDS = ['codeExtraction', 'promptInjection', 'sensitiveData', 'toolCallAnalysis'] as const;
+/** Fields that quote scanned content; persisted only cut to this many characters. */
+const EXCERPT_KEYS = new Set(['match', 'excerpt', 'evidence', 'redacted']);
+
+export type ScanResult = ScanResultBody & Record<string, unknown> & { scanId: string; scanType: ScanType; timestamp: number };
+
+export interface ScanRequest {
+  account: AccountDoc;
+  requestId: string;
+  content: Buffer;
+  name: string;
+  scanType: ScanType;
+  profileId?: string;
+  /** Explicit `defer=true`. */
+  defer?: boolean;
+}
+
+export type ScanOutcome =
+  | { kind: 'complete'; result: ScanResult }
+  | { kind: 'deferred'; envelope: { scanId: string; requestId: string; status: 'pending'; message: string } };
+
+/** Rounds every fractional number to two decimals (spec: scan responses). */
+export function round2Deep<T>(value: T): T {
+  if (typeof value === 'number') return (Number.isInteger(value) ? value : Math.round(value * 100) / 100) as T;
+  if (Array.isArray(value)) return value.map((v) => round2Deep(v)) as T;
+  if (value && typeof value === 'object' && !(value instanceof Date) && !Buffer.isBuffer(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = round2Deep(v);
+    return out as T;
+  }
+  return value;
+}
+
+/** Every string under this value cut to `max` characters (content-derived text in stored history). */
+function capStrings(value: unknown, max: number): unknown {
+  if (typeof value === 'string') return value.length > max ? value.slice(0, max) : value;
+  if (Array.isArray(value)) return value.map((v) => capStrings(v, max));
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, capStrings(v, max)]));
+  }
+  return value;
+}
+
+const storedFinding = (f: Finding) => ({
+  engine: f.engine, id: f.id, name: f.name, severity: f.severity, confidence: f.confidence,
+  ...(f.category ? { category: f.category } : {}), ...(f.member ? { member: f.member } : {}),
+  ...(f.excerpt ? { excerpt: f.excerpt } : {}), ...(f.cve ? { cve: f.cve } : {}),
+});
+
+/**
+ * The history copy of a result: no payload text. Engine findings keep their identifiers and
+ * excerpt; every content-derived string (reports, excerpts, evidence, redacted examples) is cut
+ * to 200 characters.
+ */
+export function resultForStorage(result: ScanResult): Record<string, unknown> {
+  const max = FIXED_LIMITS.persistedExcerptChars;
+  const out: Record<string, unknown> = { ...result };
+  const engines = result.engines as Record<string, { findings: Finding[] }> | undefined;
+  if (engines) {
+    out.engines = capStrings(Object.fromEntries(Object.entries(engines).map(([k, e]) => [k, { ...e, findings: e.findings.map(storedFinding) }])), max);
+  }
+  for (const key of [...PAYLOAD_FIELDS, 'details']) if (result[key] !== undefined) out[key] = capStrings(result[key], max);
+  return out;
+}
+
+export function publicResult(analysis: AnalysisResult, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; at: Date }): ScanResult {
+  const { reports } = analysis;
+  const payloadFields: Record<string, unknown> = {};
+  const details: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(reports)) {
+    if ((PAYLOAD_FIELDS as readonly string[]).includes(k)) payloadFields[k] = v;
+    else details[k] = v;
+  }
+  const engines = Object.fromEntries(Object.entries(analysis.engines).map(([name, r]) => [name, {
+    status: r.status, durationMs: r.durationMs, findings: r.findings, ...(r.note ? { note: r.note } : {}),
+  }]));
+  return round2Deep({
+    scanId: meta.scanId,
+    requestId: meta.requestId,
+    name: meta.name,
+    hash: analysis.sha256,
+    size: analysis.size,
+    contentType: analysis.contentType,
+    fileType: analysis.fileType,
+    safetyScore: analysis.safetyScore,
+    scanTimeMs: analysis.scanTimeMs,
+    scanType: meta.scanType,
+    timestamp: Math.floor(meta.at.getTime() / 1000),
+    ...(meta.scanType === 'payload' ? payloadFields : {}),
+    engines,
+    ...(Object.keys(details).length ? { details } : {}),
+  });
+}
+
+export class ScanService {
+  constructor(
+    private readonly store: ScanStore,
+    readonly profiles: ProfileService,
+    private readonly limits: LimitService,
+    private readonly analyzeDeps: AnalyzeDeps,
+    private readonly temporal: Client | undefined,
+    private readonly opts: { taskQueue: string; allowHosts: readonly string[]; webhookTimeoutMs: number },
+    private readonly logger: Logger,
+  ) {}
+
+  /** The one entry point for file and payload scans. */
+  async scan(req: ScanRequest): Promise<ScanOutcome> {
+    const { account } = req;
+    const plan = planOf(account.plan);
+    if (req.scanType === 'file' && req.content.length > plan.maxFileSizeMb * 1024 * 1024) {
+      throw new PayloadTooLargeError(`File exceeds the ${plan.maxFileSizeMb} MB limit of the ${plan.tier} plan`);
+    }
+    if (req.defer && !hasEntitlement(account.plan, 'async_scanning')) {
+      throw new PlanRequiredError('async_scanning', account.plan, 'Deferred scanning (defer=true) requires the Standard or Pro plan');
+    }
+    const profile = await this.profiles.resolve(account._id, req.profileId);
+    const scanId = randomUUID();
+    const now = new Date();
+
+    if (profile && profile.allowedTypes.length > 0) {
+      const type = await identify(req.content, req.name);
+      if (!profile.allowedTypes.includes(type.fileType)) {
+        const message = `File type "${type.fileType}" is not allowed by scan profile "${profile.name}"`;
+        const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
+        await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
+        throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
+      }
+    }
+
+    if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) {
+      throw new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
+    }
+
+    const autoDefer = req.content.length > FIXED_LIMITS.autoDeferBytes;
+    if (req.defer || autoDefer) return this.defer(req, scanId, profile, now, autoDefer);
+
+    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now });
+    await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
+    if (profile?.webhook) await this.startWebhook(scanId);
+    return { kind: 'complete', result };
+  }
+
+  private baseRecord(req: ScanRequest, scanId: string, profile: ProfileDoc | null, at: Date): Omit<StoredScan, 'status'> {
+    return {
+      _id: scanId, accountId: req.account._id, requestId: req.requestId, scanType: req.scanType, filename: req.name,
+      ...(profile ? { profileId: profile._id } : {}), createdAt: at, size: req.content.length, creditsUsed: 1,
+    };
+  }
+
+  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date }): Promise<ScanResult> {
+    let analysis: AnalysisResult;
+    try {
+      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [] }, this.analyzeDeps);
+    } catch (err) {
+      this.logger.error({ err, scanId: meta.scanId }, 'scan could not run');
+      analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name);
+    }
+    return publicResult(analysis, meta);
+  }
+
+  private async defer(req: ScanRequest, scanId: string, profile: ProfileDoc | null, now: Date, automatic: boolean): Promise<ScanOutcome> {
+    if (!this.temporal) throw new Error('deferred scans need a Temporal client in this process');
+    const uploadId = await this.store.saveUpload(req.name || scanId, req.content);
+    await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'pending', uploadId });
+    await this.temporal.workflow.start('deferredScan', { taskQueue: this.opts.taskQueue, workflowId: `scan-${scanId}`, args: [{ scanId }] });
+    return {
+      kind: 'deferred',
+      envelope: {
+        scanId, requestId: req.requestId, status: 'pending',
+        message: automatic
+          ? `Files over ${FIXED_LIMITS.autoDeferBytes / (1024 * 1024)} MB are scanned asynchronously; poll GET /api/scan/${scanId}`
+          : `Scan accepted; poll GET /api/scan/${scanId}`,
+      },
+    };
+  }
+
+  /** Fire-and-forget: a failure to even start the delivery is logged and never affects the scan. */
+  private async startWebhook(scanId: string): Promise<void> {
+    if (!this.temporal) return;
+    try {
+      await this.temporal.workflow.start('scanWebhook', { taskQueue: this.opts.taskQueue, workflowId: `webhook-${scanId}`, args: [{ scanId }] });
+    } catch (err) {
+      this.logger.warn({ err, scanId }, 'webhook delivery could not be started');
+    }
+  }
+
+  /**
+   * Runs a deferred scan to completion. Idempotent: a retry after a worker died finds the scan
+   * complete and only finishes the clean-up. Returns whether a webhook is configured.
+   */
+  async completeDeferred(scanId: string): Promise<{ webhook: boolean }> {
+    const scan = await this.store.findScanById(scanId);
+    if (!scan) throw new NotFoundError('Scan');
+    const profile = scan.profileId ? await this.store.findProfile(scan.accountId, scan.profileId) : null;
+    if (scan.status === 'pending') {
+      if (!scan.uploadId) throw new Error(`deferred scan ${scanId} has no stored upload`);
+      const content = await this.store.readUpload(scan.uploadId);
+      const result = await this.analyzeToResult(content, { scanId, requestId: scan.requestId, name: scan.filename, scanType: scan.scanType, profile, at: scan.createdAt });
+      await this.store.completeScan(scanId, resultForStorage(result), new Date());
+    }
+    if (scan.uploadId) {
+      await this.store.deleteUpload(scan.uploadId);
+      await this.store.clearUpload(scanId);
+    }
+    return { webhook: !!profile?.webhook };
+  }
+
+  /** Sends the scan's webhook at most once (claimed in the scan record); failures are logged, not retried. */
+  async sendWebhook(scanId: string): Promise<{ sent: boolean; status?: number; error?: string }> {
+    const scan = await this.store.findScanById(scanId);
+    if (!scan?.result || !scan.profileId) return { sent: false, error: 'no completed scan with a profile' };
+    const profile = await this.store.findProfile(scan.accountId, scan.profileId);
+    const target = profile ? this.profiles.webhookTarget(profile) : undefined;
+    if (!target) return { sent: false, error: 'profile has no webhook' };
+    if (!(await this.store.claimWebhook(scanId, new Date()))) return { sent: false, error: 'already sent' };
+    const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResultBody, scan.completedAt ?? new Date())));
+    const outcome = await deliverWebhook(target, body, scan.requestId, { timeoutMs: this.opts.webhookTimeoutMs, allowHosts: this.opts.allowHosts });
+    const log = { scanId, url: target.url, status: outcome.status, ms: outcome.ms, error: outcome.error };
+    if (outcome.ok) this.logger.info(log, 'webhook delivered');
+    else this.logger.warn(log, 'webhook delivery failed (not retried)');
+    return { sent: outcome.ok, status: outcome.status, error: outcome.error };
+  }
+
+  /** The envelope of GET /api/scan/{scanId}. */
+  async envelope(accountId: string, scanId: string): Promise<Record<string, unknown>> {
+    const scan = await this.store.findScan(accountId, scanId);
+    if (!scan) throw new NotFoundError('Scan');
+    const base = { scanId: scan._id, requestId: scan.requestId, status: scan.status, filename: scan.filename, createdAt: scan.createdAt.toISOString() };
+    if (scan.status === 'pending' || !scan.result) return { ...base, status: 'pending' };
+    const r = scan.result as unknown as ScanResult;
+    return {
+      ...base,
+      fileHash: r.hash,
+      fileSize: r.size,
+      contentType: r.contentType,
+      safetyScore: r.safetyScore.score,
+      threatLevel: r.safetyScore.threatLevel,
+      primaryThreat: r.safetyScore.primaryThreat,
+      scanTimeMs: r.scanTimeMs,
+      creditsUsed: scan.creditsUsed,
+      result: r,
+    };
+  }
+
+  async historyItem(accountId: string, scanId: string): Promise<Record<string, unknown>> {
+    const scan = await this.store.findScan(accountId, scanId);
+    if (!scan || scan.status !== 'complete' || !scan.result) throw new NotFoundError('Scan');
+    return scan.result;
+  }
+
+  async history(accountId: string, page: number, limit: number) {
+    const { items, total } = await this.store.history(accountId, page, limit);
+    return { items: items.map((s) => s.result), page, limit, total };
+  }
+}

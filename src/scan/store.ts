@@ -1,0 +1,127 @@
+/** MongoDB access for scans (history and deferred state), scan profiles, and uploads waiting in GridFS. */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
+import { COLLECTIONS } from '../storage/mongo';
+import type { ScanType } from './types';
+
+export interface StoredScan {
+  _id: string; // scanId
+  accountId: string;
+  requestId: string;
+  status: 'pending' | 'complete';
+  scanType: ScanType;
+  filename: string;
+  profileId?: string;
+  createdAt: Date;
+  completedAt?: Date;
+  /** GridFS id of the uploaded bytes while a deferred scan waits; removed when it completes. */
+  uploadId?: ObjectId;
+  size: number;
+  creditsUsed: number;
+  /** The stored scan result (synchronous shape plus scanId), excerpt fields cut to 200 characters. */
+  result?: Record<string, unknown>;
+  /** Set once the webhook of this scan has been handed to delivery, so it goes out at most once. */
+  webhookSentAt?: Date;
+}
+
+export interface WebhookConfigDoc {
+  url: string;
+  authType: 'none' | 'api_key' | 'bearer' | 'custom_header';
+  /** AES-256-GCM sealed credential (see src/crypto.ts). */
+  valueSealed?: string;
+  headerName?: string;
+  /** Additional headers, sealed as one JSON object. */
+  headersSealed?: string;
+  headerNames: string[];
+}
+
+export interface ProfileDoc {
+  _id: string;
+  accountId: string;
+  name: string;
+  isDefault: boolean;
+  allowedTypes: string[];
+  suppressedEngines: string[];
+  webhook?: WebhookConfigDoc;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export class ScanStore {
+  readonly scans: Collection<StoredScan>;
+  readonly profiles: Collection<ProfileDoc>;
+  private readonly uploads: GridFSBucket;
+
+  constructor(db: Db) {
+    this.scans = db.collection<StoredScan>(COLLECTIONS.scans);
+    this.profiles = db.collection<ProfileDoc>(COLLECTIONS.scanProfiles);
+    this.uploads = new GridFSBucket(db, { bucketName: 'scan_uploads', chunkSizeBytes: 1024 * 1024 });
+  }
+
+  insertScan(doc: StoredScan) { return this.scans.insertOne(doc); }
+  findScan(accountId: string, scanId: string) { return this.scans.findOne({ _id: scanId, accountId }); }
+  findScanById(scanId: string) { return this.scans.findOne({ _id: scanId }); }
+
+  /** Completes a pending scan exactly once; false when it was already complete. */
+  async completeScan(scanId: string, result: Record<string, unknown>, at: Date): Promise<boolean> {
+    const r = await this.scans.updateOne({ _id: scanId, status: 'pending' }, { $set: { status: 'complete', result, completedAt: at } });
+    return r.modifiedCount === 1;
+  }
+
+  /** Claims the webhook send of a scan; false when it was already claimed. */
+  async claimWebhook(scanId: string, at: Date): Promise<boolean> {
+    const r = await this.scans.updateOne({ _id: scanId, webhookSentAt: { $exists: false } }, { $set: { webhookSentAt: at } });
+    return r.modifiedCount === 1;
+  }
+
+  async clearUpload(scanId: string): Promise<void> {
+    await this.scans.updateOne({ _id: scanId }, { $unset: { uploadId: '' } });
+  }
+
+  async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
+    const filter = { accountId, status: 'complete' as const };
+    const [items, total] = await Promise.all([
+      this.scans.find(filter).sort({ createdAt: -1, _id: -1 }).skip((page - 1) * limit).limit(limit).toArray(),
+      this.scans.countDocuments(filter),
+    ]);
+    return { items, total };
+  }
+
+  async saveUpload(filename: string, content: Buffer): Promise<ObjectId> {
+    const upload = this.uploads.openUploadStream(filename);
+    await pipeline(Readable.from([content]), upload);
+    return upload.id;
+  }
+
+  async readUpload(id: ObjectId): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.uploads.openDownloadStream(id)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  async deleteUpload(id: ObjectId): Promise<void> {
+    try {
+      await this.uploads.delete(id);
+    } catch (err) {
+      // Already deleted by an earlier attempt of the same completion: the desired state.
+      if (!(err instanceof Error && /not found|FileNotFound/i.test(err.message))) throw err;
+    }
+  }
+
+  insertProfile(doc: ProfileDoc) { return this.profiles.insertOne(doc); }
+  findProfile(accountId: string, id: string) { return this.profiles.findOne({ _id: id, accountId }); }
+  findDefaultProfile(accountId: string) { return this.profiles.findOne({ accountId, isDefault: true }); }
+  listProfiles(accountId: string) { return this.profiles.find({ accountId }).sort({ createdAt: 1 }).toArray(); }
+  async updateProfile(accountId: string, id: string, set: Partial<ProfileDoc>, unset: string[] = []): Promise<ProfileDoc | null> {
+    const update: Record<string, unknown> = { $set: { ...set, updatedAt: new Date() } };
+    if (unset.length) update.$unset = Object.fromEntries(unset.map((k) => [k, '']));
+    return this.profiles.findOneAndUpdate({ _id: id, accountId }, update, { returnDocument: 'after' });
+  }
+  async clearDefault(accountId: string, exceptId: string): Promise<void> {
+    await this.profiles.updateMany({ accountId, isDefault: true, _id: { $ne: exceptId } }, { $set: { isDefault: false } });
+  }
+  async deleteProfile(accountId: string, id: string): Promise<boolean> {
+    return (await this.profiles.deleteOne({ _id: id, accountId })).deletedCount === 1;
+  }
+}
