@@ -56,7 +56,7 @@ export const INDICATORS: Indicator[] = [
     needles: ['/dev/tcp', '/dev/udp', 'nc', 'socat', 'mkfifo', 'dup2', 'pty.spawn', 'tcpclient', 'fsockopen', 'socket', 'rsocket'],
     patterns: [
       /\/dev\/(?:tcp|udp)\/[a-z0-9.-]{1,253}\/\d{1,5}/g,
-      new RegExp(`(?<![\\w.-])(?:nc|ncat|netcat|nc\\.exe|nc\\.traditional|nc\\.openbsd)\\s[^\\n|;]{0,120}?\\s-[a-z]{0,4}[ec]\\s{1,3}(?:\\/bin\\/${SH}|${SH}|cmd(?:\\.exe)?|powershell(?:\\.exe)?)(?![\\w.])`, 'g'),
+      new RegExp(`(?<![\\w.-])(?:nc|ncat|netcat|nc\\.exe|nc\\.traditional|nc\\.openbsd)(?:\\s[^\\n|;]{0,120}?)?\\s-[a-z]{0,4}[ec]\\s{1,3}(?:\\/bin\\/${SH}|${SH}|cmd(?:\\.exe)?|powershell(?:\\.exe)?)(?![\\w.])`, 'g'),
       /\bmkfifo\s[^\n]{0,120}?\b(?:nc|ncat|netcat|openssl\s{1,3}s_client)\s/g,
       /\bsocat\b[^\n]{0,200}?\bexec:[^\n]{0,40}?(?:sh|bash|cmd)/g,
       /\bos\.dup2\s{0,2}\(\s{0,2}[a-z_][\w.]{0,30}\.fileno\(\)/g,
@@ -91,16 +91,16 @@ export const INDICATORS: Indicator[] = [
       /\brm\s{1,3}((?:-{1,2}[a-z-]{1,30}\s{1,3}){1,4})(?:\/\*?|~\/?|\$home\/?|\/\s{1,3}--no-preserve-root)(?![\w.\/-])/g,
       /\bmkfs(?:\.[a-z0-9]{2,8})?\s{1,3}(?:-[a-z]{1,3}\s{1,3}(?:[^\s]{1,20}\s{1,3})?){0,3}\/dev\//g,
       /\bdd\s[^\n]{0,200}?\bof=\/dev\/(?:sd[a-z]|hd[a-z]|nvme\d|xvd[a-z]|vd[a-z]|disk\d|mmcblk\d|da\d|rdisk\d)/g,
-      /(?<![\w.-])format(?:\.com|\.exe)?\s{1,3}[a-z]:(?=[\s\/"']|$)/g,
+      /(?<![\w.-])format(?:\.com|\.exe)?\s{1,3}[a-z]:(?=[\s\/"'`;&|)]|$)/g,
       /:\(\)\s{0,2}\{\s{0,2}:\s{0,2}\|\s{0,2}:\s{0,2}&\s{0,2}\}\s{0,2};\s{0,2}:/g,
       /(?:>|\bshred\s[^\n]{0,80}?)\s{0,2}\/dev\/(?:sd[a-z]|nvme\d|hd[a-z])\b/g,
-      /\bdel\s{1,3}(?:\/[a-z]\s{1,3}){1,4}[a-z]:\\\*?(?=\s|$|["'])/g,
-      /\b(?:rd|rmdir)\s{1,3}\/s\s{1,3}\/q\s{1,3}[a-z]:\\(?:windows)?(?=\s|$|["'])/g,
-      /\bremove-item\b[^\n]{0,120}?-recurse[^\n]{0,120}?\s["']?[a-z]:\\\*?["']?(?=\s|$)/g,
+      /\bdel\s{1,3}(?:\/[a-z]\s{1,3}){1,4}[a-z]:\\\*?(?=[\s"'`;&|)]|$)/g,
+      /\b(?:rd|rmdir)\s{1,3}\/s\s{1,3}\/q\s{1,3}[a-z]:\\(?:windows)?(?=[\s"'`;&|)]|$)/g,
+      /\bremove-item\b[^\n]{0,120}?-recurse[^\n]{0,120}?\s["']?[a-z]:\\\*?["']?(?=[\s"'`;&|)]|$)/g,
       /\bremove-item\b[^\n]{0,60}?\s["']?[a-z]:\\\*?["']?\s[^\n]{0,60}?-recurse\b/g,
       /\bvssadmin(?:\.exe)?\s{1,3}delete\s{1,3}shadows/g,
       /\bwbadmin(?:\.exe)?\s{1,3}delete\s{1,3}catalog/g,
-      /\bchmod\s{1,3}-r\s{1,3}(?:0?777|a\+rwx)\s{1,3}\/(?=\s|$)/g,
+      /\bchmod\s{1,3}-r\s{1,3}(?:0?777|a\+rwx)\s{1,3}\/(?=[\s"'`;&|)]|$)/g,
     ],
     accept: (m) => {
       if (!m.startsWith('rm')) return true;
@@ -177,6 +177,7 @@ const COMMAND_WORDS = new Set([
   'exec', 'mkfifo', 'cmd', 'cmd.exe', 'wmic', 'reg', 'schtasks', 'crontab', 'scp', 'rsync', 'ssh', 'cat', 'del', 'rd',
   'remove-item', 'xmrig', 'vssadmin', 'apt', 'apt-get', 'yum', 'pip', 'npm', 'npx', 'git', 'docker', 'kubectl', 'export',
   'set', 'tar', 'unzip', 'nohup', 'shred', 'systemctl', 'start-process', 'new-object', 'mimikatz', 'procdump', 'security',
+  'invoke-mimikatz', 'invoke-restmethod', 'irm', 'mkfs', 'minerd', 'cpuminer', 'exec', 'ruby', 'wsl', 'msiexec', 'rundll32',
 ]);
 
 const CODE_LINE = /^\s{0,40}(?:import\s|from\s\S{1,80}\simport\s|def\s|class\s|function\b|const\s|let\s|var\s|#include|package\s|using\s|public\s|private\s|if\s{0,2}\(|for\s{0,2}\(|while\s{0,2}\(|return\b|echo\s|export\s|\$[a-z_][\w:]{0,40}\s{0,2}=|<\?php|@echo\s|[}{\])]|[\w.$]{1,60}\([^\n]{0,200}\)\s{0,2}[;{]?\s{0,2}$|#!\/)/i;
@@ -220,12 +221,15 @@ function looksLikeCode(text: string): boolean {
   return lines >= 2 && code / lines >= 0.4;
 }
 
-const PROMPT_PREFIX = /^\s{0,12}(?:[-*]\s{1,3}|\d{1,2}\.\s{1,3})?(?:\$|#|>|PS[^>\n]{0,60}>|C:\\[^>\n]{0,60}>|[A-Za-z][\w ]{0,30}:)?\s{0,4}/;
+const PROMPT_PREFIX = /^\s{0,12}(?:[-*]\s{1,3}|\d{1,2}\.\s{1,3})?(?:[A-Za-z][\w ,'()-]{0,40}:\s{1,4})?(?:\$(?=\s)|#|>|PS[^>\n]{0,60}>|C:\\[^>\n]{0,60}>)?\s{0,4}/;
 
 function firstWord(line: string): string {
   const rest = line.slice(PROMPT_PREFIX.exec(line)?.[0].length ?? 0);
-  const m = /^[A-Za-z][\w.-]{0,40}/.exec(rest);
-  return m ? m[0].toLowerCase() : '';
+  const m = /^(?:\$[A-Za-z_]\w{0,30}\s{0,2}=\s{0,2})?(?:sudo\s{1,3})?\(?\s{0,2}([A-Za-z][\w.-]{0,40}|\.{0,2}\/[\w.\/-]{1,80})/.exec(rest);
+  if (!m) return '';
+  const w = m[1].toLowerCase();
+  if (w.startsWith('/') || w.startsWith('./') || w.startsWith('../')) return 'exec';
+  return COMMAND_WORDS.has(w) ? w : w.replace(/\.[a-z0-9]{1,8}$/, '');
 }
 
 export function extractBlocks(text: string, name: string, lower: string): CodeBlock[] {
