@@ -40,16 +40,12 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
       const limitText = `File exceeds the ${plan.maxFileSizeMb} MB limit of the ${plan.tier} plan`;
       const declared = Number(ctx.get('content-length') || 0);
       if (declared > maxBytes + MULTIPART_OVERHEAD) {
-        ctx.set('Connection', 'close');
+        // Answer now; the rest of the body is read and discarded (never buffered) so the client
+        // sees the 413 instead of a reset connection.
+        ctx.req.resume();
         throw new PayloadTooLargeError(limitText);
       }
-      let upload;
-      try {
-        upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
-      } catch (err) {
-        if (err instanceof PayloadTooLargeError) ctx.set('Connection', 'close');
-        throw err;
-      }
+      const upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
       answer(ctx, await s.scans.scan({
         account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',
         profileId: upload.fields.profile_id || q.profile_id, defer: q.defer === true,
