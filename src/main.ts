@@ -21,7 +21,7 @@ import { startEmbeddedBroker, EmbeddedBroker } from './mqtt/broker';
 import { startLocalStack, LocalStack } from './stack';
 import { canConnect } from './stack/net';
 import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
-import { startWorker, RunningWorker } from '../temporal/worker';
+import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/worker';
 
 const VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -84,6 +84,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
     let worker: RunningWorker | undefined;
     if (config.roles.includes('worker')) {
+      installTemporalRuntime(logger);
       const connection = await connectWorker(config);
       worker = await startWorker(config, connection, services, logger.child({ component: 'worker' }));
       const w = worker;

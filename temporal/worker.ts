@@ -3,10 +3,25 @@
  * sandbox at start) and the activities under activities/.
  */
 import path from 'node:path';
-import { Worker, bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
 import { createActivities, ActivityDeps } from '../activities';
+
+/** Routes the SDK's own logs (worker state, workflow and activity logs) into pino. Once per process. */
+let runtimeInstalled = false;
+export function installTemporalRuntime(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const log = logger.child({ component: 'temporal-sdk' });
+  Runtime.install({
+    logger: new DefaultLogger('INFO', (entry) => {
+      const meta = { ...entry.meta };
+      const level = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
+      log[level](meta, entry.message);
+    }),
+  });
+}
 
 export interface RunningWorker { worker: Worker; done: Promise<void>; shutdown(): Promise<void> }
 
