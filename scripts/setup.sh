@@ -58,6 +58,10 @@ free_port() {
 
 verify_ferretdb() {
   local port dir pid ok=0
+  if ! (cd "$ROOT" && node -e 'require.resolve("mongodb")' 2>/dev/null); then
+    log "WARNING: node_modules/mongodb missing (run npm ci): FerretDB check skipped"
+    return
+  fi
   port="$(free_port)"; dir="$(mktemp -d)"
   "$BIN/ferretdb" -listen-addr "127.0.0.1:$port" -sqlite-dir "$dir/db" -log-level warn >"$dir/ferretdb.log" 2>&1 &
   pid=$!
