@@ -391,7 +391,7 @@ const SECRET_GENERATORS: Array<[string, () => string, string[]]> = [
   ['phone_number', () => `(${pick(['415', '212', '646', '303'])}) ${pick(['555', '734', '867'])}-${randStr(DIG, 4)}`, ['Phone: {V}', 'My cell is {V}.']],
   ['phone_number', () => `+49${randStr(DIG, 10)}`, ['WhatsApp: {V}']],
   ['payment_card', () => luhnComplete('4', 16).replace(/(\d{4})(?=\d)/g, '$1 '), ['Card: {V} exp 12/27', 'Please charge {V}.']],
-  ['payment_card', () => luhnComplete('5', 16), ['cc={V}']],
+  ['payment_card', () => luhnComplete(`5${pick(['1', '2', '3', '4', '5'])}`, 16), ['cc={V}']],
   ['payment_card', () => luhnComplete('37', 15), ['Amex {V}']],
   ['iban', () => ibanMake('DE', randStr(DIG, 18)), ['IBAN: {V}', 'Please transfer to {V} by Friday.']],
   ['iban', () => ibanMake('GB', `NWBK${randStr(DIG, 14)}`), ['Account {V}']],

@@ -413,5 +413,10 @@ export function maskSecrets(text: string): string {
     pos = h.end;
   }
   out += text.slice(pos);
+  // The same value may recur nearby without the context that identified it (a key id echoed
+  // in a URL): mask every occurrence, not only the recognised one.
+  for (const h of hits) {
+    if (h.value.length >= 6 && out.includes(h.value)) out = out.split(h.value).join(redactValue(h.type, h.value));
+  }
   return out.replace(KEY_MATERIAL_LINE, (m) => m.replace(/[A-Za-z0-9+/=]/g, '*'));
 }
