@@ -5,17 +5,21 @@
  */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+  '^.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
 };
+// ESM-only packages that tests reach in-process; Node 20's require(esm) is not available inside Jest.
+const transformIgnorePatterns = ['/node_modules/(?!(jose|aedes|aedes-[^/]+)/)'];
 module.exports = {
   testTimeout: 60000,
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'], transform },
+    { displayName: 'unit', testEnvironment: 'node', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'], transform, transformIgnorePatterns },
     {
       displayName: 'integration',
       testEnvironment: 'node',
       roots: ['<rootDir>/test/integration', '<rootDir>/test/e2e'],
       testMatch: ['**/*.test.ts'],
       transform,
+      transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

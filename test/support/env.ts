@@ -21,7 +21,7 @@ export interface CliResult { code: number; stdout: string; stderr: string; json?
 export function cli(...args: string[]): Promise<CliResult> {
   const s = stack();
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+    execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
       cwd: ROOT, env: { ...process.env, ...s.env }, timeout: 60_000,
     }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;

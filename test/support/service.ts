@@ -46,7 +46,9 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
   };
   const logFile = path.join(dataDir, 'service.log');
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(ROOT, 'src', 'main.ts')], {
+  // `node --import tsx` runs the service in this one process (the tsx CLI would add a wrapper
+  // process, and a SIGKILL of the wrapper would leave the service running).
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,7 +82,7 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
     env: stackEnv,
     child,
     stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     }),

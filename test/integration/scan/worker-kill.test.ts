@@ -1,0 +1,100 @@
+/**
+ * A worker killed (SIGKILL) in the middle of a deferred scan: after a new worker starts, the scan
+ * completes, once. Runs its own stack: an api process that owns the local stack, and worker
+ * processes pointed at it, as a scaled-out deployment would run them.
+ */
+import { randomBytes } from 'node:crypto';
+import { Connection, Client } from '@temporalio/client';
+import { MongoClient } from 'mongodb';
+import { startServiceProcess, StartedService } from '../../support/service';
+import { loadConfig } from '../../../src/config';
+import { createLogger } from '../../../src/log';
+import { loadSecrets } from '../../../src/secrets';
+import { connectStorage } from '../../../src/storage/mongo';
+import { createServices } from '../../../src/services';
+
+jest.setTimeout(240_000);
+
+const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' };
+
+describe('deferred scan survives a killed worker', () => {
+  let api: StartedService;
+  const workers: StartedService[] = [];
+
+  afterAll(async () => {
+    for (const w of workers) await w.stop();
+    await api?.stop();
+  });
+
+  it('completes once after the worker is killed mid-activity and another worker starts', async () => {
+    api = await startServiceProcess({ extraEnv: { ...shared, ROLES: 'api,mqtt' } });
+    const e = api.env;
+    const workerEnv = {
+      ...shared,
+      ROLES: 'worker',
+      MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`,
+      TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
+      CLAMD_HOST: '127.0.0.1',
+      CLAMD_PORT: String(e.clamdPort),
+    };
+    workers.push(await startServiceProcess({ extraEnv: workerEnv }));
+
+    const config = loadConfig({ ...process.env, ...e.env, ...shared });
+    const storage = await connectStorage(config);
+    const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
+    const { apiKey } = await services.accounts.createAccount({ name: 'kill', plan: 'pro' });
+    await storage.close();
+
+    // Large enough that the analysis is still running when the worker dies.
+    const content = Buffer.alloc(90 * 1024 * 1024, 0x61);
+    const form = new FormData();
+    form.append('file', new Blob([content]), 'big.txt');
+    const res = await fetch(`${e.baseUrl}/api/scan?defer=true`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form });
+    expect(res.status).toBe(202);
+    const { scanId } = (await res.json()) as { scanId: string };
+
+    const temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${e.temporalPort}` }) });
+    const handle = temporal.workflow.getHandle(`scan-${scanId}`);
+    // Wait until the scan activity has started on the first worker, then kill that worker.
+    for (let i = 0; ; i++) {
+      const d = await handle.describe();
+      const started = d.raw.pendingActivities?.some((a) => String(a.state) === 'PENDING_ACTIVITY_STATE_STARTED' || a.state === 2);
+      if (started) break;
+      if (i > 200) throw new Error('activity never started');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    process.kill(workers[0].env.pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 500));
+    const mid = await fetch(`${e.baseUrl}/api/scan/${scanId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(((await mid.json()) as { status: string }).status).toBe('pending');
+
+    workers.push(await startServiceProcess({ extraEnv: workerEnv }));
+    await handle.result();
+
+    const done = (await (await fetch(`${e.baseUrl}/api/scan/${scanId}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;
+    expect(done.status).toBe('complete');
+    expect(done.fileSize).toBe(content.length);
+
+    const history = await handle.fetchHistory();
+    const scheduled = history.events?.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'completeDeferredScan') ?? [];
+    const completed = history.events?.filter((ev) => ev.activityTaskCompletedEventAttributes) ?? [];
+    expect(scheduled).toHaveLength(1);
+    expect(completed.length).toBeGreaterThanOrEqual(1);
+    const started = history.events?.filter((ev) => ev.activityTaskStartedEventAttributes) ?? [];
+    // The retry is visible as the started event's attempt number.
+    expect(started.some((ev) => (ev.activityTaskStartedEventAttributes?.attempt ?? 1) >= 2)).toBe(true);
+
+    const mongo = new MongoClient(`mongodb://127.0.0.1:${e.mongoPort}/?maxPoolSize=1`);
+    await mongo.connect();
+    try {
+      const scans = await mongo.db('sentinel').collection('scans').find({ _id: scanId as never }).toArray();
+      expect(scans).toHaveLength(1);
+      expect(scans[0].status).toBe('complete');
+      expect(scans[0].uploadId).toBeUndefined();
+      expect(await mongo.db('sentinel').collection('scan_uploads.files').countDocuments({})).toBe(0);
+    } finally {
+      await mongo.close();
+      await temporal.connection.close();
+    }
+  });
+});
