@@ -29,9 +29,13 @@ export interface StackEnv {
 
 export interface StartedService { env: StackEnv; child: ChildProcess; stop(): Promise<void> }
 
-export async function startServiceProcess(opts: { extraEnv?: Record<string, string>; timeoutMs?: number; dataDir?: string } = {}): Promise<StartedService> {
-  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sentinel-test-'));
-  const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort] = await Promise.all(Array.from({ length: 6 }, () => findFreePort()));
+/** `reuse`: start again on the same ports and DATA_DIR as an earlier run (restart tests). */
+export async function startServiceProcess(opts: { extraEnv?: Record<string, string>; timeoutMs?: number; reuse?: StackEnv } = {}): Promise<StartedService> {
+  const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sentinel-test-'));
+  const r = opts.reuse;
+  const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort] = r
+    ? [r.port, r.mqttPort, r.mongoPort, r.temporalPort, r.temporalUiPort, r.clamdPort]
+    : await Promise.all(Array.from({ length: 6 }, () => findFreePort()));
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
@@ -45,7 +49,7 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
     ...opts.extraEnv,
   };
   const logFile = path.join(dataDir, 'service.log');
-  const log = createWriteStream(logFile);
+  const log = createWriteStream(logFile, { flags: 'a' });
   // `node --import tsx` runs the service in this one process (the tsx CLI would add a wrapper
   // process, and a SIGKILL of the wrapper would leave the service running).
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'main.ts')], {
