@@ -13,11 +13,18 @@ import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
 import { CounterStore } from './limits/store';
 import { LimitService } from './limits/service';
-import { MessagingInfo } from './messaging/service';
+import { MessagingInfo, MessagingService } from './messaging/service';
+import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
+import { MessageStore } from './messaging/store';
+import { MqttStore } from './mqtt/store';
+import { MqttSignals } from './mqtt/signals';
+import { ServiceValidator } from './messaging/validation';
+import { MessagingUsage } from './messaging/usage';
 import { ScanStore } from './scan/store';
 import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
 import { mongoFeedLookup } from './scan/engines/feeds';
+import { cveDatasetPath } from './scan/datasets';
 
 export interface Services {
   config: Config;
@@ -27,6 +34,15 @@ export interface Services {
   audit: AuditLog;
   limits: LimitService;
   messagingInfo: MessagingInfo;
+  messageStore: MessageStore;
+  /** THE message pipeline (HTTP and MQTT); set `messagePipeline.flowTrigger` to run flows on device events. */
+  messagePipeline: MessagePipeline;
+  /** `messageQueued` / `stateChanged` for the MQTT bridge. */
+  messagingEvents: MessagingEvents;
+  messaging: MessagingService;
+  mqttStore: MqttStore;
+  /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
+  mqttSignals: MqttSignals;
   scans: ScanService;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
@@ -45,20 +61,39 @@ export function createServices(opts: { config: Config; logger: Logger; storage: 
       clamd: { host: config.clamdHost ?? '127.0.0.1', port: config.clamdPort },
       feedLookup: mongoFeedLookup(db),
       yaraRuleDirs: [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])],
+      cveDatasetPath: cveDatasetPath(config),
     },
     opts.temporal,
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: 10_000 },
     logger.child({ component: 'scan' }),
   );
+  const accounts = new AccountService(new AccountStore(db), secrets, config.region);
+  const audit = new AuditLog(db);
+  const messageStore = new MessageStore(db);
+  const messagingEvents = new MessagingEvents();
+  const validator = new ServiceValidator(messageStore);
+  const messagingLog = logger.child({ component: 'messaging' });
+  const mqttStore = new MqttStore(db);
+  const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
+  mqttSignals.attach(accounts.events, messagingEvents);
   return {
     config,
     logger,
     storage,
-    accounts: new AccountService(new AccountStore(db), secrets, config.region),
-    audit: new AuditLog(db),
+    accounts,
+    audit,
     limits,
     scans,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
+    messageStore,
+    messagingEvents,
+    messagePipeline: new MessagePipeline({
+      store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
+      usage: new MessagingUsage(limits, messageStore, messagingLog),
+    }),
+    messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
+    mqttStore,
+    mqttSignals,
     temporal: opts.temporal,
   };
 }

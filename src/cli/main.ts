@@ -11,6 +11,9 @@ import { loadSecrets } from '../secrets';
 import { connectStorage, ensureIndexes } from '../storage/mongo';
 import { createServices, Services } from '../services';
 import { AppError } from '../http/errors';
+import { loadFeedFiles } from '../scan/engines/feeds';
+import { refreshCveDataset } from '../scan/engines/cve';
+import { operatorCveDatasetPath } from '../scan/datasets';
 
 type Handler = (s: Services, flags: Record<string, string | undefined>) => Promise<unknown>;
 
@@ -42,6 +45,20 @@ const COMMANDS: Record<string, Command> = {
         resourceName: e.name, userEmail: 'cli', details: { apiKeyId: e.apiKeyId, role: f.role ?? 'default' },
       });
       return { name: e.name, resourcePath: e.resourcePath, apiKeyId: e.apiKeyId, apiKey: e.apiKey };
+    },
+  },
+  'feeds load': {
+    usage: 'feeds load --files a.txt,b.csv   (plain hash lists or abuse.ch-style CSV)',
+    flags: ['files'], required: ['files'],
+    run: (s, f) => loadFeedFiles(s.storage.db, (f.files as string).split(',').map((x) => x.trim()).filter(Boolean)),
+  },
+  'cve refresh': {
+    usage: 'cve refresh --files nvd-1.json,nvd-2.json   (NVD CVE JSON 2.0 files)',
+    flags: ['files'], required: ['files'],
+    run: async (s, f) => {
+      const target = operatorCveDatasetPath(s.config, true);
+      const counts = refreshCveDataset((f.files as string).split(',').map((x) => x.trim()).filter(Boolean), target);
+      return { ...counts, dataset: target };
     },
   },
 };

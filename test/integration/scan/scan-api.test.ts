@@ -332,3 +332,30 @@ describe('the CLI sees what the API did', () => {
     expect(r.status).toBe(202);
   });
 });
+
+describe('threat feeds loaded by the operator CLI', () => {
+  it('turns a feed hit into a strong finding on the next scan', async () => {
+    const { createHash, randomBytes } = await import('node:crypto');
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const content = Buffer.concat([Buffer.from('harmless looking text '), randomBytes(16)]);
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'feed-'));
+    const csv = path.join(dir, 'bazaar.csv');
+    writeFileSync(csv, [
+      '################################################################',
+      '# MalwareBazaar full data dump (CSV)',
+      '# first_seen_utc,sha256_hash,md5_hash,sha1_hash,reporter,file_name,file_type_guess,mime_type,signature,clamav,vtpercent,imphash,ssdeep,tlsh',
+      `"2026-11-20 10:00:00","${sha256}","${createHash('md5').update(content).digest('hex')}","${createHash('sha1').update(content).digest('hex')}","test","x.txt","txt","text/plain","TestFamily","n/a","n/a","n/a","n/a","n/a"`,
+    ].join('\n'));
+    const loaded = await cli('feeds', 'load', '--files', csv);
+    expect(loaded.code).toBe(0);
+    // One row carries three hashes (SHA-256, MD5, SHA-1): three entries.
+    expect(Number(loaded.json?.parsed)).toBe(3);
+    const { apiKey } = await newAccount('pro');
+    const r = await upload(apiKey, content, 'x.txt');
+    expect(r.body.engines.threat_feed.findings.length).toBeGreaterThanOrEqual(1);
+    expect(['Malicious', 'Suspicious']).toContain(r.body.safetyScore.threatLevel);
+  });
+});
