@@ -196,10 +196,11 @@ export function parseElf(buf: Buffer): ElfInfo | null {
     }
   }
 
-  // UPX writes "UPX!" into the loader header near the start and into the trailer.
+  // UPX writes "UPX!" into the loader header near the start and the trailer, and its stub carries
+  // a "$Info: This file is packed with the UPX" banner.
   const head = buf.subarray(0, Math.min(buf.length, 4096));
   const tail = buf.subarray(Math.max(0, buf.length - 4096));
-  const upxMarker = head.includes('UPX!') || tail.includes('UPX!') || head.includes('This file is packed with the UPX');
+  const upxMarker = head.includes('UPX!') || tail.includes('UPX!') || buf.includes('$Info: This file is packed with the UPX');
 
   return {
     is64,

@@ -13,6 +13,11 @@ import { parsePe, sectionContaining, type PeInfo } from './pe';
 import { parseElf, type ElfInfo } from './elf';
 
 const ENGINE = 'ml';
+/**
+ * Held-out precision is measured against a synthetic malicious side, so it overstates real-world
+ * precision; confidence is additionally capped here (docs/ml-model.md).
+ */
+export const CONFIDENCE_CAP = 0.6;
 
 /** Imports that the model counts as suspicious (lower-case, without A/W suffix). */
 const SUSPICIOUS_IMPORTS = new Set([
@@ -151,7 +156,7 @@ export const engine: Engine = {
     const report = { ml: { model: 'static-ml logistic regression', probability: round2(p), threshold: MODEL.threshold, heldOutPrecision: MODEL.heldOut.precision } };
     if (p < MODEL.threshold) return { findings: [], report };
     // Medium at most: the malicious side of the training data is synthetic (docs/ml-model.md).
-    const confidence = Math.min(p, MODEL.heldOut.precision);
+    const confidence = Math.min(p, MODEL.heldOut.precision, CONFIDENCE_CAP);
     return {
       findings: [makeFinding(ENGINE, `ml.static.${feats.format}.malicious`, 'ML.Static.Suspicious', 'medium', confidence,
         `The static-feature classifier scores this ${feats.format.toUpperCase()} file ${round2(p)} (threshold ${MODEL.threshold}); held-out precision ${MODEL.heldOut.precision}.`, 'ml')],

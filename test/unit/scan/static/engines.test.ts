@@ -1,0 +1,191 @@
+/**
+ * Each static engine fires on its crafted fixtures with the expected finding ids and severities.
+ * Fixtures come from test/fixtures/scripts/make-static-fixtures.ts (needs gcc for the ELF ones).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as CFB from 'cfb';
+import { engine as pe, parsePe } from '../../../../src/scan/engines/pe';
+import { engine as elf, parseElf } from '../../../../src/scan/engines/elf';
+import { engine as office, decompressOvba, extractVba } from '../../../../src/scan/engines/office';
+import { engine as pdf } from '../../../../src/scan/engines/pdf';
+import { engine as script, analyzeScriptText } from '../../../../src/scan/engines/script';
+import { engine as behavior } from '../../../../src/scan/engines/behavior';
+import { engine as ml, CONFIDENCE_CAP } from '../../../../src/scan/engines/ml';
+import { compressOvba } from '../../../fixtures/scripts/make-static-fixtures';
+import { ensureFixtures, ids, run } from './helpers';
+
+let dir = '';
+beforeAll(() => {
+  dir = ensureFixtures();
+});
+
+const sev = async (e: Parameters<typeof run>[0], f: string, t: Parameters<typeof run>[2], id: string): Promise<string | undefined> =>
+  (await run(e, f, t)).findings.find((x) => x.id === id)?.severity;
+
+describe('static_pe', () => {
+  it('parses the crafted PE import table as DLL!function', () => {
+    const info = parsePe(fs.readFileSync(path.join(dir, 'pe_injection.exe')));
+    expect(info).not.toBeNull();
+    expect(info?.importNames).toEqual(expect.arrayContaining(['kernel32.dll!VirtualAllocEx', 'kernel32.dll!WriteProcessMemory', 'kernel32.dll!CreateRemoteThread', 'user32.dll!SetWindowsHookExW']));
+    expect(parsePe(fs.readFileSync(path.join(dir, 'pe_future_ts64.exe')))?.is64).toBe(true);
+  });
+  it('is quiet on the crafted benign PE', async () => {
+    expect(await ids(pe, 'pe_benign.exe', 'pe')).toEqual([]);
+  });
+  it('flags UPX-like packing: low for the section names, medium only with several traits', async () => {
+    const out = await run(pe, 'pe_upx_packed.exe', 'pe');
+    const got = Object.fromEntries(out.findings.map((f) => [f.id, f.severity]));
+    expect(got).toMatchObject({ 'pe.packer.upx': 'low', 'pe.section.high_entropy': 'low', 'pe.section.wx': 'low', 'pe.imports.tiny_packed': 'medium', 'pe.packed': 'medium' });
+    expect(out.findings.every((f) => f.severity !== 'high' && f.severity !== 'critical')).toBe(true);
+  });
+  it('reports overlay, .NET, timestamps and certificate presence', async () => {
+    expect(await ids(pe, 'pe_overlay.exe', 'pe')).toContain('pe.overlay');
+    expect(await ids(pe, 'pe_dotnet.exe', 'pe')).toEqual(['pe.dotnet']);
+    expect(await ids(pe, 'pe_signed_zero_ts.exe', 'pe')).toEqual(expect.arrayContaining(['pe.timestamp.zero', 'pe.signature.present']));
+    expect(await ids(pe, 'pe_future_ts64.exe', 'pe')).toEqual(['pe.timestamp.future']);
+  });
+  it('survives truncated and garbage headers', async () => {
+    const b = fs.readFileSync(path.join(dir, 'pe_injection.exe'));
+    for (const cut of [64, 0x90, 0x180, 0x300, 0x500, b.length - 100]) {
+      const out = await pe.scan({ ...(await import('./helpers')).subject(b.subarray(0, cut), 'pe') }, { signal: new AbortController().signal, budgetMs: 1000 });
+      expect(Array.isArray(out.findings)).toBe(true);
+    }
+  });
+});
+
+describe('static_elf', () => {
+  it('reads interpreter, needed libraries and imported symbols', () => {
+    const info = parseElf(fs.readFileSync(path.join(dir, 'elf_traits_dynamic')));
+    expect(info?.interpreter).toMatch(/ld-linux/);
+    expect(info?.needed).toContain('libc.so.6');
+    expect(info?.importedSymbols).toEqual(expect.arrayContaining(['ptrace', 'connect', 'dup2', 'execve']));
+  });
+  it('stripped is info, static+stripped is low, the benign build is quiet', async () => {
+    expect(await sev(elf, 'elf_traits_stripped', 'elf', 'elf.stripped')).toBe('info');
+    expect(await sev(elf, 'elf_traits_static', 'elf', 'elf.static_stripped')).toBe('low');
+    expect(await ids(elf, 'elf_benign', 'elf')).toEqual([]);
+  });
+  it('flags the UPX-like packed layout (marker, no sections, RWX, entropy) as medium at most', async () => {
+    const out = await run(elf, 'elf_packed_like', 'elf');
+    const got = Object.fromEntries(out.findings.map((f) => [f.id, f.severity]));
+    expect(got).toMatchObject({ 'elf.packer.upx': 'low', 'elf.no_sections': 'low', 'elf.segment.wx': 'low', 'elf.section.high_entropy': 'low', 'elf.packed': 'medium' });
+  });
+});
+
+describe('static_office', () => {
+  it('MS-OVBA compression round-trips through the decompressor', () => {
+    const src = Buffer.from('Attribute VB_Name = "M"\r\n'.repeat(300) + 'Sub AutoOpen()\r\nEnd Sub\r\n', 'latin1');
+    expect(decompressOvba(compressOvba(src)).equals(src)).toBe(true);
+  });
+  it('extracts VBA source from the OLE .doc', () => {
+    const c = CFB.read(fs.readFileSync(path.join(dir, 'doc_macro_autoopen.doc')), { type: 'buffer' });
+    const mods = extractVba(c);
+    expect(mods.map((m) => m.name)).toEqual(['ThisDocument']);
+    expect(mods[0].source).toContain('Sub AutoOpen()');
+  });
+  it('AutoOpen + Shell in OLE and Document_Open in OOXML are high', async () => {
+    for (const [f, t] of [['doc_macro_autoopen.doc', 'office_ole'], ['docm_macro_autoopen.docm', 'office_ooxml']] as const) {
+      const got = await ids(office, f, t);
+      expect(got).toEqual(expect.arrayContaining(['office.macro.present', 'office.macro.autoexec', 'office.macro.suspicious_call', 'office.macro.autoexec_exec']));
+    }
+  });
+  it('a harmless macro is only low; a clean docx is quiet', async () => {
+    expect((await run(office, 'doc_macro_benign.doc', 'office_ole')).findings.map((f) => `${f.id}:${f.severity}`)).toEqual(['office.macro.present:low']);
+    expect(await ids(office, 'docx_clean.docx', 'office_ooxml')).toEqual([]);
+  });
+  it('remote template and DDEAUTO are high', async () => {
+    expect(await sev(office, 'docx_external_template.docx', 'office_ooxml', 'office.external_template')).toBe('high');
+    expect(await sev(office, 'docx_dde.docx', 'office_ooxml', 'office.dde')).toBe('high');
+  });
+});
+
+describe('static_pdf', () => {
+  it.each([
+    ['pdf_openaction_js.pdf', ['pdf.javascript', 'pdf.auto_javascript', 'pdf.js.suspicious', 'pdf.openaction']],
+    ['pdf_launch.pdf', ['pdf.launch']],
+    ['pdf_flate_objstm_js.pdf', ['pdf.javascript', 'pdf.auto_javascript', 'pdf.js.suspicious', 'pdf.objstm', 'pdf.aa']],
+    ['pdf_obfuscated_names.pdf', ['pdf.obfuscated_names', 'pdf.auto_javascript']],
+    ['pdf_embedded_exe.pdf', ['pdf.embedded_executable']],
+  ])('%s', async (file, expected) => {
+    expect(await ids(pdf, file, 'pdf')).toEqual(expect.arrayContaining(expected));
+  });
+  it('a clean PDF has only info findings', async () => {
+    const out = await run(pdf, 'pdf_clean.pdf', 'pdf');
+    expect(out.findings.every((f) => f.severity === 'info')).toBe(true);
+  });
+});
+
+describe('static_script', () => {
+  it.each([
+    ['ps_download_exec.ps1', 'powershell', 'script.download_execute.powershell'],
+    ['ps_encoded.ps1', 'powershell', 'script.encoded_command'],
+    ['ps_frombase64_exec.ps1', 'powershell', 'script.frombase64.exec'],
+    ['ps_persistence.ps1', 'powershell', 'script.persistence.run_key'],
+    ['ps_persistence.ps1', 'powershell', 'script.persistence.schtasks'],
+    ['ps_reverse_shell.ps1', 'powershell', 'script.reverse_shell.powershell'],
+    ['ps_amsi.ps1', 'powershell', 'script.evasion.amsi_bypass'],
+    ['sh_curl_pipe.sh', 'shell', 'script.download_execute.pipe_shell'],
+    ['sh_reverse_shell.sh', 'shell', 'script.reverse_shell.dev_tcp'],
+    ['sh_persistence.sh', 'shell', 'script.persistence.cron'],
+    ['sh_persistence.sh', 'shell', 'script.persistence.systemd'],
+    ['sh_persistence.sh', 'shell', 'script.persistence.shell_profile'],
+    ['sh_netcat.sh', 'shell', 'script.reverse_shell.netcat'],
+    ['bat_certutil.bat', 'batch', 'script.download_execute.certutil'],
+    ['bat_certutil.bat', 'batch', 'script.impact.shadow_delete'],
+    ['js_charcode.js', 'javascript', 'script.obfuscation.charcode'],
+    ['js_wsh_download.js', 'javascript', 'script.download_execute.com'],
+    ['vbs_shell.vbs', 'vbscript', 'script.wsh.shell_run'],
+    ['py_reverse_shell.py', 'python', 'script.reverse_shell.python'],
+    ['py_download_exec.py', 'python', 'script.download_execute.python'],
+    ['html_hidden_iframe.html', 'html', 'script.html.hidden_iframe'],
+  ] as const)('%s -> %s', async (file, type, id) => {
+    expect(await ids(script, file, type)).toContain(id);
+  });
+  it('finds download-and-execute inside the -enc payload after decoding it', async () => {
+    const out = await run(script, 'ps_encoded.ps1', 'powershell');
+    const f = out.findings.find((x) => x.id === 'script.download_execute.powershell');
+    expect(f?.description).toMatch(/base64-decoded/);
+  });
+  it.each([['benign_build.sh', 'shell'], ['benign_util.py', 'python'], ['benign_app.js', 'javascript'], ['benign_admin.ps1', 'powershell']] as const)('benign %s is quiet', async (f, t) => {
+    expect(await ids(script, f, t)).toEqual([]);
+  });
+  it('patterns stay linear on hostile input', () => {
+    const hostile = `${'curl '.repeat(20000)}${'IEX '.repeat(20000)}${'A'.repeat(199).concat(' ').repeat(2000)}${'/dev/tcp/'.repeat(5000)}`;
+    const t0 = Date.now();
+    analyzeScriptText(hostile);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});
+
+describe('behavior', () => {
+  it('infers injection, credential access, keylogging and C2 from the crafted PE', async () => {
+    const out = await run(behavior, 'pe_injection.exe', 'pe');
+    const got = Object.fromEntries(out.findings.map((f) => [f.id, f.severity]));
+    expect(got).toMatchObject({ 'behavior.injection.remote_thread': 'high', 'behavior.credential.lsass': 'high', 'behavior.keylogging.hook': 'medium', 'behavior.c2.hardcoded_ip': 'medium', 'behavior.persistence.run_key': 'medium', 'behavior.anti_analysis.vm': 'low' });
+    expect(out.report?.executed).toBe(false);
+  });
+  it('infers reverse shell, ptrace injection and cron persistence from the gcc-built ELF', async () => {
+    expect(await ids(behavior, 'elf_traits_stripped', 'elf')).toEqual(expect.arrayContaining(['behavior.c2.reverse_shell', 'behavior.injection.ptrace', 'behavior.persistence.cron', 'behavior.multiple_capabilities']));
+  });
+  it('is quiet on the benign builds', async () => {
+    expect(await ids(behavior, 'elf_benign', 'elf')).toEqual([]);
+    expect(await ids(behavior, 'pe_benign.exe', 'pe')).toEqual([]);
+  });
+});
+
+describe('ml', () => {
+  it('scores the crafted trait-carrying binaries as suspicious, capped at medium and the confidence cap', async () => {
+    for (const [f, t] of [['pe_injection.exe', 'pe'], ['elf_traits_dynamic', 'elf']] as const) {
+      const out = await run(ml, f, t);
+      expect(out.findings).toHaveLength(1);
+      expect(out.findings[0].severity).toBe('medium');
+      expect(out.findings[0].confidence).toBeLessThanOrEqual(CONFIDENCE_CAP);
+    }
+  });
+  it('stays below threshold for the benign builds and says when content is out of scope', async () => {
+    expect(await ids(ml, 'elf_benign', 'elf')).toEqual([]);
+    expect(await ids(ml, 'pe_benign.exe', 'pe')).toEqual([]);
+    expect((await run(ml, 'pdf_clean.pdf', 'pdf')).note).toMatch(/PE and ELF only/);
+  });
+});
