@@ -273,8 +273,14 @@ export function extractBlocks(text: string, name: string, lower: string): CodeBl
   if (fence) blocks.push({ source: 'markdown_fence', language: languageOf(text.slice(fence.start, fence.start + 4000), fence.lang), start: fence.start, end: text.length });
 
   // Inline code spans `...` on prose lines.
+  // The next backtick is looked up once and reused across lines (an indexOf per line would
+  // rescan the rest of the payload for every line that has none).
+  let nextTick = -2;
   for (const [s, e] of outside) {
-    let i = text.indexOf('`', s);
+    if (nextTick !== -1 && nextTick < s) nextTick = text.indexOf('`', s);
+    if (nextTick === -1) break;
+    if (nextTick >= e) continue;
+    let i = nextTick;
     while (i !== -1 && i < e) {
       const j = text.indexOf('`', i + 1);
       if (j === -1 || j >= e) break;

@@ -35,37 +35,66 @@ function fnv(h: number, code: number): number {
 }
 
 const FNV0 = 2166136261;
+/** Words longer than this get no character n-grams (identifiers, base64, hashes say little). */
+const MAX_NGRAM_WORD = 24;
+const MAX_TOKEN = 30;
 
-function hashString(s: string, seed: number): number {
-  let h = fnv(FNV0, seed);
-  for (let i = 0; i < s.length; i++) h = fnv(h, s.charCodeAt(i));
-  return h;
+function isWordChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 39;
 }
 
-/** Sparse, L2-normalised feature vector of one chunk (already passed through classifierText). */
-export function features(text: string): Map<number, number> {
-  const counts = new Map<number, number>();
-  const add = (h: number): void => {
-    const k = h & MASK;
-    counts.set(k, (counts.get(k) ?? 0) + 1);
-  };
-  const tokens = text.match(/[a-z0-9_']{1,30}|[^\sa-z0-9_']/g) ?? [];
-  let prev = '';
-  for (const t of tokens) {
-    add(hashString(t, 1));
-    if (prev) add(hashString(`${prev} ${t}`, 2));
-    prev = t;
-    if (t.length >= 2 && /^[a-z]/.test(t)) {
-      const w = ` ${t} `;
-      for (let n = 3; n <= 5; n++) {
-        for (let i = 0; i + n <= w.length; i++) {
-          let h = fnv(FNV0, 10 + n);
-          for (let j = i; j < i + n; j++) h = fnv(h, w.charCodeAt(j));
-          add(h);
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11 || c === 160;
+}
+
+/**
+ * Calls `add` with the hashed features of one chunk (already passed through classifierText):
+ * word unigrams (seed 1), word bigrams (seed 2), and character 3-, 4- and 5-grams of each
+ * space-padded word that starts with a letter (seeds 13-15). Tokens are runs of [a-z0-9_'] of
+ * at most 30 characters, or any single other non-space character. No substrings are built.
+ */
+export function forEachFeature(text: string, add: (bucket: number) => void): void {
+  let prev = -1;
+  let i = 0;
+  const n = text.length;
+  const pad = new Uint16Array(MAX_NGRAM_WORD + 2);
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (isSpace(c)) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    if (isWordChar(c)) {
+      while (end < n && end - i < MAX_TOKEN && isWordChar(text.charCodeAt(end))) end++;
+    }
+    let h = fnv(FNV0, 1);
+    for (let j = i; j < end; j++) h = fnv(h, text.charCodeAt(j));
+    add(h & MASK);
+    if (prev !== -1) add(fnv(fnv(fnv(FNV0, 2), prev), h) & MASK);
+    prev = h;
+    const len = end - i;
+    if (len >= 2 && len <= MAX_NGRAM_WORD && c >= 97 && c <= 122) {
+      pad[0] = 32;
+      for (let j = 0; j < len; j++) pad[j + 1] = text.charCodeAt(i + j);
+      pad[len + 1] = 32;
+      const plen = len + 2;
+      for (let s = 0; s + 3 <= plen; s++) {
+        let g = FNV0;
+        for (let k = 0; k < 5 && s + k < plen; k++) {
+          g = fnv(g, pad[s + k]);
+          if (k >= 2) add(fnv(g, 10 + k + 1) & MASK);
         }
       }
     }
+    i = end;
   }
+}
+
+/** Sparse, L2-normalised feature vector of one chunk (used by training). */
+export function features(text: string): Map<number, number> {
+  const counts = new Map<number, number>();
+  forEachFeature(text, (k) => counts.set(k, (counts.get(k) ?? 0) + 1));
   let norm = 0;
   for (const v of counts.values()) norm += v * v;
   norm = Math.sqrt(norm) || 1;
@@ -80,11 +109,14 @@ export function chunks(text: string, size = CHUNK_CHARS): string[] {
   while (start < text.length) {
     let end = Math.min(text.length, start + size);
     if (end < text.length) {
-      const nl = text.lastIndexOf('\n', end);
-      if (nl > start + size / 2) end = nl + 1;
+      // Search only inside this window: lastIndexOf on the whole text would rescan from the
+      // window back to the start of the payload each time (quadratic on text without newlines).
+      const window = text.slice(start, end);
+      const nl = window.lastIndexOf('\n');
+      if (nl > size / 2) end = start + nl + 1;
       else {
-        const sp = text.lastIndexOf(' ', end);
-        if (sp > start + size / 2) end = sp + 1;
+        const sp = window.lastIndexOf(' ');
+        if (sp > size / 2) end = start + sp + 1;
       }
     }
     const piece = text.slice(start, end);
@@ -106,11 +138,30 @@ export class LogisticModel {
     return this.model.threshold;
   }
 
-  /** Probability that one chunk (already classifierText-normalised) is an injection. */
+  private readonly counts = new Float64Array(DIM);
+  private readonly touched: number[] = [];
+
+  /**
+   * Probability that one chunk (already classifierText-normalised) is an injection. Same
+   * arithmetic as `features` + dot product, with a reusable dense accumulator instead of a Map.
+   */
   score(chunk: string): number {
-    let z = this.model.bias;
-    for (const [k, v] of features(chunk)) z += this.w[k] * v;
-    return 1 / (1 + Math.exp(-z));
+    const { counts, touched } = this;
+    touched.length = 0;
+    forEachFeature(chunk, (k) => {
+      if (counts[k] === 0) touched.push(k);
+      counts[k] += 1;
+    });
+    let norm = 0;
+    let dot = 0;
+    for (const k of touched) {
+      const v = counts[k];
+      norm += v * v;
+      dot += this.w[k] * v;
+      counts[k] = 0;
+    }
+    norm = Math.sqrt(norm) || 1;
+    return 1 / (1 + Math.exp(-(this.model.bias + dot / norm)));
   }
 
   /** Highest chunk probability of a whole payload. */

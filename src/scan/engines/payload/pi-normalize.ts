@@ -48,12 +48,50 @@ export function foldHomoglyphs(text: string): string {
 }
 
 const LEET: Record<string, string> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '!': 'i', '|': 'l', '8': 'b', '9': 'g' };
+const LEET_CODES = new Map<number, number>(Object.entries(LEET).map(([k, v]) => [k.charCodeAt(0), v.charCodeAt(0)]));
 
-/** Leetspeak to letters, only inside word-like runs that mix letters and leet symbols. */
+function isAsciiLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** Builds a string from char codes in slices (String.fromCharCode has an argument limit). */
+function fromCodes(codes: Uint16Array): string {
+  let out = '';
+  for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode(...codes.subarray(i, i + 8192));
+  return out;
+}
+
+/**
+ * Leetspeak to letters, only inside word-like runs (letters, digits, @$!|) of 2-40 characters
+ * that mix letters with leet symbols. Same length as the input.
+ */
 export function foldLeet(text: string): string {
-  return text.replace(/[A-Za-z0-9@$!|]{2,40}/g, (w) => (/[A-Za-z]/.test(w) && /[013457@$!|89]/.test(w)
-    ? w.replace(/[0134579@$!|8]/g, (c) => LEET[c] ?? c)
-    : w));
+  const codes = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) codes[i] = text.charCodeAt(i);
+  let i = 0;
+  while (i < codes.length) {
+    const c = codes[i];
+    if (!isAsciiLetter(c) && !LEET_CODES.has(c) && !(c >= 48 && c <= 57)) {
+      i++;
+      continue;
+    }
+    let end = i;
+    let letters = false;
+    let leet = false;
+    while (end < codes.length && (isAsciiLetter(codes[end]) || LEET_CODES.has(codes[end]) || (codes[end] >= 48 && codes[end] <= 57))) {
+      if (isAsciiLetter(codes[end])) letters = true;
+      else if (LEET_CODES.has(codes[end])) leet = true;
+      end++;
+    }
+    if (letters && leet && end - i >= 2 && end - i <= 40) {
+      for (let j = i; j < end; j++) {
+        const m = LEET_CODES.get(codes[j]);
+        if (m !== undefined && codes[j] !== 50 && codes[j] !== 54) codes[j] = m;
+      }
+    }
+    i = end;
+  }
+  return fromCodes(codes);
 }
 
 export function hasLeet(text: string): boolean {
@@ -61,10 +99,14 @@ export function hasLeet(text: string): boolean {
 }
 
 export function rot13(text: string): string {
-  return text.replace(/[A-Za-z]/g, (c) => {
-    const base = c <= 'Z' ? 65 : 97;
-    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
-  });
+  const codes = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) codes[i] = ((c - 65 + 13) % 26) + 65;
+    else if (c >= 97 && c <= 122) codes[i] = ((c - 97 + 13) % 26) + 97;
+    else codes[i] = c;
+  }
+  return fromCodes(codes);
 }
 
 export interface DecodedSegment {
@@ -85,7 +127,8 @@ export function isMostlyText(s: string): boolean {
     if ((c >= 32 && c < 127) || c === 9 || c === 10 || c === 13 || c >= 160) printable++;
     if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) letters++;
   }
-  return printable / s.length >= 0.92 && letters / s.length >= 0.5 && /[a-z]{2,} [a-z]{2,}/i.test(s);
+  // Two words in a row somewhere; the look-behind keeps this linear on long letter runs.
+  return printable / s.length >= 0.92 && letters / s.length >= 0.5 && /(?<![a-z])[a-z]{2,40} [a-z]{2}/i.test(s);
 }
 
 const MAX_SEGMENTS = 2000;

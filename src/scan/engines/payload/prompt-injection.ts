@@ -31,6 +31,8 @@ export interface PromptInjectionReport {
 interface RuleHit { rule: InjectionRule; start: number; end: number }
 
 const MAX_FINDINGS = 50;
+/** Rule needles with at least three letters, ROT13-encoded. */
+const ROT13_NEEDLES = [...new Set(RULES.flatMap((r) => r.needles).filter((n) => /[a-z].*[a-z].*[a-z]/.test(n)).map(rot13))];
 
 /** Runs every rule whose needles occur in the (lower-cased) text. */
 export function scanRules(lower: string, signal?: AbortSignal): RuleHit[] {
@@ -135,12 +137,15 @@ export function analyzePromptInjection(text: string, signal?: AbortSignal): Prom
   }
 
   checkBudget(signal);
-  const r13 = rot13(text);
-  const r13lower = lowerSameLength(r13);
-  for (const h of scanRules(r13lower, signal)) {
-    if (found.has(h.rule.id)) continue;
-    found.add(h.rule.id);
-    add({ category: 'encoding_evasion', pattern: `rot13:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(r13, h.start, h.end) });
+  // ROT13 only when some rule word occurs in ROT13 form (cheap substring checks first).
+  if (ROT13_NEEDLES.some((n) => lower.includes(n))) {
+    const r13 = rot13(text);
+    const r13lower = lowerSameLength(r13);
+    for (const h of scanRules(r13lower, signal)) {
+      if (found.has(h.rule.id)) continue;
+      found.add(h.rule.id);
+      add({ category: 'encoding_evasion', pattern: `rot13:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(r13, h.start, h.end) });
+    }
   }
 
   // Encoded segments, decoded and rescanned (one nested level: base64 inside URL-encoding etc.).

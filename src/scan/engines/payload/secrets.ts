@@ -227,11 +227,6 @@ const DETECTORS: Detector[] = [
     re: /twilio[A-Za-z_]{0,20}(?:auth)?_?token["']?\s{0,3}(?:=|:)\s{0,3}["']?([0-9a-f]{32})(?![0-9a-f])/gi },
   { type: 'sendgrid_api_key', category: 'secret', severity: 'high', needles: ['sg.'],
     re: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g },
-  { type: 'private_key', category: 'secret', severity: 'critical', needles: ['private key'],
-    re: /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,-]{0,12000}?-----END (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/g },
-  { type: 'private_key', category: 'secret', severity: 'critical', needles: ['private key'],
-    // A header whose END marker is missing (truncated paste): the body still leaks the key.
-    re: /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----(?![A-Za-z0-9+/=\s:,-]{0,12000}?-----END)[A-Za-z0-9+/=\s]{40,4000}/g },
   { type: 'jwt', category: 'secret', severity: 'medium', needles: ['eyj'],
     re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,2000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{10,1000}(?![A-Za-z0-9_-])/g,
     validate: (v) => jwtValid(v) },
@@ -273,6 +268,36 @@ const DETECTORS: Detector[] = [
     // UK national formats: 07xxx xxxxxx mobiles, 0xx xxxx xxxx and 0xxxx xxxxxx landlines.
     re: /(?<![\w+.-])0(?:7\d{3} ?\d{6}|[1-9]\d ?\d{4} ?\d{4}|1\d{3} ?\d{6})(?![\w.-])/g },
 ];
+
+const PEM_BEGIN = /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/g;
+const PEM_BODY = /^[A-Za-z0-9+/=\s:,-]{0,12000}/;
+const MAX_PEM = 12_000;
+
+/**
+ * PEM private keys: a BEGIN header up to its END marker, or, when the END is missing (a
+ * truncated paste), the base64 body after the header. The next END position is looked up once
+ * and reused, so many headers without an END stay linear.
+ */
+function findPrivateKeys(text: string, out: SecretHit[]): void {
+  PEM_BEGIN.lastIndex = 0;
+  let nextEnd = -2;
+  let m: RegExpExecArray | null;
+  while ((m = PEM_BEGIN.exec(text)) !== null) {
+    const bodyStart = m.index + m[0].length;
+    if (nextEnd !== -1 && nextEnd < bodyStart) nextEnd = text.indexOf('-----END ', bodyStart);
+    let end: number;
+    if (nextEnd !== -1 && nextEnd - bodyStart <= MAX_PEM && PEM_BODY.exec(text.slice(bodyStart, nextEnd))?.[0].length === nextEnd - bodyStart) {
+      const close = text.indexOf('-----', nextEnd + 9);
+      end = close === -1 || close - nextEnd > 60 ? nextEnd + 9 : close + 5;
+    } else {
+      const body = /^[A-Za-z0-9+/=\s]{0,4000}/.exec(text.slice(bodyStart, bodyStart + 4000))?.[0] ?? '';
+      if (body.replace(/\s/g, '').length < 40) continue;
+      end = bodyStart + body.length;
+    }
+    out.push({ type: 'private_key', category: 'secret', severity: 'critical', start: m.index, end, value: text.slice(m.index, end) });
+    PEM_BEGIN.lastIndex = Math.max(PEM_BEGIN.lastIndex, end);
+  }
+}
 
 const EMAIL_LOCAL = /[A-Za-z0-9._%+-]/;
 const EMAIL_DOMAIN = /[A-Za-z0-9.-]/;
@@ -322,6 +347,7 @@ export function findSensitive(text: string, signal?: AbortSignal): SecretHit[] {
       hits.push({ type: d.type, category: d.category, severity: d.severity, start, end: start + v.length, value: v });
     }
   }
+  if (lower === undefined || lower.includes('private key')) findPrivateKeys(text, hits);
   findEmails(text, hits);
   return dropOverlaps(hits);
 }

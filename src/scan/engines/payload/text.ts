@@ -80,14 +80,3 @@ export function maxSeverity(list: Severity[]): Severity | undefined {
 export function checkBudget(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new Error('payload engine: time budget exhausted');
 }
-
-/** 1-based line number of an offset (counts newlines before it). */
-export function lineOf(text: string, offset: number): number {
-  let n = 1;
-  let i = text.indexOf('\n');
-  while (i !== -1 && i < offset) {
-    n++;
-    i = text.indexOf('\n', i + 1);
-  }
-  return n;
-}

@@ -163,12 +163,18 @@ function callsFromText(text: string, isCode: boolean, out: ToolCall[]): void {
       if (c) out.push({ shape: 'text_tag', name: c[1], args: parseKwargs(c[2]) });
     }
   }
-  const invoke = /<invoke name="([^"]{1,80})">([^]{0,20000}?)<\/invoke>/g;
+  const invoke = /<invoke name="([^"]{1,80})">/g;
+  let nextClose = -2;
   while ((m = invoke.exec(text)) !== null) {
+    const bodyStart = m.index + m[0].length;
+    if (nextClose !== -1 && nextClose < bodyStart) nextClose = text.indexOf('</invoke>', bodyStart);
+    if (nextClose === -1) break;
+    if (nextClose - bodyStart > 20000) continue;
     const args: Record<string, string> = {};
     const p = /<parameter name="([^"]{1,80})">([^<]{0,20000})<\/parameter>/g;
     let pm: RegExpExecArray | null;
-    while ((pm = p.exec(m[2])) !== null) args[pm[1]] = pm[2];
+    const body = text.slice(bodyStart, nextClose);
+    while ((pm = p.exec(body)) !== null) args[pm[1]] = pm[2];
     out.push({ shape: 'text_invoke', name: m[1], args });
   }
   const react = /(?<=^|\n)[ \t]{0,8}action[ \t]{0,3}:[ \t]{0,3}([A-Za-z_][\w.-]{0,60})[ \t]{0,8}\r?\n[ \t]{0,8}action[ \t]input[ \t]{0,3}:[ \t]{0,3}([^\n]{0,20000})/gi;
