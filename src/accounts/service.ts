@@ -14,6 +14,8 @@ import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPerm
 import { AccountDoc, AccountStore, EntityDoc, isDuplicateKey } from './store';
 
 export const ENTITY_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+/** Names that are path segments of the messaging API under /api/entities/, so no entity may take them. */
+export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set(['me', 'message', 'messages', 'check_messages', 'status-table', 'bulk']);
 
 export type Principal =
   | { kind: 'account'; account: AccountDoc; apiKeyId: string; permissions: ReadonlySet<Permission> }
@@ -115,6 +117,7 @@ export class AccountService {
   async createEntity(accountId: string, input: NewEntityInput): Promise<CreatedEntity> {
     const account = await this.getAccount(accountId);
     if (!ENTITY_NAME_RE.test(input.name)) throw new BadRequestError('entity name must match [A-Za-z0-9_.-]{1,64}');
+    if (RESERVED_ENTITY_NAMES.has(input.name)) throw new BadRequestError(`entity name "${input.name}" is reserved`);
     const role = await this.validateRole(account, input.role);
     const max = planOf(account.plan).maxEntities;
     if (!(await this.store.reserveEntitySlot(accountId, max))) {
@@ -135,6 +138,33 @@ export class AccountService {
     }
     const apiKey = await this.issueEntityKey(accountId, input.name, resourcePath, apiKeyId);
     return { name: input.name, resourcePath, apiKeyId, apiKey };
+  }
+
+  async getEntity(accountId: string, name: string): Promise<EntityDoc> {
+    const entity = await this.store.findEntity(accountId, name);
+    if (!entity) throw new NotFoundError('Entity');
+    return entity;
+  }
+
+  /** Entities of an account by name, one page. */
+  listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]> {
+    return this.store.listEntities(accountId, offset, limit);
+  }
+
+  /** Changes tags, metadata, role or the validation service (null removes it); the caller checks the service exists. */
+  async updateEntity(account: AccountDoc, name: string, patch: { tags?: string[]; metadata?: Record<string, unknown>; role?: string; serviceId?: string | null }): Promise<EntityDoc> {
+    const set: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>> = {};
+    if (patch.tags !== undefined) set.tags = patch.tags;
+    if (patch.metadata !== undefined) set.metadata = patch.metadata;
+    if (patch.role !== undefined) set.role = await this.validateRole(account, patch.role);
+    if (typeof patch.serviceId === 'string') set.serviceId = patch.serviceId;
+    const updated = await this.store.updateEntity(account._id, name, set, patch.serviceId === null ? ['serviceId'] : []);
+    if (!updated) throw new NotFoundError('Entity');
+    return updated;
+  }
+
+  clearEntityService(accountId: string, serviceId: string): Promise<void> {
+    return this.store.clearEntityService(accountId, serviceId);
   }
 
   private async issueEntityKey(accountId: string, entityName: string, resourcePath: string, apiKeyId: string): Promise<string> {

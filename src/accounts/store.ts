@@ -99,6 +99,20 @@ export class AccountStore {
     return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId } });
   }
 
+  listEntities(accountId: string, offset: number, limit: number) {
+    return this.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray();
+  }
+  updateEntity(accountId: string, name: string, set: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
+    return this.entities.findOneAndUpdate(
+      { _id: `${accountId}/${name}` },
+      { ...(Object.keys(set).length ? { $set: set } : {}), ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, ''])) } : {}) },
+      { returnDocument: 'after' },
+    );
+  }
+  async clearEntityService(accountId: string, serviceId: string): Promise<void> {
+    await this.entities.updateMany({ accountId, serviceId }, { $unset: { serviceId: '' } });
+  }
+
   insertEntityKey(doc: EntityKeyDoc) { return this.entityKeys.insertOne(doc); }
   findEntityKey(jti: string) { return this.entityKeys.findOne({ _id: jti }); }
   async revokeEntityKeys(accountId: string, entityName: string, at: Date): Promise<string[]> {

@@ -49,6 +49,25 @@ export class LimitService {
     return true;
   }
 
+  /**
+   * Counts `bytes` of messaging data against the month. Bounded (telemetry publishes): refused,
+   * with nothing counted, when it would pass `max`. Unbounded (heartbeats, state messages, command
+   * responses): always counted, since those keep flowing past the limit.
+   */
+  async addMessagingBytes(accountId: string, bytes: number, max?: number): Promise<{ allowed: boolean; used: number }> {
+    const month = monthKey(this.now());
+    const doc = { _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' as const };
+    if (max === undefined) return { allowed: true, used: await this.store.incrementUsage(doc, 'messagingBytes', bytes) };
+    const used = await this.store.incrementUsageBounded(doc, 'messagingBytes', bytes, max);
+    if (used !== undefined) return { allowed: true, used };
+    return { allowed: false, used: await this.messagingBytesThisMonth(accountId) };
+  }
+
+  async messagingBytesThisMonth(accountId: string): Promise<number> {
+    const doc = await this.store.getUsage(`${accountId}:${monthKey(this.now())}`);
+    return doc?.messagingBytes ?? 0;
+  }
+
   async scansUsedThisMonth(accountId: string): Promise<number> {
     const doc = await this.store.getUsage(`${accountId}:${monthKey(this.now())}`);
     return doc?.scans ?? 0;

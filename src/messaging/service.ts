@@ -1,6 +1,34 @@
-/** Messaging rules. */
+/**
+ * Messaging rules outside the message pipeline: state table reads and direct writes, delivery
+ * (check_messages and the MQTT claim), message history, bulk registration, entity management,
+ * validation services and notifications. Called by HTTP routes, MQTT and the CLI.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../accounts/audit';
+import type { AccountService, CreatedEntity } from '../accounts/service';
 import type { AccountDoc, EntityDoc } from '../accounts/store';
+import { isDuplicateKey } from '../accounts/store';
+import { AppError, BadRequestError, ConflictError, NotFoundError } from '../http/errors';
+import { checkStateKeys, MessagingEvents } from './pipeline';
+import type { BulkRequest, EntityPatch, MessageSearch, ServiceInput } from './schemas';
+import type { DeliveredMessage, MessageDoc, MessageFilter, MessageStore, ServiceDoc } from './store';
+import type { ServiceValidator } from './validation';
 import { topicsOf } from './topics';
+
+/** How recent the last heartbeat must be for an entity to count as online. */
+export const ONLINE_WINDOW_MS = 5 * 60_000;
+
+export interface MessageItem { id: string; source: string; destination: string | null; msgType: string; data: Record<string, unknown>; tags: string[]; timestamp: string }
+export interface MessagePage { messages: MessageItem[]; next_cursor: number | null }
+export interface BulkEntryResult { name: string; status: 'created' | 'failed'; apiKeyId?: string; apiKey?: string; resourcePath?: string; detail?: string }
+
+export const messageItemOf = (m: MessageDoc): MessageItem => ({
+  id: m._id, source: m.source, destination: m.destination, msgType: m.msgType, data: m.data, tags: m.tags, timestamp: m.timestamp.toISOString(),
+});
+
+export const serviceViewOf = (s: ServiceDoc) => ({
+  id: s._id, name: s.name, rules: s.rules, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(),
+});
 
 export class MessagingInfo {
   constructor(private readonly publicMqttUrl: string) {}
@@ -14,6 +42,252 @@ export class MessagingInfo {
       region: account.region,
       tags: entity.tags,
       mqtt: { url: this.publicMqttUrl, topics: topicsOf(account._id, account.region, entity.apiKeyId) },
+    };
+  }
+}
+
+/** Who acts, for audit entries: this service has no dashboard users. */
+export type Actor = string;
+
+export class MessagingService {
+  constructor(private readonly deps: {
+    store: MessageStore;
+    accounts: AccountService;
+    audit: AuditLog;
+    validator: ServiceValidator;
+    events: MessagingEvents;
+    now?: () => Date;
+  }) {}
+
+  private now(): Date {
+    return this.deps.now ? this.deps.now() : new Date();
+  }
+
+  // --- state table ---------------------------------------------------------------------------
+
+  async getStatusTable(accountId: string, entityName: string): Promise<Record<string, unknown>> {
+    const t = await this.deps.store.getStatusTable(accountId, entityName);
+    if (!t) throw new NotFoundError('Entity');
+    return t;
+  }
+
+  /** PATCH/PUT: immediate, no message processing (no validation, flows or data accounting). */
+  async writeStatusTable(entity: EntityDoc, table: Record<string, unknown>, mode: 'merge' | 'replace'): Promise<Record<string, unknown>> {
+    checkStateKeys(table);
+    const t = mode === 'merge'
+      ? await this.deps.store.mergeStatusTable(entity.accountId, entity.name, table)
+      : await this.deps.store.replaceStatusTable(entity.accountId, entity.name, table);
+    if (!t) throw new NotFoundError('Entity');
+    this.deps.events.emit('stateChanged', { accountId: entity.accountId, entityName: entity.name, apiKeyId: entity.apiKeyId, statusTable: t });
+    return t;
+  }
+
+  // --- delivery ------------------------------------------------------------------------------
+
+  /** Claims up to `limit` pending messages of the entity, oldest first; null when none. */
+  async checkMessages(accountId: string, entityName: string, limit: number): Promise<DeliveredMessage[] | null> {
+    const out: DeliveredMessage[] = [];
+    while (out.length < limit) {
+      const doc = await this.deps.store.claimNext(accountId, entityName);
+      if (!doc) break;
+      out.push(doc.message);
+    }
+    return out.length ? out : null;
+  }
+
+  /**
+   * For MQTT delivery after `messageQueued`: takes the message if no poller took it first.
+   * Returns the message to send, or null (already delivered elsewhere).
+   */
+  async claimForDelivery(messageId: string): Promise<DeliveredMessage | null> {
+    const doc = await this.deps.store.claimForDelivery(messageId);
+    return doc ? doc.message : null;
+  }
+
+  // --- history -------------------------------------------------------------------------------
+
+  private async page(filter: MessageFilter, offset: number, limit: number): Promise<MessagePage> {
+    const docs = await this.deps.store.listPublished(filter, offset, limit + 1);
+    const more = docs.length > limit;
+    return { messages: docs.slice(0, limit).map(messageItemOf), next_cursor: more ? offset + limit : null };
+  }
+
+  listMessages(accountId: string, q: { entity_name?: string; limit: number; offset: number }): Promise<MessagePage> {
+    return this.page({ accountId, sourceName: q.entity_name }, q.offset, q.limit);
+  }
+
+  searchMessages(accountId: string, q: MessageSearch): Promise<MessagePage> {
+    const from = q.from ? new Date(q.from) : undefined;
+    const to = q.to ? new Date(q.to) : undefined;
+    if (from && to && from >= to) throw new BadRequestError('from must be before to');
+    return this.page({ accountId, sourceName: q.entity_name, tags: q.tags, from, to }, q.offset, q.limit);
+  }
+
+  async getMessage(accountId: string, id: string): Promise<MessageItem> {
+    const doc = await this.deps.store.findPublished(accountId, id);
+    if (!doc) throw new NotFoundError('Message');
+    return messageItemOf(doc);
+  }
+
+  // --- bulk registration ---------------------------------------------------------------------
+
+  /**
+   * Creates the devices one by one (the entity quota is reserved per device, so a full account
+   * fails the remaining entries, not the batch), then writes one audit entry for the batch.
+   */
+  async bulkRegister(account: AccountDoc, req: BulkRequest, actor: Actor): Promise<{ created: number; failed: number; results: BulkEntryResult[] }> {
+    let entries: Array<{ name: string; tags?: string[] }>;
+    let mode: 'entities' | 'count';
+    if (req.entities) {
+      mode = 'entities';
+      entries = req.entities;
+    } else if (req.count !== undefined && req.prefix !== undefined) {
+      mode = 'count';
+      entries = Array.from({ length: req.count }, (_, i) => ({ name: `${req.prefix}-${i + 1}`, tags: req.tags }));
+    } else {
+      throw new BadRequestError('Give either entities (an explicit list) or count and prefix');
+    }
+    const seen = new Set<string>();
+    const results: BulkEntryResult[] = [];
+    for (const entry of entries) {
+      if (seen.has(entry.name)) {
+        results.push({ name: entry.name, status: 'failed', detail: 'name appears twice in this request' });
+        continue;
+      }
+      seen.add(entry.name);
+      try {
+        const e: CreatedEntity = await this.deps.accounts.createEntity(account._id, {
+          name: entry.name, tags: entry.tags ?? req.tags ?? [], metadata: req.metadata, directoryId: req.directoryId,
+        });
+        results.push({ name: e.name, status: 'created', apiKeyId: e.apiKeyId, apiKey: e.apiKey, resourcePath: e.resourcePath });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        results.push({ name: entry.name, status: 'failed', detail: err.message });
+      }
+    }
+    const created = results.filter((r) => r.status === 'created').length;
+    await this.deps.audit.record({
+      accountId: account._id, action: 'bulk_create', resourceType: 'entity', resourceId: randomUUID(),
+      resourceName: mode === 'count' ? `${req.prefix}-1..${req.prefix}-${req.count}` : `${entries.length} listed entities`,
+      userEmail: actor,
+      details: { mode, requested: entries.length, created, failed: entries.length - created, ...(req.directoryId ? { directoryId: req.directoryId } : {}) },
+    });
+    return { created, failed: entries.length - created, results };
+  }
+
+  // --- entity management ---------------------------------------------------------------------
+
+  entityView(e: EntityDoc) {
+    const lastSeen = e.lastSeenAt ?? null;
+    return {
+      name: e.name, resourcePath: e.resourcePath, apiKeyId: e.apiKeyId, role: e.role, tags: e.tags, metadata: e.metadata,
+      ...(e.directoryId ? { directoryId: e.directoryId } : {}),
+      service: e.serviceId ?? null,
+      online: e.online && lastSeen !== null && this.now().getTime() - lastSeen.getTime() < ONLINE_WINDOW_MS,
+      lastSeenAt: lastSeen ? lastSeen.toISOString() : null,
+      metrics: e.metrics ?? {},
+      createdAt: e.createdAt.toISOString(),
+    };
+  }
+
+  async listEntities(accountId: string, offset: number, limit: number) {
+    const docs = await this.deps.accounts.listEntities(accountId, offset, limit + 1);
+    return { entities: docs.slice(0, limit).map((e) => this.entityView(e)), next_cursor: docs.length > limit ? offset + limit : null };
+  }
+
+  async getEntity(accountId: string, name: string) {
+    return this.entityView(await this.deps.accounts.getEntity(accountId, name));
+  }
+
+  async updateEntity(account: AccountDoc, name: string, patch: EntityPatch, actor: Actor) {
+    if (typeof patch.service === 'string' && !(await this.deps.store.findService(account._id, patch.service))) {
+      throw new BadRequestError(`service "${patch.service}" does not exist`);
+    }
+    const e = await this.deps.accounts.updateEntity(account, name, { tags: patch.tags, metadata: patch.metadata, role: patch.role, serviceId: patch.service });
+    await this.deps.audit.record({
+      accountId: account._id, action: 'update', resourceType: 'entity', resourceId: e.resourcePath, resourceName: e.name,
+      userEmail: actor, details: { fields: Object.keys(patch) },
+    });
+    return this.entityView(e);
+  }
+
+  async deleteEntity(accountId: string, name: string, actor: Actor): Promise<void> {
+    const e = await this.deps.accounts.deleteEntity(accountId, name);
+    await this.deps.store.purgeInbox(accountId, name);
+    await this.deps.audit.record({
+      accountId, action: 'delete', resourceType: 'entity', resourceId: e.resourcePath, resourceName: e.name,
+      userEmail: actor, details: { revokedApiKeyId: e.apiKeyId },
+    });
+  }
+
+  async rotateKey(accountId: string, name: string, actor: Actor): Promise<CreatedEntity> {
+    const before = await this.deps.accounts.getEntity(accountId, name);
+    const r = await this.deps.accounts.rotateEntityKey(accountId, name);
+    await this.deps.audit.record({
+      accountId, action: 'rotate_key', resourceType: 'entity', resourceId: r.resourcePath, resourceName: r.name,
+      userEmail: actor, details: { revokedApiKeyId: before.apiKeyId, newApiKeyId: r.apiKeyId },
+    });
+    return r;
+  }
+
+  // --- validation services -------------------------------------------------------------------
+
+  async listServices(accountId: string) {
+    return { services: (await this.deps.store.listServices(accountId)).map(serviceViewOf) };
+  }
+
+  async getService(accountId: string, id: string) {
+    const s = await this.deps.store.findService(accountId, id);
+    if (!s) throw new NotFoundError('Service');
+    return serviceViewOf(s);
+  }
+
+  async createService(accountId: string, input: ServiceInput, actor: Actor) {
+    this.deps.validator.compile(input.rules);
+    const now = this.now();
+    const doc: ServiceDoc = { _id: randomUUID(), accountId, name: input.name, rules: input.rules, version: 1, createdAt: now, updatedAt: now };
+    try {
+      await this.deps.store.insertService(doc);
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new ConflictError(`service "${input.name}" already exists`);
+      throw err;
+    }
+    await this.deps.audit.record({ accountId, action: 'create', resourceType: 'service', resourceId: doc._id, resourceName: doc.name, userEmail: actor, details: { rules: doc.rules.length } });
+    return serviceViewOf(doc);
+  }
+
+  async updateService(accountId: string, id: string, patch: Partial<ServiceInput>, actor: Actor) {
+    if (patch.rules) this.deps.validator.compile(patch.rules);
+    let s: ServiceDoc | null;
+    try {
+      s = await this.deps.store.updateService(accountId, id, { ...(patch.name !== undefined ? { name: patch.name } : {}), ...(patch.rules ? { rules: patch.rules } : {}) });
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new ConflictError(`service "${patch.name}" already exists`);
+      throw err;
+    }
+    if (!s) throw new NotFoundError('Service');
+    this.deps.validator.forget(id);
+    await this.deps.audit.record({ accountId, action: 'update', resourceType: 'service', resourceId: s._id, resourceName: s.name, userEmail: actor, details: { fields: Object.keys(patch) } });
+    return serviceViewOf(s);
+  }
+
+  /** Deleting a service unassigns it from its entities (their publishes are then `skipped`). */
+  async deleteService(accountId: string, id: string, actor: Actor): Promise<void> {
+    const s = await this.deps.store.findService(accountId, id);
+    if (!s || !(await this.deps.store.deleteService(accountId, id))) throw new NotFoundError('Service');
+    this.deps.validator.forget(id);
+    await this.deps.accounts.clearEntityService(accountId, id);
+    await this.deps.audit.record({ accountId, action: 'delete', resourceType: 'service', resourceId: id, resourceName: s.name, userEmail: actor, details: {} });
+  }
+
+  // --- notifications -------------------------------------------------------------------------
+
+  async notifications(accountId: string) {
+    const docs = await this.deps.store.listNotifications(accountId);
+    return {
+      notifications: docs.map((n) => ({
+        id: n._id, kind: n.kind, period: n.period, message: n.message, usedBytes: n.usedBytes, limitBytes: n.limitBytes, createdAt: n.createdAt.toISOString(),
+      })),
     };
   }
 }

@@ -18,6 +18,7 @@ export const COLLECTIONS = {
   scanProfiles: 'scan_profiles',
   threatFeedHashes: 'threat_feed_hashes',
   messages: 'messages',
+  messageInbox: 'message_inbox',
   services: 'services',
   notifications: 'notifications',
   files: 'files',
@@ -41,10 +42,13 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { accountId: 1, createdAt: -1, _id: -1 }, name: 'account_time' },
   ],
   [COLLECTIONS.scanProfiles]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
+  // History: list/search/export walk (accountId, msgType) newest first; entity_name filters by sender.
   [COLLECTIONS.messages]: [
-    { key: { accountId: 1, kind: 1, seq: -1 }, name: 'account_kind_seq' },
-    { key: { accountId: 1, dest: 1, delivered: 1, seq: 1 }, name: 'inbox' },
+    { key: { accountId: 1, msgType: 1, timestamp: -1, _id: -1 }, name: 'account_type_time' },
+    { key: { accountId: 1, msgType: 1, sourceName: 1, timestamp: -1, _id: -1 }, name: 'account_type_source_time' },
   ],
+  // Pending directed messages: claims take the oldest of one destination.
+  [COLLECTIONS.messageInbox]: [{ key: { accountId: 1, dest: 1, queuedAt: 1, _id: 1 }, name: 'dest_fifo' }],
   [COLLECTIONS.services]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
   [COLLECTIONS.notifications]: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_time' }],
 };

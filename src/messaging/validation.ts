@@ -1,0 +1,67 @@
+/**
+ * Validation services: named sets of rules, each a JSON Schema for a publish's `data`, compiled
+ * with ajv once per (service id, version) and cached. The stored document is read on each use
+ * (cheap, and it is how a change made through another replica becomes visible); the compiled
+ * validators are what is cached.
+ */
+import Ajv, { ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { BadRequestError } from '../http/errors';
+import type { ServiceRule } from './schemas';
+import type { ActionResult, MessageStore, ServiceDoc, ValidationOutcome } from './store';
+
+interface CompiledService { version: number; rules: Array<{ name: string; validate: ValidateFunction }> }
+
+const MAX_CACHED_SERVICES = 1_000;
+
+export class ServiceValidator {
+  private readonly cache = new Map<string, CompiledService>();
+
+  constructor(private readonly store: MessageStore) {}
+
+  /** Compiles every rule; a schema ajv cannot compile is a 400 naming the rule. */
+  compile(rules: ServiceRule[], version = 0): CompiledService {
+    // One ajv per service version: ajv keeps every schema it compiled, so a shared instance
+    // would grow with every edit of every service.
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    addFormats(ajv);
+    const names = new Set<string>();
+    const compiled: CompiledService = { version, rules: [] };
+    for (const rule of rules) {
+      if (names.has(rule.name)) throw new BadRequestError(`rule name "${rule.name}" is used twice`);
+      names.add(rule.name);
+      try {
+        compiled.rules.push({ name: rule.name, validate: ajv.compile(rule.schema) });
+      } catch (err) {
+        throw new BadRequestError(`rule "${rule.name}" is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return compiled;
+  }
+
+  private compiledFor(doc: ServiceDoc): CompiledService {
+    const hit = this.cache.get(doc._id);
+    if (hit && hit.version === doc.version) return hit;
+    const compiled = this.compile(doc.rules, doc.version);
+    if (this.cache.size >= MAX_CACHED_SERVICES) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(doc._id, compiled);
+    return compiled;
+  }
+
+  /** Runs the service's rules on `data`; `skipped` when the service no longer exists. */
+  async validate(accountId: string, serviceId: string, data: Record<string, unknown>): Promise<ValidationOutcome> {
+    const doc = await this.store.findService(accountId, serviceId);
+    if (!doc) return { result: 'skipped' };
+    const compiled = this.compiledFor(doc);
+    const actionResults: ActionResult[] = compiled.rules.map((r) => {
+      const passed = r.validate(data) as boolean;
+      const errors = passed ? [] : (r.validate.errors ?? []).map((e) => `data${e.instancePath.replace(/\//g, '.')} ${e.message ?? 'is invalid'}`);
+      return { rule: r.name, passed, errors };
+    });
+    return { result: actionResults.every((a) => a.passed) ? 'passed' : 'failed', actionResults };
+  }
+
+  forget(serviceId: string): void {
+    this.cache.delete(serviceId);
+  }
+}
