@@ -18,6 +18,15 @@ export interface Config {
   mqttPort: number;
   /** External MQTT broker URL; unset = embedded aedes broker. */
   mqttUrl?: string;
+  /** The bridge's own credentials at the external broker (MQTT_BRIDGE_USERNAME / MQTT_BRIDGE_PASSWORD). */
+  mqttBridgeUsername?: string;
+  mqttBridgePassword?: string;
+  /** Shared-subscription group of the bridge replicas. Default `sentinel`. */
+  mqttShareGroup: string;
+  /** External broker: how long a device counts as subscribed without news of it. Default 300 s. */
+  mqttPresenceTtlSeconds: number;
+  /** Shared secret an external broker presents to /api/mqtt/auth|acl|superuser; unset = those endpoints are off. */
+  mqttAuthSecret?: string;
   /** MQTT URL devices are told to use in GET /api/entities/me. Default mqtt://localhost:<mqttPort> or mqttUrl. */
   publicMqttUrl: string;
   /** External MongoDB URI; unset = the local FerretDB started by the service on mongoPort. */
@@ -92,6 +101,17 @@ export function loadConfig(env: Env = process.env): Config {
     return v;
   };
 
+  const positiveInt = (name: string, dflt: number): number => {
+    const v = str(name);
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) {
+      problems.push(`${name}="${v}" must be a positive integer`);
+      return dflt;
+    }
+    return n;
+  };
+
   const rolesRaw = str('ROLES');
   let roles: Role[] = [...ALL_ROLES];
   if (rolesRaw !== undefined) {
@@ -143,6 +163,11 @@ export function loadConfig(env: Env = process.env): Config {
     mqttPort,
     mqttUrl,
     publicMqttUrl,
+    mqttBridgeUsername: str('MQTT_BRIDGE_USERNAME'),
+    mqttBridgePassword: str('MQTT_BRIDGE_PASSWORD'),
+    mqttShareGroup: str('MQTT_SHARE_GROUP') ?? 'sentinel',
+    mqttPresenceTtlSeconds: positiveInt('MQTT_PRESENCE_TTL_SECONDS', 300),
+    mqttAuthSecret: str('MQTT_AUTH_SECRET'),
     mongodbUri,
     mongoPort: port('MONGO_PORT', 27017),
     mongodbDb: str('MONGODB_DB') ?? 'sentinel',
@@ -164,6 +189,11 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowHosts: (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     rootDir,
   };
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(config.mqttShareGroup)) problems.push(`MQTT_SHARE_GROUP="${config.mqttShareGroup}" must match [A-Za-z0-9_-]{1,64}`);
+  if (config.mqttAuthSecret !== undefined && config.mqttAuthSecret.length < 16) problems.push('MQTT_AUTH_SECRET must be at least 16 characters');
+  if ((config.mqttBridgeUsername === undefined) !== (config.mqttBridgePassword === undefined)) {
+    problems.push('MQTT_BRIDGE_USERNAME and MQTT_BRIDGE_PASSWORD must be set together');
+  }
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(config.region)) problems.push(`REGION="${config.region}" must match [A-Za-z0-9_-]{1,32}`);
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -17,7 +17,8 @@ import { createApp, HealthReport } from './http/app';
 import { RouteRegistry } from './http/route';
 import { makeRateLimiter } from './http/limits';
 import { registerAllRoutes } from './http/routes';
-import { startEmbeddedBroker, EmbeddedBroker } from './mqtt/broker';
+import type { EmbeddedBroker } from './mqtt/broker';
+import { startMqttRole, MqttRole } from './mqtt/role';
 import { startLocalStack, LocalStack } from './stack';
 import { canConnect } from './stack/net';
 import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
@@ -94,12 +95,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       });
     }
 
-    let broker: EmbeddedBroker | undefined;
-    if (config.roles.includes('mqtt') && !config.mqttUrl) {
-      broker = await startEmbeddedBroker({ port: config.mqttPort, accounts: services.accounts, logger });
-      const b = broker;
-      stoppers.push(() => b.close());
+    // Embedded aedes broker when MQTT_URL is unset, else the bridge to the external broker.
+    let mqttRole: MqttRole | undefined;
+    if (config.roles.includes('mqtt')) {
+      mqttRole = await startMqttRole(services, logger);
+      const m = mqttRole;
+      stoppers.push(() => m.stop());
     }
+    const broker = mqttRole?.broker;
 
     const health = async (): Promise<HealthReport> => {
       const parts: HealthReport['parts'] = {};
@@ -117,6 +120,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
         config.roles.includes('mqtt') && !config.mqttUrl
           ? check('mqtt', async () => { if (!(await canConnect('127.0.0.1', config.mqttPort))) throw new Error(`nothing answers on MQTT port ${config.mqttPort}`); })
+          : Promise.resolve(),
+        mqttRole?.bridge
+          ? check('mqtt', async () => { if (!mqttRole?.bridge?.client.connected) throw new Error(`the bridge is not connected to ${config.mqttUrl}`); })
           : Promise.resolve(),
       ]);
       const ok = Object.values(parts).every((p) => p.ok);
@@ -156,6 +162,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const urls = [
       httpServer ? `http://localhost:${config.port}` : undefined,
       broker ? `mqtt://localhost:${config.mqttPort}` : undefined,
+      mqttRole?.bridge ? `mqtt-bridge ${config.mqttUrl}` : undefined,
       stack?.temporalUiUrl ? `temporal-ui ${stack.temporalUiUrl}` : undefined,
     ].filter(Boolean);
     logger.info({ roles: config.roles }, 'service started');

@@ -98,6 +98,23 @@ export class AccountService {
     return { kind: 'entity', account, entity, apiKeyId: key._id, permissions: await this.permissionsOf(account, entity.role) };
   }
 
+  /**
+   * The entity behind a live key id, without the token (the broker ACL endpoint, where the broker
+   * already checked the password at CONNECT); undefined when revoked, superseded or unknown.
+   */
+  async entityOfKey(apiKeyId: string): Promise<{ account: AccountDoc; entity: EntityDoc; permissions: ReadonlySet<Permission> } | undefined> {
+    const key = await this.store.findEntityKey(apiKeyId);
+    if (!key || key.revokedAt) return undefined;
+    const [account, entity] = await Promise.all([this.store.findAccount(key.accountId), this.store.findEntity(key.accountId, key.entityName)]);
+    if (!account || !entity || entity.apiKeyId !== key._id) return undefined;
+    return { account, entity, permissions: await this.permissionsOf(account, entity.role) };
+  }
+
+  /** Key ids among `ids` that no longer authenticate (revoked or deleted). */
+  deadEntityKeys(ids: string[]): Promise<string[]> {
+    return this.store.deadEntityKeys(ids);
+  }
+
   async permissionsOf(account: AccountDoc, role: string): Promise<ReadonlySet<Permission>> {
     if (role === DEFAULT_ROLE) return new Set(DEFAULT_ROLE_PERMISSIONS);
     const custom = await this.store.findRole(account._id, role);

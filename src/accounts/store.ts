@@ -115,6 +115,13 @@ export class AccountStore {
 
   insertEntityKey(doc: EntityKeyDoc) { return this.entityKeys.insertOne(doc); }
   findEntityKey(jti: string) { return this.entityKeys.findOne({ _id: jti }); }
+  /** Which of these key ids are revoked or gone (MQTT re-checks its live sessions with this). */
+  async deadEntityKeys(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const live = await this.entityKeys.find({ _id: { $in: ids }, revokedAt: { $exists: false } }).project<{ _id: string }>({ _id: 1 }).toArray();
+    const alive = new Set(live.map((k) => k._id));
+    return ids.filter((id) => !alive.has(id));
+  }
   async revokeEntityKeys(accountId: string, entityName: string, at: Date): Promise<string[]> {
     const live = await this.entityKeys.find({ accountId, entityName, revokedAt: { $exists: false } }).project<{ _id: string }>({ _id: 1 }).toArray();
     if (live.length) await this.entityKeys.updateMany({ _id: { $in: live.map((k) => k._id) } }, { $set: { revokedAt: at } });

@@ -4,6 +4,18 @@ import type { LimitService, WindowRule } from '../limits/service';
 import { RateLimitedError } from './errors';
 import type { AppContext, RateClass } from './route';
 
+/** The messaging limit of 50 requests per second per API key; MQTT publishes count against it too. */
+export function messagingKeyWindow(apiKeyId: string): { scope: string; windowMs: number; rules: WindowRule[] } {
+  return { scope: `key:${apiKeyId}:msg`, windowMs: 1_000, rules: [{ name: 'req', limit: FIXED_LIMITS.messagingRequestsPerSecondPerKey }] };
+}
+
+/** Counts one messaging request of the key; throws RateLimitedError (429 rate_limited) past the limit. */
+export async function checkMessagingRate(limits: LimitService, apiKeyId: string): Promise<void> {
+  const w = messagingKeyWindow(apiKeyId);
+  const verdict = await limits.hit(w.scope, w.windowMs, w.rules);
+  if (!verdict.allowed) throw new RateLimitedError(verdict.retryAfterSeconds, 'Rate limit reached; retry after the time in Retry-After');
+}
+
 export function makeRateLimiter(limits: LimitService) {
   return async function rateLimit(ctx: AppContext, rate: RateClass): Promise<void> {
     const p = ctx.state.principal;
@@ -25,9 +37,7 @@ export function makeRateLimiter(limits: LimitService) {
       }
       case 'entity':
       case 'account-messaging':
-        scope = `key:${p.apiKeyId}:msg`;
-        windowMs = 1_000;
-        rules = [{ name: 'req', limit: FIXED_LIMITS.messagingRequestsPerSecondPerKey }];
+        ({ scope, windowMs, rules } = messagingKeyWindow(p.apiKeyId));
         break;
       case 'workflow-write':
         scope = `acct:${accountId}:wf`;

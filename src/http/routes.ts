@@ -3,10 +3,12 @@ import type { Services } from '../services';
 import type { RouteRegistry } from './route';
 import { registerAccountRoutes } from '../accounts/routes';
 import { registerMessagingRoutes } from '../messaging/routes';
+import { registerMqttAuthRoutes } from '../mqtt/routes';
 import { registerScanRoutes } from '../scan/routes';
 
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
   registerMessagingRoutes(r, s);
+  registerMqttAuthRoutes(r, s);
   registerScanRoutes(r, s);
 }

@@ -1,79 +1,151 @@
 /**
- * The embedded MQTT broker (aedes) of the `mqtt` role. It authenticates devices itself:
- * client_id = the entity's resourcePath, username = apiKeyId (the jti), password = the entity
- * API key. An entity may publish only to its own publish topic and subscribe only to its own
- * messages and state topics. Revoking a key disconnects its live sessions at once.
+ * The embedded MQTT broker (aedes) of the `mqtt` role when MQTT_URL is unset. It authenticates
+ * devices itself (acl.ts: client_id = resourcePath, username = apiKeyId, password = the entity
+ * API key; anything else CONNACK 5 not authorized), enforces the topic ACLs, and hands device
+ * traffic to the DeviceGateway. Revoking or rotating a key closes its live sessions at once: in
+ * this process through `entityKeyRevoked`, from other processes through the signal log, and as a
+ * safety net every live session's key is re-checked every `recheckMs`.
  */
 import net from 'node:net';
 import { Aedes, AuthenticateError, Client } from 'aedes';
+import type { Permission } from '../accounts/roles';
 import type { AccountService } from '../accounts/service';
 import type { Logger } from '../log';
-import { topicsOf } from '../messaging/topics';
+import { authenticateDevice, DeviceIdentity, mayPublish, maySubscribe } from './acl';
+import type { DeviceGateway, DeviceTransport, Presence } from './gateway';
 
-export interface DeviceSession { accountId: string; entityName: string; apiKeyId: string; region: string }
+export interface DeviceSession extends DeviceIdentity { permissions: ReadonlySet<Permission> }
 
-export interface EmbeddedBroker {
+export interface EmbeddedBroker extends DeviceTransport, Presence {
   aedes: Aedes;
   server: net.Server;
   sessionOf(client: Client): DeviceSession | undefined;
+  /** Attaches the gateway that handles device publishes and subscriptions. */
+  use(gateway: DeviceGateway): void;
+  /** Closes every live session of a key (revoked or rotated). */
+  closeKey(apiKeyId: string): void;
   close(): Promise<void>;
 }
 
 const NOT_AUTHORIZED = 5;
+const entityKey = (d: { accountId: string; entityName: string }): string => `${d.accountId}/${d.entityName}`;
 
 function authError(message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode: NOT_AUTHORIZED }) as AuthenticateError;
 }
 
-export async function startEmbeddedBroker(opts: { port: number; host?: string; accounts: AccountService; logger: Logger }): Promise<EmbeddedBroker> {
+export async function startEmbeddedBroker(opts: {
+  port: number; host?: string; accounts: AccountService; logger: Logger; recheckMs?: number; now?: () => Date;
+}): Promise<EmbeddedBroker> {
   const log = opts.logger.child({ component: 'mqtt-broker' });
+  const now = opts.now ?? (() => new Date());
   const sessions = new WeakMap<Client, DeviceSession>();
   const clientsByKey = new Map<string, Set<Client>>();
+  /** Clients subscribed to their messages topic, by entity: where directed messages may go now. */
+  const listeners = new Map<string, Set<Client>>();
+  const lastSeen = new WeakMap<Client, number>();
+  let gateway: DeviceGateway | undefined;
+
+  const dropListener = (client: Client, s: DeviceSession) => {
+    const set = listeners.get(entityKey(s));
+    set?.delete(client);
+    if (set && set.size === 0) listeners.delete(entityKey(s));
+  };
 
   const aedes = await Aedes.createBroker({
     // resourcePaths are longer than MQTT 3.1's suggested 23 characters.
     maxClientsIdLength: 256,
     authenticate: (client, username, password, done) => {
-      (async () => {
-        if (!username || !password) return done(authError('credentials required'), false);
-        const principal = await opts.accounts.authenticateEntityKey(password.toString('utf8'));
-        if (!principal || principal.kind !== 'entity' || principal.apiKeyId !== username || principal.entity.resourcePath !== client.id) {
+      authenticateDevice(opts.accounts, client.id, username, password?.toString('utf8')).then((r) => {
+        if (!r) {
           log.info({ clientId: client.id }, 'mqtt connect refused');
           return done(authError('not authorized'), false);
         }
-        const session: DeviceSession = { accountId: principal.account._id, entityName: principal.entity.name, apiKeyId: principal.apiKeyId, region: principal.account.region };
+        const session: DeviceSession = { ...r.device, permissions: r.permissions };
         sessions.set(client, session);
         let set = clientsByKey.get(session.apiKeyId);
         if (!set) clientsByKey.set(session.apiKeyId, (set = new Set()));
         set.add(client);
         done(null, true);
-      })().catch((err: unknown) => {
+      }, (err: unknown) => {
         log.error({ err }, 'mqtt authentication failed');
         done(authError('authentication unavailable'), false);
       });
     },
     authorizePublish: (client, packet, done) => {
       const s = client ? sessions.get(client) : undefined;
-      if (!s) return done(new Error('not authorized'));
-      if (packet.topic !== topicsOf(s.accountId, s.region, s.apiKeyId).publish) return done(new Error('publish topic not allowed'));
-      done(null);
+      if (!s || !mayPublish(s, packet.topic)) return done(new Error('publish topic not allowed'));
+      // Device publishes are consumed here, never routed or retained. Awaiting the pipeline keeps
+      // one device's messages in order and pushes back on a device that outruns it.
+      packet.retain = false;
+      if (!gateway) return done(null);
+      gateway.handlePublish(s, packet.payload as Buffer).then(() => done(null), () => done(null));
     },
     authorizeSubscribe: (client, sub, done) => {
       const s = sessions.get(client);
-      const t = s ? topicsOf(s.accountId, s.region, s.apiKeyId) : undefined;
-      if (!t || (sub.topic !== t.messages && sub.topic !== t.state)) return done(new Error('subscription not allowed'));
+      // A null subscription is refused with SUBACK 0x80 (an error would drop the connection).
+      if (!s || !maySubscribe(s, sub.topic, s.permissions)) return done(null, null);
       done(null, sub);
     },
   });
 
+  aedes.on('clientReady', (client) => {
+    const s = sessions.get(client);
+    if (s && gateway) gateway.markOnline(s).catch((err: unknown) => log.warn({ err }, 'could not record mqtt connect'));
+  });
+  aedes.on('ping', (_packet, client) => {
+    const s = sessions.get(client);
+    const t = now().getTime();
+    // Keep-alives keep the entity online; written at most once a minute per session.
+    if (!s || !gateway || t - (lastSeen.get(client) ?? 0) < 60_000) return;
+    lastSeen.set(client, t);
+    gateway.markOnline(s).catch((err: unknown) => log.warn({ err }, 'could not record mqtt keep-alive'));
+  });
+  aedes.on('subscribe', (subs, client) => {
+    const s = sessions.get(client);
+    if (!s || !gateway) return;
+    const g = gateway;
+    for (const sub of subs) {
+      const kind = maySubscribe(s, sub.topic, s.permissions);
+      if (kind === 'messages') {
+        let set = listeners.get(entityKey(s));
+        if (!set) listeners.set(entityKey(s), (set = new Set()));
+        set.add(client);
+        g.deliverPending(s).catch((err: unknown) => log.error({ err }, 'could not deliver pending messages'));
+      } else if (kind === 'state') {
+        g.publishState(s.accountId, s.entityName, s.apiKeyId).catch((err: unknown) => log.error({ err }, 'could not publish state'));
+      }
+    }
+  });
+  aedes.on('unsubscribe', (topics, client) => {
+    const s = sessions.get(client);
+    if (s && topics.some((t) => maySubscribe(s, t, s.permissions) === 'messages')) dropListener(client, s);
+  });
   aedes.on('clientDisconnect', (client) => {
     const s = sessions.get(client);
-    if (s) clientsByKey.get(s.apiKeyId)?.delete(client);
+    if (!s) return;
+    clientsByKey.get(s.apiKeyId)?.delete(client);
+    if (clientsByKey.get(s.apiKeyId)?.size === 0) clientsByKey.delete(s.apiKeyId);
+    dropListener(client, s);
+    const stillConnected = [...(clientsByKey.get(s.apiKeyId) ?? [])].length > 0;
+    if (!stillConnected && gateway) gateway.markOffline(s).catch((err: unknown) => log.warn({ err }, 'could not record mqtt disconnect'));
   });
-  opts.accounts.events.on('entityKeyRevoked', (apiKeyId: string) => {
-    for (const client of clientsByKey.get(apiKeyId) ?? []) client.close();
+
+  const closeKey = (apiKeyId: string) => {
+    const set = clientsByKey.get(apiKeyId);
+    if (!set) return;
+    log.info({ apiKeyId, sessions: set.size }, 'closing mqtt sessions of a revoked key');
+    for (const client of set) client.close();
     clientsByKey.delete(apiKeyId);
-  });
+  };
+  const onRevoked = (apiKeyId: string) => closeKey(apiKeyId);
+  opts.accounts.events.on('entityKeyRevoked', onRevoked);
+
+  const recheck = setInterval(() => {
+    const ids = [...clientsByKey.keys()];
+    opts.accounts.deadEntityKeys(ids).then((dead) => dead.forEach(closeKey), (err: unknown) => log.warn({ err }, 'mqtt key re-check failed'));
+  }, opts.recheckMs ?? 30_000);
+  recheck.unref();
 
   const server = net.createServer(aedes.handle);
   await new Promise<void>((resolve, reject) => {
@@ -81,11 +153,24 @@ export async function startEmbeddedBroker(opts: { port: number; host?: string; a
     server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
   });
   log.info({ port: opts.port }, 'mqtt broker listening');
+
   return {
     aedes,
     server,
     sessionOf: (client) => sessions.get(client),
+    use: (g) => { gateway = g; },
+    closeKey,
+    send: (topic, payload, o) => new Promise<void>((resolve, reject) => {
+      aedes.publish({ cmd: 'publish', topic, payload: Buffer.from(payload), qos: o.qos, retain: o.retain, dup: false }, (err) => (err ? reject(err) : resolve()));
+    }),
+    subscribedDevice: async (accountId, entityName) => {
+      const set = listeners.get(entityKey({ accountId, entityName }));
+      const client = set ? [...set][0] : undefined;
+      return client ? sessions.get(client) : undefined;
+    },
     close: async () => {
+      clearInterval(recheck);
+      opts.accounts.events.off('entityKeyRevoked', onRevoked);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -22,6 +22,8 @@ export const COLLECTIONS = {
   services: 'services',
   notifications: 'notifications',
   files: 'files',
+  mqttSignals: 'mqtt_signals',
+  mqttPresence: 'mqtt_presence',
 } as const;
 
 /** Index declarations, one place. Names are explicit so re-creation is a no-op. */
@@ -51,6 +53,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.messageInbox]: [{ key: { accountId: 1, dest: 1, queuedAt: 1, _id: 1 }, name: 'dest_fifo' }],
   [COLLECTIONS.services]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
   [COLLECTIONS.notifications]: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_time' }],
+  // MQTT processes poll signals newer than their last read; old ones are swept by time.
+  [COLLECTIONS.mqttSignals]: [{ key: { at: 1 }, name: 'by_time' }],
 };
 
 export interface Storage {

@@ -1,0 +1,132 @@
+/**
+ * What the service does for devices over MQTT, whichever broker carries the packets (the embedded
+ * aedes broker, or an external broker through the bridge). It holds no message rule of its own:
+ * - a publish is counted against the key's messaging rate (the HTTP limiter's window) and handed
+ *   to THE message pipeline; any refusal goes back to the device as
+ *   `{msg_type: "error", data: {reason, code, status}}` on its messages topic;
+ * - directed messages are claimed exactly as check_messages claims them (one atomic delete of the
+ *   inbox entry) and only then sent at QoS 1, so a message goes out once across HTTP and MQTT;
+ * - after every state-table change the full table is published retained on the state topic;
+ * - connect, disconnect and keep-alive traffic keep the entity's online status.
+ */
+import type { Logger } from '../log';
+import type { Services } from '../services';
+import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../http/errors';
+import { checkMessagingRate } from '../http/limits';
+import type { DeliveredMessage } from '../messaging/store';
+import { DeviceIdentity, topicsOfDevice } from './acl';
+
+/** How the gateway reaches devices: the embedded broker or the bridge's client connection. */
+export interface DeviceTransport {
+  send(topic: string, payload: string, opts: { qos: 0 | 1; retain: boolean }): Promise<void>;
+}
+
+/** Who is listening on its messages topic right now (delivery waits in the inbox otherwise). */
+export interface Presence {
+  subscribedDevice(accountId: string, entityName: string): Promise<DeviceIdentity | undefined>;
+}
+
+/** A publish payload bigger than this is refused before parsing (the HTTP body limit of one message). */
+export const MAX_PAYLOAD_BYTES = 64 * 1024;
+
+type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'messageStore' | 'limits' | 'accounts'>;
+
+export class DeviceGateway {
+  private readonly regions = new Map<string, string>();
+
+  constructor(
+    private readonly s: GatewayServices,
+    private readonly transport: DeviceTransport,
+    private readonly presence: Presence,
+    private readonly logger: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** One device publish: the same rate limit and pipeline as POST /api/entities/message. */
+  async handlePublish(device: DeviceIdentity, payload: Buffer): Promise<void> {
+    try {
+      await checkMessagingRate(this.s.limits, device.apiKeyId);
+      if (payload.length > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(`Message exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+      let raw: unknown;
+      try {
+        raw = JSON.parse(payload.toString('utf8'));
+      } catch {
+        throw new BadRequestError('Malformed JSON payload', undefined, 'invalid_json');
+      }
+      const sender = await this.s.messagePipeline.loadSender(device.accountId, device.entityName);
+      // The key was rotated after this session authenticated: nothing more from it counts.
+      if (sender.entity.apiKeyId !== device.apiKeyId) throw new UnauthorizedError('Invalid API key');
+      await this.s.messagePipeline.process(sender, raw);
+    } catch (err) {
+      if (!(err instanceof AppError)) this.logger.error({ err, apiKeyId: device.apiKeyId }, 'mqtt publish failed');
+      await this.sendError(device, err);
+    }
+  }
+
+  async sendError(device: DeviceIdentity, err: unknown): Promise<void> {
+    const e = err instanceof AppError ? err : undefined;
+    const data = e
+      ? { reason: e.message, code: e.code ?? `http_${e.status}`, status: e.status, ...(e.headers['Retry-After'] ? { retry_after: Number(e.headers['Retry-After']) } : {}) }
+      : { reason: 'Internal server error', code: 'internal_error', status: 500 };
+    await this.transport.send(topicsOfDevice(device).messages, JSON.stringify({ msg_type: 'error', data, timestamp: this.now().toISOString() }), { qos: 1, retain: false })
+      .catch((sendErr: unknown) => this.logger.warn({ err: sendErr }, 'could not send mqtt error reply'));
+  }
+
+  /** A message was queued for `dest`: if it listens now, claim it and send it. */
+  async onMessageQueued(accountId: string, dest: string, messageId: string): Promise<void> {
+    const device = await this.presence.subscribedDevice(accountId, dest);
+    if (!device) return;
+    const message = await this.s.messaging.claimForDelivery(messageId);
+    if (message) await this.deliver(device, message);
+  }
+
+  /** The device (re)subscribed to its messages topic: everything that waited goes out, oldest first. */
+  async deliverPending(device: DeviceIdentity): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const batch = await this.s.messaging.checkMessages(device.accountId, device.entityName, 50);
+      if (!batch) return sent;
+      for (const m of batch) await this.deliver(device, m);
+      sent += batch.length;
+    }
+  }
+
+  private async deliver(device: DeviceIdentity, message: DeliveredMessage): Promise<void> {
+    try {
+      await this.transport.send(topicsOfDevice(device).messages, JSON.stringify(message), { qos: 1, retain: false });
+    } catch (err) {
+      // Claimed but not handed to the broker: say so loudly, the message is not retried.
+      this.logger.error({ err, messageId: message.id, apiKeyId: device.apiKeyId }, 'mqtt delivery failed after claim');
+    }
+  }
+
+  /** Publishes the entity's current table retained (read fresh, so out-of-order signals cannot regress it). */
+  async publishState(accountId: string, entityName: string, apiKeyId: string): Promise<void> {
+    let table: Record<string, unknown>;
+    try {
+      table = await this.s.messaging.getStatusTable(accountId, entityName);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) return;
+      throw err;
+    }
+    const device: DeviceIdentity = { accountId, entityName, apiKeyId, region: await this.regionOf(accountId) };
+    await this.transport.send(topicsOfDevice(device).state, JSON.stringify({ statusTable: table }), { qos: 1, retain: true });
+  }
+
+  async markOnline(device: DeviceIdentity): Promise<void> {
+    await this.s.messageStore.recordHeartbeat(device.accountId, device.entityName, this.now(), {});
+  }
+
+  async markOffline(device: DeviceIdentity): Promise<void> {
+    await this.s.messageStore.recordDisconnect(device.accountId, device.entityName, this.now());
+  }
+
+  private async regionOf(accountId: string): Promise<string> {
+    let region = this.regions.get(accountId);
+    if (!region) {
+      region = (await this.s.accounts.getAccount(accountId)).region;
+      this.regions.set(accountId, region);
+    }
+    return region;
+  }
+}
