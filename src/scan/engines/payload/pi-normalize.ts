@@ -63,14 +63,15 @@ function fromCodes(codes: Uint16Array): string {
 
 /**
  * Leetspeak to letters, only inside word-like runs (letters, digits, @$!|) of 2-40 characters
- * that mix letters with leet symbols. Same length as the input.
+ * that mix letters with leet symbols, and only where the folded word is in `vocabulary` (the
+ * words the rules look for), so "utf8" or "sha256" in ordinary text are left alone and the
+ * rescan is skipped when nothing was folded. Same length as the input; undefined if unchanged.
  */
-export function foldLeet(text: string): string {
-  const codes = new Uint16Array(text.length);
-  for (let i = 0; i < text.length; i++) codes[i] = text.charCodeAt(i);
+export function foldLeet(text: string, vocabulary: ReadonlySet<string>): string | undefined {
+  let codes: Uint16Array | undefined;
   let i = 0;
-  while (i < codes.length) {
-    const c = codes[i];
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
     if (!isAsciiLetter(c) && !LEET_CODES.has(c) && !(c >= 48 && c <= 57)) {
       i++;
       continue;
@@ -78,20 +79,31 @@ export function foldLeet(text: string): string {
     let end = i;
     let letters = false;
     let leet = false;
-    while (end < codes.length && (isAsciiLetter(codes[end]) || LEET_CODES.has(codes[end]) || (codes[end] >= 48 && codes[end] <= 57))) {
-      if (isAsciiLetter(codes[end])) letters = true;
-      else if (LEET_CODES.has(codes[end])) leet = true;
+    while (end < text.length) {
+      const d = text.charCodeAt(end);
+      if (isAsciiLetter(d)) letters = true;
+      else if (LEET_CODES.has(d)) leet = true;
+      else if (!(d >= 48 && d <= 57)) break;
       end++;
     }
     if (letters && leet && end - i >= 2 && end - i <= 40) {
+      let folded = '';
       for (let j = i; j < end; j++) {
-        const m = LEET_CODES.get(codes[j]);
-        if (m !== undefined && codes[j] !== 50 && codes[j] !== 54) codes[j] = m;
+        const d = text.charCodeAt(j);
+        const m = LEET_CODES.get(d);
+        folded += String.fromCharCode(m !== undefined && d !== 50 && d !== 54 ? m : d).toLowerCase();
+      }
+      if (vocabulary.has(folded)) {
+        if (!codes) {
+          codes = new Uint16Array(text.length);
+          for (let k = 0; k < text.length; k++) codes[k] = text.charCodeAt(k);
+        }
+        for (let j = i; j < end; j++) codes[j] = folded.charCodeAt(j - i);
       }
     }
     i = end;
   }
-  return fromCodes(codes);
+  return codes ? fromCodes(codes) : undefined;
 }
 
 export function hasLeet(text: string): boolean {

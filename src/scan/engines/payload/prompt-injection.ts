@@ -31,6 +31,9 @@ export interface PromptInjectionReport {
 interface RuleHit { rule: InjectionRule; start: number; end: number }
 
 const MAX_FINDINGS = 50;
+/** Every word of two or more letters the rules mention: leetspeak is only folded into these. */
+const RULE_VOCABULARY: ReadonlySet<string> = new Set(RULES.flatMap((r) => [...r.needles, ...(r.re.source.match(/[a-z]{2,}/g) ?? [])]
+  .flatMap((w) => w.split(/[^a-z]+/)).filter((w) => w.length >= 2)));
 /** Rule needles with at least three letters, ROT13-encoded. */
 const ROT13_NEEDLES = [...new Set(RULES.flatMap((r) => r.needles).filter((n) => /[a-z].*[a-z].*[a-z]/.test(n)).map(rot13))];
 
@@ -117,17 +120,19 @@ export function analyzePromptInjection(text: string, signal?: AbortSignal): Prom
   ZERO_WIDTH.lastIndex = 0;
   const hasBidi = BIDI.test(text);
   BIDI.lastIndex = 0;
-  const passes: Array<[string, boolean, (t: string) => string]> = [
+  const passes: Array<[string, boolean, (t: string) => string | undefined]> = [
     [hasBidi && !hasZw ? 'bidi' : 'zero_width', hasZw || hasBidi, stripInvisible],
     ['fullwidth', hasFullwidth(text), foldFullwidth],
     ['homoglyph', hasHomoglyphs(text), foldHomoglyphs],
-    ['leetspeak', hasLeet(text), foldLeet],
+    ['leetspeak', hasLeet(text), (t) => foldLeet(t, RULE_VOCABULARY)],
   ];
   let current = text;
   for (const [name, applies, fold] of passes) {
     if (!applies) continue;
     checkBudget(signal);
-    current = fold(current);
+    const folded = fold(current);
+    if (folded === undefined || folded === current) continue;
+    current = folded;
     const cl = lowerSameLength(current);
     for (const h of scanRules(cl, signal)) {
       if (found.has(h.rule.id)) continue;
