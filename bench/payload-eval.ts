@@ -3,6 +3,10 @@
  * test/fixtures/payload/*.jsonl, and the prompt-injection false-positive rate on benign
  * developer text (README files and .js/.ts sources from node_modules).
  *
+ * Also reports prompt_injection on test/fixtures/payload/prompt-injection-novel.jsonl: 25
+ * injections and 25 look-alike benign sentences written after the rules and the classifier were
+ * frozen, a fairer estimate for phrasings nobody tuned against.
+ *
  *   npx tsx bench/run.ts payload-eval [--split train|heldout|all] [--files N] [--show-errors]
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -114,6 +118,23 @@ export async function run(args: string[]): Promise<void> {
     if (showErrors && rep.detected !== actual) console.log(`  PI ${actual ? 'FN' : 'FP'} ${r.id} ${fam}: ${r.text.slice(0, 140).replace(/\n/g, ' ')} ${rep.detected ? JSON.stringify(rep.findings.map((f) => f.pattern)) : ''}`);
   }
   for (const [name, c] of [['prompt_injection (all)', piAll], ['  rules + decoding only', piRules], ['  classifier only', piModel]] as Array<[string, Counts]>) {
+    const m = prf(c);
+    rows.push([name, String(m.n), f2(m.precision), f2(m.recall), `tp ${c.tp} fp ${c.fp} fn ${c.fn}`]);
+  }
+
+  // ---- prompt injection, novel phrasings written after the rules and model were frozen
+  const novel = load('prompt-injection-novel.jsonl', 'all');
+  const nAll = counts();
+  const nRules = counts();
+  const nModel = counts();
+  for (const r of novel) {
+    const rep = await report<PromptInjectionReport>(promptInjectionEngine, 'promptInjection', r);
+    tally(nAll, rep.detected, r.label === 1);
+    tally(nRules, rep.findings.some((f) => f.category !== 'ml_classifier'), r.label === 1);
+    tally(nModel, rep.findings.some((f) => f.category === 'ml_classifier'), r.label === 1);
+    if (showErrors && rep.detected !== (r.label === 1)) console.log(`  NOVEL ${r.label ? 'FN' : 'FP'} ${r.id}: ${r.text.slice(0, 120)} ${JSON.stringify(rep.findings.map((f) => f.pattern))}`);
+  }
+  for (const [name, c] of [['prompt_injection, novel set', nAll], ['  rules + decoding only', nRules], ['  classifier only', nModel]] as Array<[string, Counts]>) {
     const m = prf(c);
     rows.push([name, String(m.n), f2(m.precision), f2(m.recall), `tp ${c.tp} fp ${c.fp} fn ${c.fn}`]);
   }
