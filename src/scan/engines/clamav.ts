@@ -96,7 +96,7 @@ export function createClamavEngine(addr: ClamdAddress | (() => ClamdAddress) = c
       return {
         findings: [{
           id: reply.signature,
-          name: reply.signature,
+          name: reply.signature.replace(/\.UNOFFICIAL$/, ''),
           ...severityForSignature(reply.signature),
           description: `ClamAV signature ${reply.signature} matched.`,
         }],

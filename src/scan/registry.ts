@@ -1,0 +1,103 @@
+/**
+ * Which engines run for which file types and scan types, with what time budget: one table.
+ * analyze() asks this table and nothing else; engines never decide for themselves whether to run.
+ *
+ * `members` says whether the engine also runs on archive members handed back for recursion:
+ *  - 'always'
+ *  - 'if-container-flagged': only when it fired on the enclosing archive. clamd unpacks archives
+ *    itself, so rescanning every member would double its work; when the archive is flagged, the
+ *    members are rescanned so the finding names the member that carries the signature.
+ *  - 'never': the container-level result already covers members (e.g. the archive engine's own
+ *    recursion is driven by analyze).
+ */
+import type { Engine, FileType, ScanType } from './types';
+import { createArchiveEngine, type ArchiveLimits } from './engines/archive';
+import { clamdAddressFromEnv, createClamavEngine, type ClamdAddress } from './engines/clamav';
+import { createCveEngine } from './engines/cve';
+import { createFeedEngine, type FeedLookup } from './engines/feeds';
+import { createYaraEngine } from './engines/yara';
+import { engine as staticPe } from './engines/pe';
+import { engine as staticElf } from './engines/elf';
+import { engine as staticOffice } from './engines/office';
+import { engine as staticPdf } from './engines/pdf';
+import { engine as staticScript } from './engines/script';
+import { engine as behavior } from './engines/behavior';
+import { engine as ml } from './engines/ml';
+import { payloadEngines } from './engines/payload';
+
+/** Everything engines need from outside; each field optional with the documented default. */
+export interface EngineDeps {
+  /** clamd address; default CLAMD_HOST/CLAMD_PORT (127.0.0.1:3310). */
+  clamd?: ClamdAddress;
+  /** Threat-feed lookup (mongoFeedLookup(db) in the service); absent = engine 'unavailable'. */
+  feedLookup?: FeedLookup;
+  /** YARA rule directories; default bundled rules/yara + YARA_RULES_DIR. */
+  yaraRuleDirs?: string[];
+  /** CVE dataset file; default data/cve/cves.json. */
+  cveDatasetPath?: string;
+  archiveLimits?: Partial<ArchiveLimits>;
+}
+
+export type MemberPolicy = 'always' | 'if-container-flagged' | 'never';
+
+export interface RegistryRow {
+  engine: string;
+  fileTypes: readonly FileType[] | 'all';
+  scanTypes: readonly ScanType[];
+  budgetMs: number;
+  members: MemberPolicy;
+  create: (deps: EngineDeps) => Engine;
+}
+
+const SCRIPTS: readonly FileType[] = ['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python'];
+const BOTH: readonly ScanType[] = ['file', 'payload'];
+const fixed = (e: Engine) => (): Engine => e;
+
+export const REGISTRY: readonly RegistryRow[] = [
+  { engine: 'clamav', fileTypes: 'all', scanTypes: BOTH, budgetMs: 30_000, members: 'if-container-flagged', create: (d) => createClamavEngine(d.clamd ?? clamdAddressFromEnv) },
+  { engine: 'yara', fileTypes: 'all', scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: (d) => createYaraEngine({ ruleDirs: d.yaraRuleDirs }) },
+  { engine: 'threat_feed', fileTypes: 'all', scanTypes: BOTH, budgetMs: 3_000, members: 'always', create: (d) => createFeedEngine(d.feedLookup) },
+  { engine: 'archive', fileTypes: ['zip', 'jar', 'apk', 'tar', 'gzip', '7z', 'rar'], scanTypes: BOTH, budgetMs: 30_000, members: 'always', create: (d) => createArchiveEngine(d.archiveLimits) },
+  { engine: 'cve', fileTypes: ['jar', 'apk', 'zip', 'pe', 'elf', 'macho'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: (d) => createCveEngine({ datasetPath: d.cveDatasetPath }) },
+  { engine: 'static_pe', fileTypes: ['pe'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPe) },
+  { engine: 'static_elf', fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
+  { engine: 'static_office', fileTypes: ['office_ooxml', 'office_ole'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticOffice) },
+  { engine: 'static_pdf', fileTypes: ['pdf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPdf) },
+  { engine: 'static_script', fileTypes: [...SCRIPTS, 'html'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
+  { engine: 'behavior', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
+  { engine: 'ml', fileTypes: ['pe', 'elf'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
+  ...payloadEngines.map((e): RegistryRow => ({
+    engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, members: 'never', create: fixed(e),
+  })),
+];
+
+export interface EngineSlot { engine: Engine; row: RegistryRow }
+
+/** Instantiates every row once; the result is reused for every scan. */
+export function buildEngines(deps: EngineDeps = {}, rows: readonly RegistryRow[] = REGISTRY): EngineSlot[] {
+  const slots = rows.map((row) => {
+    const engine = row.create(deps);
+    if (engine.name !== row.engine) throw new Error(`registry row "${row.engine}" created engine "${engine.name}"`);
+    return { engine, row };
+  });
+  const names = slots.map((s) => s.engine.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new Error(`engine "${dup}" registered twice`);
+  return slots;
+}
+
+export function selectEngines(
+  slots: readonly EngineSlot[],
+  fileType: FileType,
+  scanType: ScanType,
+  member: { depth: number; containerFlaggedBy: ReadonlySet<string> },
+): EngineSlot[] {
+  return slots.filter(({ row }) => {
+    if (!row.scanTypes.includes(scanType)) return false;
+    if (row.fileTypes !== 'all' && !row.fileTypes.includes(fileType)) return false;
+    if (member.depth === 0) return true;
+    if (row.members === 'never') return false;
+    if (row.members === 'if-container-flagged') return member.containerFlaggedBy.has(row.engine);
+    return true;
+  });
+}
