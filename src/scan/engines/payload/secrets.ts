@@ -263,10 +263,11 @@ const DETECTORS: Detector[] = [
   { type: 'phone_number', category: 'pii', severity: 'low', needles: ['+'],
     re: /(?<![\w+])\+[1-9]\d{0,3}[ .-]\(?\d{1,4}\)?[ .-]\d{2,4}[ .-]\d{2,4}(?:[ .-]\d{2,4})?(?![\d])/g, validate: e164Valid },
   { type: 'phone_number', category: 'pii', severity: 'low',
-    re: /(?<![\w+.-])(?:\(\d{3}\) ?|\d{3}[.-])\d{3}[.-]\d{4}(?![\w.-])/g, validate: nanpValid },
+    // A sentence-ending full stop may follow; a dot followed by a digit (a version) may not.
+    re: /(?<![\w+.-])(?:\(\d{3}\) ?|\d{3}[.-])\d{3}[.-]\d{4}(?![\w-]|\.\d)/g, validate: nanpValid },
   { type: 'phone_number', category: 'pii', severity: 'low',
     // UK national formats: 07xxx xxxxxx mobiles, 0xx xxxx xxxx and 0xxxx xxxxxx landlines.
-    re: /(?<![\w+.-])0(?:7\d{3} ?\d{6}|[1-9]\d ?\d{4} ?\d{4}|1\d{3} ?\d{6})(?![\w.-])/g },
+    re: /(?<![\w+.-])0(?:7\d{3} ?\d{6}|[1-9]\d ?\d{4} ?\d{4}|1\d{3} ?\d{6})(?![\w-]|\.\d)/g },
 ];
 
 const PEM_BEGIN = /-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----/g;

@@ -51,7 +51,7 @@ describe('sensitive_data engine', () => {
   });
 
   it('accepts spaced IBANs and national phone formats', async () => {
-    const rep = await sensitive('Pay to GB82 WEST 1234 5698 7654 32 or call (415) 734-2231');
+    const rep = await sensitive('Pay to GB82 WEST 1234 5698 7654 32 or call (415) 734-2231.');
     expect(rep.findings.map((f) => f.type).sort()).toEqual(['iban', 'phone_number']);
   });
 
