@@ -19,6 +19,9 @@ import type { ToolCallAnalysisReport } from '../src/scan/engines/payload/tool-ca
 import type { Engine } from '../src/scan/types';
 import { runEngine, subjectOf } from './_payload-common';
 
+/** Findings from the learned classifier: on the payload itself or on decoded/folded text. */
+const byModel = (f: { category: string; pattern: string }): boolean => byModel(f) || f.pattern.includes('ml_classifier');
+
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'payload');
 const ROOT = path.join(__dirname, '..');
 
@@ -105,8 +108,8 @@ export async function run(args: string[]): Promise<void> {
     const rep = await report<PromptInjectionReport>(promptInjectionEngine, 'promptInjection', r);
     const actual = r.label === 1;
     tally(piAll, rep.detected, actual);
-    tally(piRules, rep.findings.some((f) => f.category !== 'ml_classifier'), actual);
-    tally(piModel, rep.findings.some((f) => f.category === 'ml_classifier'), actual);
+    tally(piRules, rep.findings.some((f) => !byModel(f)), actual);
+    tally(piModel, rep.findings.some((f) => byModel(f)), actual);
     const fam = String(r.evasion ?? r.family ?? 'benign');
     const c = byFamily.get(fam) ?? counts();
     tally(c, rep.detected, actual);
@@ -117,7 +120,7 @@ export async function run(args: string[]): Promise<void> {
     }
     if (showErrors && rep.detected !== actual) console.log(`  PI ${actual ? 'FN' : 'FP'} ${r.id} ${fam}: ${r.text.slice(0, 140).replace(/\n/g, ' ')} ${rep.detected ? JSON.stringify(rep.findings.map((f) => f.pattern)) : ''}`);
   }
-  for (const [name, c] of [['prompt_injection (all)', piAll], ['  rules + decoding only', piRules], ['  classifier only', piModel]] as Array<[string, Counts]>) {
+  for (const [name, c] of [['prompt_injection (all)', piAll], ['  rules (incl. decoded text) only', piRules], ['  classifier only (incl. decoded text)', piModel]] as Array<[string, Counts]>) {
     const m = prf(c);
     rows.push([name, String(m.n), f2(m.precision), f2(m.recall), `tp ${c.tp} fp ${c.fp} fn ${c.fn}`]);
   }
@@ -130,11 +133,11 @@ export async function run(args: string[]): Promise<void> {
   for (const r of novel) {
     const rep = await report<PromptInjectionReport>(promptInjectionEngine, 'promptInjection', r);
     tally(nAll, rep.detected, r.label === 1);
-    tally(nRules, rep.findings.some((f) => f.category !== 'ml_classifier'), r.label === 1);
-    tally(nModel, rep.findings.some((f) => f.category === 'ml_classifier'), r.label === 1);
+    tally(nRules, rep.findings.some((f) => !byModel(f)), r.label === 1);
+    tally(nModel, rep.findings.some((f) => byModel(f)), r.label === 1);
     if (showErrors && rep.detected !== (r.label === 1)) console.log(`  NOVEL ${r.label ? 'FN' : 'FP'} ${r.id}: ${r.text.slice(0, 120)} ${JSON.stringify(rep.findings.map((f) => f.pattern))}`);
   }
-  for (const [name, c] of [['prompt_injection, novel set', nAll], ['  rules + decoding only', nRules], ['  classifier only', nModel]] as Array<[string, Counts]>) {
+  for (const [name, c] of [['prompt_injection, novel set', nAll], ['  rules (incl. decoded text) only', nRules], ['  classifier only (incl. decoded text)', nModel]] as Array<[string, Counts]>) {
     const m = prf(c);
     rows.push([name, String(m.n), f2(m.precision), f2(m.recall), `tp ${c.tp} fp ${c.fp} fn ${c.fn}`]);
   }
@@ -217,8 +220,8 @@ export async function run(args: string[]): Promise<void> {
     const rep = ((await runEngine(promptInjectionEngine, s)).report ?? {}).promptInjection as PromptInjectionReport;
     if (rep.detected) {
       piFp++;
-      if (rep.findings.some((x) => x.category !== 'ml_classifier')) piFpRules++;
-      if (rep.findings.some((x) => x.category === 'ml_classifier')) piFpModel++;
+      if (rep.findings.some((x) => !byModel(x))) piFpRules++;
+      if (rep.findings.some((x) => byModel(x))) piFpModel++;
       if (showErrors) console.log(`  DEV FP ${path.relative(ROOT, f)}: ${JSON.stringify(rep.findings.map((x) => `${x.pattern} ${x.match.slice(0, 80)}`))}`);
     }
     const ce2 = ((await runEngine(codeExtractionEngine, s)).report ?? {}).codeExtraction as CodeExtractionReport;

@@ -126,13 +126,23 @@ export function analyzePromptInjection(text: string, signal?: AbortSignal): Prom
     ['homoglyph', hasHomoglyphs(text), foldHomoglyphs],
     ['leetspeak', hasLeet(text), (t) => foldLeet(t, RULE_VOCABULARY)],
   ];
+  const model = shippedModel();
+  const classify = (decoded: string, chain: string): void => {
+    if (model instanceof Error || decoded.length === 0) return;
+    const p = model.scoreText(decoded, signal);
+    if (p < model.threshold) return;
+    add({ category: 'encoding_evasion', pattern: `${chain}:ml_classifier p=${p.toFixed(2)}`, severity: p >= 0.97 ? 'critical' : 'high', match: safeExcerpt(decoded, 0, Math.min(decoded.length, 160), 0) });
+  };
+  const rulesBefore = found.size;
   let current = text;
+  let leetFolded: string | undefined;
   for (const [name, applies, fold] of passes) {
     if (!applies) continue;
     checkBudget(signal);
     const folded = fold(current);
     if (folded === undefined || folded === current) continue;
     current = folded;
+    if (name === 'leetspeak') leetFolded = folded;
     const cl = lowerSameLength(current);
     for (const h of scanRules(cl, signal)) {
       if (found.has(h.rule.id)) continue;
@@ -141,16 +151,23 @@ export function analyzePromptInjection(text: string, signal?: AbortSignal): Prom
     }
   }
 
+  // The classifier reads the leetspeak-folded text too, when folding changed it and no rule
+  // matched the folded form.
+  if (leetFolded !== undefined && found.size === rulesBefore) classify(leetFolded, 'leetspeak');
+
   checkBudget(signal);
   // ROT13 only when some rule word occurs in ROT13 form (cheap substring checks first).
   if (ROT13_NEEDLES.some((n) => lower.includes(n))) {
     const r13 = rot13(text);
     const r13lower = lowerSameLength(r13);
+    let hit = false;
     for (const h of scanRules(r13lower, signal)) {
+      hit = true;
       if (found.has(h.rule.id)) continue;
       found.add(h.rule.id);
       add({ category: 'encoding_evasion', pattern: `rot13:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(r13, h.start, h.end) });
     }
+    if (!hit) classify(r13, 'rot13');
   }
 
   // Encoded segments, decoded and rescanned (one nested level: base64 inside URL-encoding etc.).
@@ -161,15 +178,16 @@ export function analyzePromptInjection(text: string, signal?: AbortSignal): Prom
     if (!seg) break;
     const decoded = foldHomoglyphs(foldFullwidth(stripInvisible(seg.decoded)));
     const dl = lowerSameLength(decoded);
-    for (const h of scanRules(dl, signal)) {
+    const segHits = scanRules(dl, signal);
+    for (const h of segHits) {
       add({ category: 'encoding_evasion', pattern: `${seg.chain}:${h.rule.id}`, severity: bump(h.rule.severity), match: safeExcerpt(decoded, h.start, h.end) });
     }
+    if (segHits.length === 0) classify(decoded, seg.chain);
     if (seg.depth < 2) {
       for (const inner of decodeSegments(decoded)) queue.push({ ...inner, chain: `${seg.chain}+${inner.encoding}`, depth: seg.depth + 1 });
     }
   }
 
-  const model = shippedModel();
   if (!(model instanceof Error)) {
     const p = model.scoreText(text, signal);
     if (p >= model.threshold) {
