@@ -1,0 +1,34 @@
+import { EngineUnavailableError, runEngine } from '../../../src/scan/runner';
+import type { Engine, ScanSubject } from '../../../src/scan/types';
+
+const subject: ScanSubject = { content: Buffer.from('x'), name: '', size: 1, fileType: 'text', contentType: 'text/plain', sha256: '', md5: '', sha1: '', depth: 0, scanType: 'file' };
+const engine = (name: string, scan: Engine['scan']): Engine => ({ name, scan });
+
+describe('runner', () => {
+  it('records ok results with duration, fills finding.engine and rounds confidence', async () => {
+    const r = await runEngine(engine('e1', async () => ({ findings: [{ id: 'x', name: 'X', severity: 'low', confidence: 0.33333, description: 'd', excerpt: 'y'.repeat(500) }] })), subject, 1000);
+    expect(r).toMatchObject({ engine: 'e1', status: 'ok' });
+    expect(r.findings[0]).toMatchObject({ engine: 'e1', confidence: 0.33 });
+    expect(r.findings[0].excerpt).toHaveLength(200);
+    expect(r.durationMs).toBeGreaterThanOrEqual(0);
+  });
+  it('turns a throw into status error with the message', async () => {
+    const r = await runEngine(engine('boom', async () => { throw new Error('parser exploded'); }), subject, 1000);
+    expect(r).toMatchObject({ engine: 'boom', status: 'error', note: 'parser exploded', findings: [] });
+  });
+  it('turns a budget overrun into status timeout and aborts the engine signal', async () => {
+    let aborted = false;
+    const started = Date.now();
+    const r = await runEngine(engine('slow', (_s, ctx) => new Promise((resolve) => {
+      ctx.signal.addEventListener('abort', () => { aborted = true; });
+      setTimeout(() => resolve({ findings: [] }), 5000);
+    })), subject, 100);
+    expect(r.status).toBe('timeout');
+    expect(aborted).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+  it('maps EngineUnavailableError to status unavailable', async () => {
+    const r = await runEngine(engine('clamav', async () => { throw new EngineUnavailableError('clamd not reachable'); }), subject, 1000);
+    expect(r).toMatchObject({ status: 'unavailable', note: 'clamd not reachable' });
+  });
+});
