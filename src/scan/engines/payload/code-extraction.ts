@@ -71,10 +71,10 @@ export const INDICATORS: Indicator[] = [
     id: 'download_and_execute', name: 'Download and execute', severity: 'high',
     needles: ['curl', 'wget', 'iex', 'invoke-expression', 'certutil', 'bitsadmin', 'mshta', 'regsvr32', 'urlopen', 'requests.get'],
     patterns: [
-      new RegExp(`\\b(?:curl|wget)\\b[^\\n|;&]{0,300}\\|\\s{0,4}(?:sudo\\s{1,4}(?:-[a-z]{1,3}\\s{1,4}){0,2})?(?:\\/bin\\/|\\/usr\\/bin\\/)?(?:${SH}|python[23]?|perl|ruby|node)\\b`, 'g'),
+      new RegExp(`\\b(?:curl|wget)\\b[^\\n|;&]{0,200}\\|\\s{0,4}(?:sudo\\s{1,4}(?:-[a-z]{1,3}\\s{1,4}){0,2})?(?:\\/bin\\/|\\/usr\\/bin\\/)?(?:${SH}|python[23]?|perl|ruby|node)\\b`, 'g'),
       new RegExp(`\\b(?:${SH})\\s{1,3}(?:-c\\s{1,3}["']?)?(?:<\\s{0,3}\\(|"?\\$\\()\\s{0,3}(?:curl|wget)\\b`, 'g'),
       /\beval\s{1,3}["']?\$\(\s{0,3}(?:curl|wget)\b/g,
-      /\b(?:curl|wget)\b[^\n]{0,300}?(?:\s-o|\s-o-|--output|>)\s{0,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3}(?:chmod\s{1,3}\+?[0-7a-z+]{1,4}\s{1,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3})?(?:\.\/|(?:ba)?sh\s|\/tmp\/)/g,
+      /\b(?:curl|wget)\b[^\n>]{0,200}?(?:\s-o|\s-o-|--output|>)\s{0,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3}(?:chmod\s{1,3}\+?[0-7a-z+]{1,4}\s{1,3}[^\s;&|]{1,200}\s{0,3}(?:&&|;)\s{0,3})?(?:\.\/|(?:ba)?sh\s|\/tmp\/)/g,
       /\b(?:iex|invoke-expression)\b[^\n]{0,200}?(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)/g,
       /(?:downloadstring|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,300}?\|\s{0,3}(?:iex|invoke-expression)\b/g,
       /\bcertutil(?:\.exe)?\s[^\n]{0,100}?-urlcache[^\n]{0,100}?\shttps?:/g,
@@ -248,6 +248,12 @@ export function extractBlocks(text: string, name: string, lower: string): CodeBl
   while (pos <= text.length) {
     let nl = text.indexOf('\n', pos);
     if (nl === -1) nl = text.length;
+    if (nl === pos) {
+      // Empty line: nothing to extract, and it cannot open or close a fence.
+      if (nl >= text.length) break;
+      pos = nl + 1;
+      continue;
+    }
     const line = text.slice(pos, Math.min(nl, pos + 2000));
     const fm = /^\s{0,3}(`{3,}|~{3,})\s{0,4}([\w+#.-]{0,30})/.exec(line);
     if (fence) {
