@@ -18,6 +18,8 @@ export interface AnalyzeInput {
   scanType: ScanType;
   /** From the scan profile: hidden from the visible output, still counted in the score. */
   suppressedEngines?: string[];
+  /** Digests already computed while the content streamed in (uploads); computed here otherwise. */
+  hashes?: { sha256: string; md5: string; sha1: string };
 }
 
 export interface AnalyzeDeps extends EngineDeps {
@@ -95,7 +97,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
   const slots = slotsFor(deps);
   const limits = { ...DEFAULT_ARCHIVE_LIMITS, ...deps?.archiveLimits };
   const { content, name, scanType } = input;
-  const rootHashes = hashes(content);
+  const rootHashes = input.hashes ?? hashes(content);
   const rootType = await identify(content, name);
   const results = new Map<string, EngineResult>();
   const reports: Record<string, unknown> = {};

@@ -48,7 +48,7 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
       const upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
       answer(ctx, await s.scans.scan({
         account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',
-        profileId: upload.fields.profile_id || q.profile_id, defer: q.defer === true,
+        profileId: upload.fields.profile_id || q.profile_id, defer: q.defer === true, hashes: upload.hashes,
       }));
     },
   });

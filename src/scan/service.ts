@@ -34,6 +34,8 @@ export interface ScanRequest {
   profileId?: string;
   /** Explicit `defer=true`. */
   defer?: boolean;
+  /** Digests computed while an upload streamed in. */
+  hashes?: { sha256: string; md5: string; sha1: string };
 }
 
 export type ScanOutcome =
@@ -155,7 +157,7 @@ export class ScanService {
     const autoDefer = req.content.length > FIXED_LIMITS.autoDeferBytes;
     if (req.defer || autoDefer) return this.defer(req, scanId, profile, now, autoDefer);
 
-    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now });
+    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes });
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
     if (profile?.webhook) await this.startWebhook(scanId);
     return { kind: 'complete', result };
@@ -168,10 +170,10 @@ export class ScanService {
     };
   }
 
-  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date }): Promise<ScanResult> {
+  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date; hashes?: ScanRequest['hashes'] }): Promise<ScanResult> {
     let analysis: AnalysisResult;
     try {
-      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [] }, this.analyzeDeps);
+      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [], hashes: meta.hashes }, this.analyzeDeps);
     } catch (err) {
       this.logger.error({ err, scanId: meta.scanId }, 'scan could not run');
       analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name);
