@@ -21,9 +21,14 @@ export class DataLimitExceededError extends AppError {
   }
 }
 
+interface PendingCharge { bytes: number; resolve: (r: { allowed: boolean; used: number }) => void; reject: (err: unknown) => void }
+
 export class MessagingUsage {
   /** Notifications this process already knows exist, so crossing traffic does not re-insert them. */
   private readonly raised = new Set<string>();
+  /** Charges waiting while one counter update of the same account and kind is in flight. */
+  private readonly queued = new Map<string, PendingCharge[]>();
+  private readonly inFlight = new Set<string>();
 
   constructor(
     private readonly limits: LimitService,
@@ -35,7 +40,7 @@ export class MessagingUsage {
   /** Counts `bytes`; for telemetry, refuses with DataLimitExceededError when the month is used up. */
   async charge(account: AccountDoc, bytes: number, telemetry: boolean): Promise<void> {
     const limit = planOf(account.plan).messagingBytesPerMonth;
-    const r = await this.limits.addMessagingBytes(account._id, bytes, telemetry ? limit : undefined);
+    const r = await this.add(account._id, bytes, telemetry ? limit : undefined);
     if (!r.allowed) {
       await this.warn(account, 'data_limit_100', Math.max(r.used, limit), limit);
       const now = this.now();
@@ -43,6 +48,44 @@ export class MessagingUsage {
     }
     if (r.used >= limit) await this.warn(account, 'data_limit_100', r.used, limit);
     if (r.used >= 0.8 * limit) await this.warn(account, 'data_limit_80', r.used, limit);
+  }
+
+  /**
+   * Counter updates grouped per account and kind: while one is in flight, newcomers wait and
+   * go out as one $inc of their sum (one round trip for a burst of devices of one account).
+   * A bounded group that does not fit as a whole is retried one by one, so every charge that
+   * fits on its own is still accepted.
+   */
+  private add(accountId: string, bytes: number, max: number | undefined): Promise<{ allowed: boolean; used: number }> {
+    const key = `${accountId}:${max === undefined ? 'u' : 'b'}`;
+    return new Promise((resolve, reject) => {
+      const list = this.queued.get(key) ?? [];
+      list.push({ bytes, resolve, reject });
+      this.queued.set(key, list);
+      if (!this.inFlight.has(key)) void this.drain(key, accountId, max);
+    });
+  }
+
+  private async drain(key: string, accountId: string, max: number | undefined): Promise<void> {
+    this.inFlight.add(key);
+    try {
+      for (let group = this.queued.get(key); group?.length; group = this.queued.get(key)) {
+        this.queued.delete(key);
+        try {
+          const sum = group.reduce((n, c) => n + c.bytes, 0);
+          const r = await this.limits.addMessagingBytes(accountId, sum, max);
+          if (r.allowed || group.length === 1) {
+            for (const c of group) c.resolve(r);
+            continue;
+          }
+          for (const c of group) c.resolve(await this.limits.addMessagingBytes(accountId, c.bytes, max));
+        } catch (err) {
+          for (const c of group) c.reject(err);
+        }
+      }
+    } finally {
+      this.inFlight.delete(key);
+    }
   }
 
   private async warn(account: AccountDoc, kind: NotificationKind, used: number, limit: number): Promise<void> {

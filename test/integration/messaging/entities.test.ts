@@ -114,3 +114,18 @@ describe('entity management', () => {
     expect(deletions).toEqual([expect.objectContaining({ resourceType: 'entity', resourceName: 'r2', details: { revokedApiKeyId: f.devices.r2.apiKeyId } })]);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the messaging routes with their permissions and the decided response shapes', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    for (const [p, m] of [
+      ['/api/entities/message', 'post'], ['/api/entities/messages', 'post'], ['/api/entities/status-table', 'patch'], ['/api/entities/status-table', 'put'],
+      ['/api/entities/check_messages', 'get'], ['/api/entities/messages/{id}', 'get'], ['/api/entities/messages/search', 'post'], ['/api/entities/bulk', 'post'],
+      ['/api/entities', 'get'], ['/api/entities/{name}', 'delete'], ['/api/entities/{name}/keys/rotate', 'post'], ['/api/services/{id}', 'patch'],
+      ['/api/messages/export', 'get'], ['/api/audit-log/export', 'get'], ['/api/account/notifications', 'get'],
+    ]) expect(doc.paths[p]?.[m]).toBeDefined();
+    expect(doc.paths['/api/entities/messages'].get['x-permission']).toBe('entity:ListMessages');
+    expect(doc.paths['/api/entities/status-table'].patch.responses['200'].content['application/json'].schema.required).toEqual(['statusTable']);
+    expect(doc.paths['/api/entities/{name}'].delete.responses['204']).toBeDefined();
+  });
+});
