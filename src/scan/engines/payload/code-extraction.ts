@@ -8,7 +8,7 @@
  * All patterns are literal-anchored with bounded quantifiers (linear; see bench/payload.ts).
  */
 import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
-import { checkBudget, extensionOf, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK } from './text';
+import { checkBudget, extensionOf, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK, type BudgetSignal, deadlineSignal } from './text';
 
 export type BlockSource =
   | 'markdown_fence' | 'html_script' | 'html_event_handler' | 'javascript_url'
@@ -333,7 +333,7 @@ export function extractBlocks(text: string, name: string, lower: string): CodeBl
 
 interface IndicatorHit { indicator: Indicator; start: number; end: number }
 
-function findIndicators(lower: string, signal?: AbortSignal): IndicatorHit[] {
+function findIndicators(lower: string, signal?: BudgetSignal): IndicatorHit[] {
   const hits: IndicatorHit[] = [];
   for (const ind of INDICATORS) {
     checkBudget(signal);
@@ -356,7 +356,7 @@ function findIndicators(lower: string, signal?: AbortSignal): IndicatorHit[] {
   return hits.sort((a, b) => a.start - b.start);
 }
 
-export function analyzeCode(text: string, name: string, signal?: AbortSignal): CodeExtractionReport {
+export function analyzeCode(text: string, name: string, signal?: BudgetSignal): CodeExtractionReport {
   const lower = lowerSameLength(text);
   const blocks = extractBlocks(text, name, lower);
   checkBudget(signal);
@@ -439,7 +439,7 @@ function toFindings(report: CodeExtractionReport): Finding[] {
 export const codeExtractionEngine: Engine = {
   name: 'code_extraction',
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
-    const report = analyzeCode(payloadText(subject), subject.name, ctx.signal);
+    const report = analyzeCode(payloadText(subject), subject.name, deadlineSignal(ctx));
     return { findings: toFindings(report), report: { codeExtraction: report } };
   },
 };

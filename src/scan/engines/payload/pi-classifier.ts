@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { BudgetSignal } from './text';
 import { foldFullwidth, foldHomoglyphs, stripInvisible } from './pi-normalize';
 
 export const FEATURE_BITS = 18;
@@ -165,7 +166,7 @@ export class LogisticModel {
   }
 
   /** Highest chunk probability of a whole payload. */
-  scoreText(text: string, signal?: AbortSignal): number {
+  scoreText(text: string, signal?: BudgetSignal): number {
     let best = 0;
     let n = 0;
     for (const c of chunks(classifierText(text))) {

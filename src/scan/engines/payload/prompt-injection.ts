@@ -11,7 +11,7 @@ import {
   BIDI, decodeSegments, foldFullwidth, foldHomoglyphs, foldLeet, hasFullwidth, hasHomoglyphs, hasLeet, rot13, stripInvisible, ZERO_WIDTH,
 } from './pi-normalize';
 import { RULES, type InjectionRule } from './pi-rules';
-import { checkBudget, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK } from './text';
+import { checkBudget, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK, type BudgetSignal, deadlineSignal } from './text';
 
 export type RiskLevel = 'none' | 'low' | 'medium' | 'high' | 'critical';
 
@@ -38,7 +38,7 @@ const RULE_VOCABULARY: ReadonlySet<string> = new Set(RULES.flatMap((r) => [...r.
 const ROT13_NEEDLES = [...new Set(RULES.flatMap((r) => r.needles).filter((n) => /[a-z].*[a-z].*[a-z]/.test(n)).map(rot13))];
 
 /** Runs every rule whose needles occur in the (lower-cased) text. */
-export function scanRules(lower: string, signal?: AbortSignal): RuleHit[] {
+export function scanRules(lower: string, signal?: BudgetSignal): RuleHit[] {
   const hits: RuleHit[] = [];
   for (const r of RULES) {
     checkBudget(signal);
@@ -91,7 +91,7 @@ function bump(s: Severity): Severity {
   return s === 'critical' || s === 'high' ? 'critical' : s === 'medium' ? 'high' : 'medium';
 }
 
-export function analyzePromptInjection(text: string, signal?: AbortSignal): PromptInjectionReport {
+export function analyzePromptInjection(text: string, signal?: BudgetSignal): PromptInjectionReport {
   const findings: PromptInjectionFinding[] = [];
   const seen = new Set<string>();
   const found = new Set<string>();
@@ -229,7 +229,7 @@ function toFindings(report: PromptInjectionReport): Finding[] {
 export const promptInjectionEngine: Engine = {
   name: 'prompt_injection',
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
-    const report = analyzePromptInjection(payloadText(subject), ctx.signal);
+    const report = analyzePromptInjection(payloadText(subject), deadlineSignal(ctx));
     const model = shippedModel();
     return {
       findings: toFindings(report),

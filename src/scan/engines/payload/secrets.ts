@@ -10,6 +10,7 @@
  * 11-proof, entropy) is done in code on each candidate.
  */
 import type { Severity } from '../../types';
+import type { BudgetSignal } from './text';
 
 export type DataCategory = 'secret' | 'pii';
 
@@ -324,7 +325,7 @@ function findEmails(text: string, out: SecretHit[]): void {
 }
 
 /** All secret / PII hits in the text, in order of detector then position; overlapping hits of lower rank dropped. */
-export function findSensitive(text: string, signal?: AbortSignal): SecretHit[] {
+export function findSensitive(text: string, signal?: BudgetSignal): SecretHit[] {
   const lower = text.length < 4_000_000 ? text.toLowerCase() : undefined;
   const hits: SecretHit[] = [];
   for (const d of DETECTORS) {

@@ -6,7 +6,7 @@
  */
 import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
 import { findSensitive, redactValue, type DataCategory } from './secrets';
-import { MAX_EXCERPT, payloadText } from './text';
+import { MAX_EXCERPT, payloadText, type BudgetSignal, deadlineSignal } from './text';
 
 export interface SensitiveDataFinding {
   type: string;
@@ -53,7 +53,7 @@ const LABELS: Record<string, string> = {
   nl_bsn: 'Dutch BSN',
 };
 
-export function analyzeSensitiveData(text: string, signal?: AbortSignal): SensitiveDataReport {
+export function analyzeSensitiveData(text: string, signal?: BudgetSignal): SensitiveDataReport {
   const byType = new Map<string, SensitiveDataFinding>();
   for (const hit of findSensitive(text, signal)) {
     const f = byType.get(hit.type);
@@ -84,7 +84,7 @@ function toFindings(report: SensitiveDataReport): Finding[] {
 export const sensitiveDataEngine: Engine = {
   name: 'sensitive_data',
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
-    const report = analyzeSensitiveData(payloadText(subject), ctx.signal);
+    const report = analyzeSensitiveData(payloadText(subject), deadlineSignal(ctx));
     return { findings: toFindings(report), report: { sensitiveData: report } };
   },
 };

@@ -3,7 +3,8 @@
  * Every excerpt leaving a payload engine goes through `safeExcerpt`/`maskSecrets`, so a secret
  * that happens to sit inside quoted code, a prompt or a tool argument is never echoed raw.
  */
-import type { ScanSubject, Severity } from '../../types';
+import { performance } from 'node:perf_hooks';
+import type { EngineContext, ScanSubject, Severity } from '../../types';
 import { maskSecrets } from './secrets';
 
 /** The spec's maximum decoded payload size. Anything beyond is not looked at. */
@@ -76,7 +77,26 @@ export function maxSeverity(list: Severity[]): Severity | undefined {
   return best;
 }
 
+/** What the analysis loops poll; an AbortSignal is one. */
+export interface BudgetSignal {
+  readonly aborted: boolean;
+}
+
+/**
+ * The engine context's signal plus a wall-clock deadline. The payload engines are synchronous
+ * CPU work, so the runner's abort timer cannot fire while they run; polling the clock lets a
+ * huge payload stop at its budget instead of running past it.
+ */
+export function deadlineSignal(ctx: EngineContext): BudgetSignal {
+  const at = performance.now() + ctx.budgetMs;
+  return {
+    get aborted(): boolean {
+      return ctx.signal.aborted || performance.now() > at;
+    },
+  };
+}
+
 /** Throws when the engine's time budget is spent, so the runner records a timeout. */
-export function checkBudget(signal: AbortSignal | undefined): void {
+export function checkBudget(signal: BudgetSignal | undefined): void {
   if (signal?.aborted) throw new Error('payload engine: time budget exhausted');
 }

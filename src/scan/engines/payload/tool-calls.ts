@@ -9,7 +9,7 @@
 import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
 import { INDICATORS } from './code-extraction';
 import { findSensitive, maskSecrets } from './secrets';
-import { checkBudget, clip, extensionOf, payloadText, SEVERITY_RANK } from './text';
+import { checkBudget, clip, extensionOf, payloadText, SEVERITY_RANK, type BudgetSignal, deadlineSignal } from './text';
 
 export type ToolCallCategory =
   | 'command_execution' | 'destructive_file_operation' | 'network_exfiltration' | 'credential_access' | 'privilege_escalation';
@@ -337,8 +337,9 @@ export function analyzeCall(call: ToolCall): ToolCallFinding[] {
   return out;
 }
 
-export function analyzeToolCalls(text: string, name: string, signal?: AbortSignal): ToolCallAnalysisReport {
+export function analyzeToolCalls(text: string, name: string, signal?: BudgetSignal): ToolCallAnalysisReport {
   const calls = extractToolCalls(text, name);
+  checkBudget(signal);
   const findings: ToolCallFinding[] = [];
   for (const call of calls) {
     checkBudget(signal);
@@ -375,7 +376,7 @@ function toFindings(report: ToolCallAnalysisReport): Finding[] {
 export const toolCallAnalysisEngine: Engine = {
   name: 'tool_call_analysis',
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
-    const report = analyzeToolCalls(payloadText(subject), subject.name, ctx.signal);
+    const report = analyzeToolCalls(payloadText(subject), subject.name, deadlineSignal(ctx));
     return { findings: toFindings(report), report: { toolCallAnalysis: report } };
   },
 };
