@@ -19,8 +19,10 @@ interface ApiFeature { api: string }
 interface StringFeature { string: string }
 /** Regex over the newline-joined strings; must be linear-time (bounded gaps only). */
 interface RegexFeature { regex: RegExp }
+/** A whole extracted string that is a public IPv4 address (optionally scheme:// and :port). */
+interface PublicIpFeature { publicIp: true }
 interface AnyOf { any: Feature[]; min?: number }
-type Feature = ApiFeature | StringFeature | RegexFeature | AnyOf;
+type Feature = ApiFeature | StringFeature | RegexFeature | PublicIpFeature | AnyOf;
 
 export interface CapabilityRule {
   id: string;
@@ -37,8 +39,30 @@ const str = (s: string): StringFeature => ({ string: s });
 const rx = (r: RegExp): RegexFeature => ({ regex: r });
 const any = (min: number, ...f: Feature[]): AnyOf => ({ any: f, min });
 
-// Public, routable IPv4 literal: excludes 0/8, 10/8, 127/8, 169.254/16, 172.16/12, 192.168/16, multicast and above.
-const PUBLIC_IPV4 = /(?:^|[^\d.])(?:(?:1\d\d|2[01]\d|22[0-3]|[1-9]\d?)\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::\d{2,5})?(?:[^\d.]|$)/m;
+const PUBLIC_IP: PublicIpFeature = { publicIp: true };
+const IP_STRING = /^(?:[a-z]{3,8}:\/\/)?(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{2,5})?(?:\/[!-~]{0,200})?$/;
+
+/**
+ * Routable unicast only: drops 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24,
+ * 192.168/16, 198.18/15, multicast and above. Quads starting 1. or 2. (OID arcs such as 2.5.4.42)
+ * and quads whose octets are all below 32 (versions) are skipped: in binaries they are far more
+ * often OIDs or versions than addresses.
+ */
+export function isPublicIpString(s: string): boolean {
+  const m = IP_STRING.exec(s);
+  if (!m) return false;
+  const o = [m[1], m[2], m[3], m[4]].map(Number);
+  if (o.some((x) => x > 255)) return false;
+  if (o.every((x) => x < 32)) return false;
+  const [a, b] = o;
+  if (a <= 2 || a === 10 || a === 127 || a >= 224) return false;
+  if (a === 100 && b >= 64 && b < 128) return false;
+  if (a === 169 && b === 254) return false;
+  if (a === 172 && b >= 16 && b < 32) return false;
+  if (a === 192 && (b === 168 || (b === 0 && o[2] === 0))) return false;
+  if (a === 198 && (b === 18 || b === 19)) return false;
+  return true;
+}
 
 export const CAPABILITY_RULES: readonly CapabilityRule[] = [
   { id: 'behavior.injection.remote_thread', name: 'inject code into another process (remote thread)', namespace: 'host-interaction/process/inject', attack: 'T1055', severity: 'high', confidence: 0.85,
@@ -82,11 +106,11 @@ export const CAPABILITY_RULES: readonly CapabilityRule[] = [
   { id: 'behavior.keylogging.evdev', name: 'read raw keyboard input devices', namespace: 'collection/keylog', attack: 'T1056.001', severity: 'low', confidence: 0.5,
     all: [rx(/\/dev\/input\/event/), any(1, str('keylog'), str('KEY_'), rx(/\/dev\/input\/by-path\/[^\n]{0,40}kbd/))] },
   { id: 'behavior.c2.hardcoded_ip', name: 'connect to a hard-coded IP address', namespace: 'communication/c2', attack: 'T1071', severity: 'medium', confidence: 0.55,
-    all: [rx(PUBLIC_IPV4), any(1, api('connect'), api('WSAConnect'), api('InternetConnect'), api('WinHttpConnect'), api('InternetOpenUrl'), api('URLDownloadToFile')), any(1, api('socket'), api('WSAStartup'), api('InternetOpen'), api('WinHttpOpen'), api('URLDownloadToFile'))] },
+    all: [PUBLIC_IP, any(1, api('connect'), api('WSAConnect'), api('InternetConnect'), api('WinHttpConnect'), api('InternetOpenUrl'), api('URLDownloadToFile')), any(1, api('socket'), api('WSAStartup'), api('InternetOpen'), api('WinHttpOpen'), api('URLDownloadToFile'))] },
   { id: 'behavior.c2.user_agent', name: 'send HTTP with a hard-coded browser user agent', namespace: 'communication/http', attack: 'T1071.001', severity: 'low', confidence: 0.45,
     all: [rx(/Mozilla\/[45]\.0 \((?:Windows|compatible|X11)/), any(1, api('InternetOpen'), api('WinHttpOpen'), api('HttpSendRequest'), api('HttpOpenRequest'))] },
   { id: 'behavior.c2.reverse_shell', name: 'bind a shell to a network socket', namespace: 'communication/c2/shell', attack: 'T1059', severity: 'high', confidence: 0.75,
-    all: [any(1, api('connect'), api('WSAConnect')), any(1, api('dup2'), rx(/STARTF_USESTDHANDLES/)), any(1, str('/bin/sh'), str('/bin/bash'), str('cmd.exe')), any(1, rx(PUBLIC_IPV4), str('/dev/tcp/'))] },
+    all: [any(1, api('connect'), api('WSAConnect')), any(1, api('dup2'), rx(/STARTF_USESTDHANDLES/)), any(1, str('/bin/sh'), str('/bin/bash'), str('cmd.exe')), any(1, PUBLIC_IP, str('/dev/tcp/'))] },
   { id: 'behavior.c2.download_exec', name: 'download and run a file', namespace: 'communication/http/download', attack: 'T1105', severity: 'medium', confidence: 0.65,
     all: [any(1, api('URLDownloadToFile'), api('InternetReadFile'), api('WinHttpReadData')), any(1, api('WinExec'), api('ShellExecute'), api('ShellExecuteEx'), api('CreateProcess'))] },
   { id: 'behavior.impact.ransom', name: 'encrypt files for ransom', namespace: 'impact/ransomware', attack: 'T1486', severity: 'high', confidence: 0.7,
@@ -141,6 +165,10 @@ function match(fs: FeatureSet, f: Feature): string[] | null {
   if ('regex' in f) {
     const m = f.regex.exec(fs.text);
     return m ? [m[0].trim().slice(0, 80)] : null;
+  }
+  if ('publicIp' in f) {
+    for (const s of fs.stringSet) if (s.length <= 240 && isPublicIpString(s)) return [s];
+    return null;
   }
   const hits: string[] = [];
   let n = 0;
