@@ -69,7 +69,7 @@ export const CAPABILITY_RULES: readonly CapabilityRule[] = [
     all: [any(1, api('VirtualAllocEx'), api('NtAllocateVirtualMemory'), api('ZwAllocateVirtualMemory')), any(1, api('WriteProcessMemory'), api('NtWriteVirtualMemory')), any(1, api('CreateRemoteThread'), api('CreateRemoteThreadEx'), api('NtCreateThreadEx'), api('RtlCreateUserThread'), api('QueueUserAPC'))] },
   { id: 'behavior.injection.hollowing', name: 'process hollowing', namespace: 'host-interaction/process/inject', attack: 'T1055.012', severity: 'high', confidence: 0.85,
     all: [any(1, api('NtUnmapViewOfSection'), api('ZwUnmapViewOfSection')), api('WriteProcessMemory'), any(1, api('SetThreadContext'), api('Wow64SetThreadContext')), api('ResumeThread')] },
-  { id: 'behavior.injection.ptrace', name: 'write another process memory via ptrace', namespace: 'host-interaction/process/inject', attack: 'T1055.008', severity: 'medium', confidence: 0.6,
+  { id: 'behavior.injection.ptrace', name: 'write another process memory via ptrace', namespace: 'host-interaction/process/inject', attack: 'T1055.008', severity: 'low', confidence: 0.5,
     all: [api('ptrace'), any(1, api('process_vm_writev'), rx(/\/proc\/%d\/mem|PTRACE_POKETEXT/))] },
   { id: 'behavior.injection.ld_preload', name: 'hijack library loading via ld.so.preload', namespace: 'persistence/ld-preload', attack: 'T1574.006', severity: 'medium', confidence: 0.7,
     all: [str('/etc/ld.so.preload'), any(1, api('fopen'), api('open'), api('fwrite'), api('write'), rx(/>>?\s{0,4}\/etc\/ld\.so\.preload/))] },
@@ -105,12 +105,12 @@ export const CAPABILITY_RULES: readonly CapabilityRule[] = [
     all: [api('GetAsyncKeyState'), api('GetForegroundWindow'), api('GetWindowText')] },
   { id: 'behavior.keylogging.evdev', name: 'read raw keyboard input devices', namespace: 'collection/keylog', attack: 'T1056.001', severity: 'low', confidence: 0.5,
     all: [rx(/\/dev\/input\/event/), any(1, str('keylog'), str('KEY_'), rx(/\/dev\/input\/by-path\/[^\n]{0,40}kbd/))] },
-  { id: 'behavior.c2.hardcoded_ip', name: 'connect to a hard-coded IP address', namespace: 'communication/c2', attack: 'T1071', severity: 'medium', confidence: 0.55,
+  { id: 'behavior.c2.hardcoded_ip', name: 'connect to a hard-coded IP address', namespace: 'communication/c2', attack: 'T1071', severity: 'low', confidence: 0.5,
     all: [PUBLIC_IP, any(1, api('connect'), api('WSAConnect'), api('InternetConnect'), api('WinHttpConnect'), api('InternetOpenUrl'), api('URLDownloadToFile')), any(1, api('socket'), api('WSAStartup'), api('InternetOpen'), api('WinHttpOpen'), api('URLDownloadToFile'))] },
   { id: 'behavior.c2.user_agent', name: 'send HTTP with a hard-coded browser user agent', namespace: 'communication/http', attack: 'T1071.001', severity: 'low', confidence: 0.45,
     all: [rx(/Mozilla\/[45]\.0 \((?:Windows|compatible|X11)/), any(1, api('InternetOpen'), api('WinHttpOpen'), api('HttpSendRequest'), api('HttpOpenRequest'))] },
   { id: 'behavior.c2.reverse_shell', name: 'bind a shell to a network socket', namespace: 'communication/c2/shell', attack: 'T1059', severity: 'high', confidence: 0.75,
-    all: [any(1, api('connect'), api('WSAConnect')), any(1, api('dup2'), rx(/STARTF_USESTDHANDLES/)), any(1, str('/bin/sh'), str('/bin/bash'), str('cmd.exe')), any(1, PUBLIC_IP, str('/dev/tcp/'))] },
+    all: [any(1, api('connect'), api('WSAConnect')), any(1, api('dup2'), rx(/STARTF_USESTDHANDLES/)), any(1, str('/bin/sh'), str('/bin/bash'), str('cmd.exe')), PUBLIC_IP] },
   { id: 'behavior.c2.download_exec', name: 'download and run a file', namespace: 'communication/http/download', attack: 'T1105', severity: 'medium', confidence: 0.65,
     all: [any(1, api('URLDownloadToFile'), api('InternetReadFile'), api('WinHttpReadData')), any(1, api('WinExec'), api('ShellExecute'), api('ShellExecuteEx'), api('CreateProcess'))] },
   { id: 'behavior.impact.ransom', name: 'encrypt files for ransom', namespace: 'impact/ransomware', attack: 'T1486', severity: 'high', confidence: 0.7,
@@ -132,26 +132,35 @@ export interface FeatureSet {
   lowerText: string;
   /** Original-case newline-joined strings, for regexes. */
   text: string;
+  /**
+   * Whether an API name found as a plain string counts (run-time resolution via GetProcAddress).
+   * Off for ELF: shared objects carry their own and their dependencies' symbol names as strings.
+   */
+  apiByName: boolean;
 }
 
 /** Features for one file. PE/ELF imports come from the engines' parsers; everything gets strings. */
 export function extractFeatures(content: Buffer): FeatureSet {
   const imports = new Set<string>();
+  let apiByName = true;
   const pe = parsePe(content);
   if (pe) for (const i of pe.importNames) imports.add(i.slice(i.indexOf('!') + 1).toLowerCase());
   else {
     const elf = parseElf(content);
-    if (elf) for (const s of elf.importedSymbols) imports.add(s.toLowerCase());
+    if (elf) {
+      apiByName = false;
+      for (const s of elf.importedSymbols) imports.add(s.toLowerCase());
+    }
   }
   const strings = extractStrings(content, { minLength: 4, maxBytes: MAX_STRING_BYTES, maxLength: 1024 });
   const text = strings.join('\n');
-  return { imports, stringSet: new Set(strings.map((s) => s.trim())), lowerText: text.toLowerCase(), text };
+  return { imports, stringSet: new Set(strings.map((s) => s.trim())), lowerText: text.toLowerCase(), text, apiByName };
 }
 
 function hasApi(fs: FeatureSet, name: string): string | null {
   const n = name.toLowerCase();
   for (const cand of [n, `${n}a`, `${n}w`, `_${n}`, `__imp_${n}`]) if (fs.imports.has(cand)) return name;
-  if (fs.stringSet.has(name) || fs.stringSet.has(`${name}A`) || fs.stringSet.has(`${name}W`)) return `${name} (by name)`;
+  if (fs.apiByName && (fs.stringSet.has(name) || fs.stringSet.has(`${name}A`) || fs.stringSet.has(`${name}W`))) return `${name} (by name)`;
   return null;
 }
 
