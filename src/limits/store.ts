@@ -30,11 +30,19 @@ export class CounterStore {
   async hitWindow(id: string, fields: string[], expiresAt: Date): Promise<Record<string, number>> {
     const inc: Record<string, number> = {};
     for (const f of fields) inc[`c.${f}`] = 1;
-    const doc = await this.windows.findOneAndUpdate(
+    const hit = () => this.windows.findOneAndUpdate(
       { _id: id },
       { $inc: inc, $setOnInsert: { expiresAt } },
       { upsert: true, returnDocument: 'after' },
     );
+    let doc;
+    try {
+      doc = await hit();
+    } catch (err) {
+      // Two writers (connections or replicas) upserted the new window at once; it exists now.
+      if (!isDuplicateKey(err)) throw err;
+      doc = await hit();
+    }
     return doc?.c ?? {};
   }
 
@@ -49,26 +57,38 @@ export class CounterStore {
    */
   async incrementUsageBounded(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number, max: number): Promise<number | undefined> {
     const filter = { _id: doc._id, $or: [{ [field]: { $exists: false } }, { [field]: { $lte: max - amount } }] };
-    try {
-      const r = await this.usage.findOneAndUpdate(
-        filter,
-        { $inc: { [field]: amount }, $setOnInsert: { accountId: doc.accountId, period: doc.period, kind: doc.kind, ...(doc.date ? { date: doc.date } : {}) } },
-        { upsert: true, returnDocument: 'after' },
-      );
-      return r?.[field] ?? undefined;
-    } catch (err) {
-      // The filter did not match an existing document, so the upsert collided with it: over the limit.
-      if (isDuplicateKey(err)) return undefined;
-      throw err;
+    const bump = () => this.usage.findOneAndUpdate(
+      filter,
+      { $inc: { [field]: amount }, $setOnInsert: { accountId: doc.accountId, period: doc.period, kind: doc.kind, ...(doc.date ? { date: doc.date } : {}) } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await bump();
+        return r?.[field] ?? undefined;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        // The filter did not match an existing document, so the upsert collided with it: either
+        // the counter is over the limit, or another writer created the month's document a moment
+        // ago (concurrent first upserts). One retry tells the two apart.
+        if (attempt >= 1) return undefined;
+      }
     }
   }
 
   async incrementUsage(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number): Promise<number> {
-    const r = await this.usage.findOneAndUpdate(
+    const bump = () => this.usage.findOneAndUpdate(
       { _id: doc._id },
       { $inc: { [field]: amount }, $setOnInsert: { accountId: doc.accountId, period: doc.period, kind: doc.kind, ...(doc.date ? { date: doc.date } : {}) } },
       { upsert: true, returnDocument: 'after' },
     );
+    let r;
+    try {
+      r = await bump();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err; // a concurrent first upsert created it: update it now
+      r = await bump();
+    }
     return r?.[field] ?? amount;
   }
 

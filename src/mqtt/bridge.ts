@@ -28,7 +28,7 @@ export interface BridgeOptions {
   shareGroup: string;
   /** How long a device counts as subscribed without news of it. */
   presenceTtlMs: number;
-  /** Publishes processed concurrently before the bridge stops acknowledging (back-pressure). Default 256. */
+  /** Publishes processed concurrently; the rest wait in this process's queue. Default 256. */
   maxInFlight?: number;
 }
 
@@ -53,7 +53,7 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
   let gateway: DeviceGateway | undefined;
   let inFlight = 0;
   let processed = 0;
-  const waiting: Array<() => void> = [];
+  const waiting: Array<() => Promise<void>> = [];
 
   const client = mqtt.connect(opts.url, {
     protocolVersion: 5,
@@ -110,22 +110,26 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
     if (gateway) await gateway.markOffline(hit.device);
   };
 
-  // Acknowledge a publish as soon as a processing slot is free, so up to maxInFlight run at once
-  // while a slow database makes the broker queue (not this process) hold the rest.
+  // mqtt.js reads inbound packets strictly in order and waits for handleMessage's callback, so
+  // holding the callback back would also hold back PINGRESP and the connection would time out.
+  // The publish is acknowledged on receipt and queued here; at most maxInFlight run at once.
+  const pump = () => {
+    while (inFlight < maxInFlight && waiting.length) {
+      const job = waiting.shift() as () => Promise<void>;
+      inFlight++;
+      job().catch((err: unknown) => log.error({ err }, 'bridge message failed')).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  };
   client.handleMessage = (packet, done) => {
     const topic = packet.topic;
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-    const start = () => {
-      inFlight++;
-      const work = topic.startsWith('$SYS/') ? onSystem(topic, payload) : onDevicePublish(topic, payload);
-      work.catch((err: unknown) => log.error({ err, topic }, 'bridge message failed')).finally(() => {
-        inFlight--;
-        waiting.shift()?.();
-      });
-      done();
-    };
-    if (inFlight < maxInFlight) start();
-    else waiting.push(start);
+    waiting.push(() => (topic.startsWith('$SYS/') ? onSystem(topic, payload) : onDevicePublish(topic, payload)));
+    if (waiting.length === 10_000) log.warn({ queued: waiting.length }, 'bridge backlog: the database is slower than device traffic');
+    pump();
+    done();
   };
 
   const subscribe = () => client.subscribeAsync({ [`$share/${opts.shareGroup}/+/+/+/publish`]: { qos: 1 }, '$SYS/brokers/+/clients/+/disconnected': { qos: 0 } });
@@ -168,6 +172,7 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
     subscribedDevice: (accountId, entityName) => opts.store.subscribedDevice(accountId, entityName, now()),
     close: async () => {
       await client.endAsync();
+      log.info({ processed }, 'bridge stopped');
     },
   };
 }

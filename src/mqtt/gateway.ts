@@ -13,6 +13,7 @@ import type { Logger } from '../log';
 import type { Services } from '../services';
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../http/errors';
 import { checkMessagingRate } from '../http/limits';
+import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/store';
 import { DeviceIdentity, topicsOfDevice } from './acl';
 
@@ -28,11 +29,13 @@ export interface Presence {
 
 /** A publish payload bigger than this is refused before parsing (the HTTP body limit of one message). */
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
+const SENDER_CACHE_MS = 2_000;
 
 type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'messageStore' | 'limits' | 'accounts'>;
 
 export class DeviceGateway {
   private readonly regions = new Map<string, string>();
+  private readonly senders = new Map<string, { sender: Sender; at: number }>();
 
   constructor(
     private readonly s: GatewayServices,
@@ -53,7 +56,7 @@ export class DeviceGateway {
       } catch {
         throw new BadRequestError('Malformed JSON payload', undefined, 'invalid_json');
       }
-      const sender = await this.s.messagePipeline.loadSender(device.accountId, device.entityName);
+      const sender = await this.senderOf(device);
       // The key was rotated after this session authenticated: nothing more from it counts.
       if (sender.entity.apiKeyId !== device.apiKeyId) throw new UnauthorizedError('Invalid API key');
       await this.s.messagePipeline.process(sender, raw);
@@ -61,6 +64,25 @@ export class DeviceGateway {
       if (!(err instanceof AppError)) this.logger.error({ err, apiKeyId: device.apiKeyId }, 'mqtt publish failed');
       await this.sendError(device, err);
     }
+  }
+
+  /**
+   * The pipeline's sender, reloaded at most every SENDER_CACHE_MS per key: a device publishing 50
+   * times a second would otherwise reload its account and entity 50 times a second. Plan, role and
+   * service changes reach MQTT publishes within that time; revocation closes the session at once.
+   */
+  private async senderOf(device: DeviceIdentity): Promise<Sender> {
+    const t = this.now().getTime();
+    const hit = this.senders.get(device.apiKeyId);
+    if (hit && t - hit.at < SENDER_CACHE_MS) return hit.sender;
+    const sender = await this.s.messagePipeline.loadSender(device.accountId, device.entityName);
+    if (this.senders.size > 100_000) this.senders.clear();
+    this.senders.set(device.apiKeyId, { sender, at: t });
+    return sender;
+  }
+
+  forget(apiKeyId: string): void {
+    this.senders.delete(apiKeyId);
   }
 
   async sendError(device: DeviceIdentity, err: unknown): Promise<void> {

@@ -42,7 +42,10 @@ export async function startMqttRole(s: Services, logger: Logger): Promise<MqttRo
     gateway.onMessageQueued(e.accountId, e.destName, e.messageId).catch(fail('mqtt delivery failed'));
   const onState = (e: { accountId: string; entityName: string; apiKeyId: string }) =>
     gateway.publishState(e.accountId, e.entityName, e.apiKeyId).catch(fail('mqtt state publish failed'));
-  const onRevoked = (apiKeyId: string) => { bridge?.forgetKey(apiKeyId).catch(fail('mqtt presence cleanup failed')); };
+  const onRevoked = (apiKeyId: string) => {
+    gateway.forget(apiKeyId);
+    bridge?.forgetKey(apiKeyId).catch(fail('mqtt presence cleanup failed'));
+  };
   s.messagingEvents.on('messageQueued', onQueued);
   s.messagingEvents.on('stateChanged', onState);
   s.accounts.events.on('entityKeyRevoked', onRevoked);
@@ -52,6 +55,7 @@ export async function startMqttRole(s: Services, logger: Logger): Promise<MqttRo
       case 'queued': return gateway.onMessageQueued(signal.accountId, signal.dest, signal.messageId);
       case 'state': return gateway.publishState(signal.accountId, signal.entityName, signal.apiKeyId);
       case 'revoked':
+        gateway.forget(signal.apiKeyId);
         broker?.closeKey(signal.apiKeyId);
         await bridge?.forgetKey(signal.apiKeyId);
         return;
