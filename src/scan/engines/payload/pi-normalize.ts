@@ -164,7 +164,7 @@ export function decodeSegments(text: string): DecodedSegment[] {
     ['hex', /(?:\\x[0-9a-fA-F]{2}){6,50000}/g, (m) => Buffer.from(m.replace(/\\x/g, ''), 'hex').toString('utf8')],
     ['hex', /(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}){12,50000}(?![0-9A-Za-z])/g, (m) => Buffer.from(m, 'hex').toString('utf8')],
     ['hex', /(?<![0-9A-Za-z])[0-9a-fA-F]{2}(?:[ :,][0-9a-fA-F]{2}){11,50000}(?![0-9A-Za-z])/g, (m) => Buffer.from(m.replace(/[ :,]/g, ''), 'hex').toString('utf8')],
-    ['url', /(?<=^|\s)[^\s%]{0,200}(?:%[0-9a-fA-F]{2}[^\s%]{0,40}){3,20000}/g, (m) => {
+    ['url', /(?<=^|\s)[^\s%]{0,400}(?:%[0-9a-fA-F]{2}[^\s%]{0,400}){3,20000}/g, (m) => {
       try {
         return decodeURIComponent(m.replace(/\+/g, ' '));
       } catch {

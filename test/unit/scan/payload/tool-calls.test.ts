@@ -16,6 +16,9 @@ describe('tool_call_analysis shapes', () => {
     ['MCP tools/call', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_shell', arguments: danger } })],
     ['<tool_call> tag', `<tool_call>${JSON.stringify({ name: 'run_shell', arguments: danger })}</tool_call>`],
     ['name(arg=...) syntax', `Thought: use the shell\nrun_shell(command="${danger.command}")\n`],
+    ['Gemini functionCall', JSON.stringify({ candidates: [{ content: { parts: [{ functionCall: { name: 'run_shell', args: danger } }] } }] })],
+    ['<invoke> block', `<function_calls><invoke name="run_shell"><parameter name="command">${danger.command}</parameter></invoke></function_calls>`],
+    ['ReAct Action / Action Input', `Thought: I should run it\nAction: run_shell\nAction Input: ${JSON.stringify(danger)}\n`],
     ['JSON Lines trace', `${JSON.stringify({ type: 'tool_use', name: 'run_shell', input: danger })}\n${JSON.stringify({ type: 'text', text: 'done' })}`],
   ])('%s', async (_label, text) => {
     const rep = await tc(text);
