@@ -187,8 +187,7 @@ function callsFromText(text: string, isCode: boolean, out: ToolCall[]): void {
 
 export function extractToolCalls(text: string, name: string): ToolCall[] {
   const calls: ToolCall[] = [];
-  const lower = text.length < 12_000_000 ? text.slice(0, 12_000_000) : text;
-  if (/tool_calls|function_call|tool_use|tools\/call|functionCall/.test(lower)) {
+  if (/tool_calls|function_call|tool_use|tools\/call|functionCall/.test(text)) {
     for (const v of jsonValues(text)) callsFromJson(v, calls);
   }
   const ext = extensionOf(name);
@@ -251,8 +250,6 @@ const CHECKS: Check[] = [
 const DANGER_NAME = {
   shell: /(?:^|[_.-])(?:exec|execute|shell|bash|terminal|run_command|run_shell|run_terminal|cmd|command|powershell|subprocess|system|run_code|code_interpreter|python|eval|sh)(?:$|[_.-])|^(?:run|exec|bash|shell|terminal|execute_command|run_command)$/i,
   delete: /(?:^|[_.-])(?:delete|remove|rm|unlink|rmdir|drop|truncate|wipe|destroy|purge|erase)(?:$|[_.-])/i,
-  write: /(?:^|[_.-])(?:write|create|save|put|append|edit|overwrite|upload_file)(?:$|[_.-]|_?file)/i,
-  read: /(?:^|[_.-])(?:read|cat|open|get|view|load|download)(?:$|[_.-]|_?file)/i,
   network: /(?:^|[_.-])(?:http|https|fetch|request|curl|wget|post|put|upload|send|webhook|email|mail|slack|browse|navigate|open_url|web|api_call|post_message)(?:$|[_.-])/i,
   secret: /(?:^|[_.-])(?:secret|secrets|credential|credentials|password|passwords|api_key|apikey|token|tokens|vault|keychain)(?:$|[_.-])/i,
 };
