@@ -11,6 +11,8 @@ const transform = {
 const transformIgnorePatterns = ['/node_modules/(?!(jose|aedes|aedes-[^/]+)/)'];
 module.exports = {
   testTimeout: 60000,
+  // No watchman: a fresh CI machine has none, and probing for it stalled runs here.
+  watchman: false,
   projects: [
     { displayName: 'unit', testEnvironment: 'node', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'], transform, transformIgnorePatterns },
     {

@@ -1,6 +1,6 @@
 /**
  * Where the CVE dataset is read from: the operator's refreshed copy in DATA_DIR/cve/cves.json
- * when `npm run cli -- cve refresh` has written one, else the dataset bundled in data/cve/.
+ * when `npm run cli -- cve refresh` has written one, else the dataset bundled in datasets/cve/.
  */
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -33,7 +33,7 @@ export interface EngineDeps {
   feedLookup?: FeedLookup;
   /** YARA rule directories; default bundled rules/yara + YARA_RULES_DIR. */
   yaraRuleDirs?: string[];
-  /** CVE dataset file; default data/cve/cves.json. */
+  /** CVE dataset file; default datasets/cve/cves.json. */
   cveDatasetPath?: string;
   archiveLimits?: Partial<ArchiveLimits>;
 }

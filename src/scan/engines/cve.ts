@@ -1,7 +1,7 @@
 /**
  * Known-vulnerable embedded components. Recognises components with versions (JAR pom.properties,
  * MANIFEST.MF, bundled jar file names; OpenSSL / zlib / libcurl version strings in binaries) and
- * matches them against the bundled dataset data/cve/cves.json.
+ * matches them against the bundled dataset datasets/cve/cves.json.
  * Refresh: `npx tsx src/scan/engines/cve.ts refresh <nvd-2.0.json>...` merges NVD CVE API 2.0
  * (JSON 2.0) files into the dataset.
  */
@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { CveRecord, Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../types';
 import { listZipEntries, readZipEntries } from '../zip';
 
-export const CVE_DATASET_PATH = path.resolve(__dirname, '../../../data/cve/cves.json');
+export const CVE_DATASET_PATH = path.resolve(__dirname, '../../../datasets/cve/cves.json');
 
 export interface AffectedRange {
   component: string;
