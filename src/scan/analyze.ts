@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { identify } from './filetype';
-import { buildEngines, selectEngines, type EngineDeps, type EngineSlot } from './registry';
+import { budgetFor, buildEngines, selectEngines, type EngineDeps, type EngineSlot } from './registry';
 import { runEngineWithMembers } from './runner';
 import { DEFAULT_ARCHIVE_LIMITS } from './engines/archive';
 import { computeVerdict, notScannedVerdict } from './verdict';
@@ -109,7 +109,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
     containerFlaggedBy: ReadonlySet<string>,
   ): Promise<void> => {
     const selected = selectEngines(slots, subject.fileType, scanType, { depth: subject.depth, containerFlaggedBy });
-    const runs = await Promise.all(selected.map((s) => runEngineWithMembers(s.engine, subject, s.row.budgetMs)));
+    const runs = await Promise.all(selected.map((s) => runEngineWithMembers(s.engine, subject, budgetFor(s.row, subject.size))));
     for (const { result } of runs) {
       if (subject.depth === 0) {
         const { report, ...rest } = result;

@@ -45,6 +45,8 @@ export interface RegistryRow {
   fileTypes: readonly FileType[] | 'all';
   scanTypes: readonly ScanType[];
   budgetMs: number;
+  /** Extra budget per MB of content, for engines whose cost grows with size (text engines). */
+  budgetMsPerMb?: number;
   members: MemberPolicy;
   create: (deps: EngineDeps) => Engine;
 }
@@ -67,9 +69,13 @@ export const REGISTRY: readonly RegistryRow[] = [
   { engine: 'behavior', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
   { engine: 'ml', fileTypes: ['pe', 'elf'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
   ...payloadEngines.map((e): RegistryRow => ({
-    engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, members: 'never', create: fixed(e),
+    engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, budgetMsPerMb: 600, members: 'never', create: fixed(e),
   })),
 ];
+
+/** The time an engine may take on content of this size. */
+export const budgetFor = (row: RegistryRow, bytes: number): number =>
+  row.budgetMs + Math.ceil((row.budgetMsPerMb ?? 0) * (bytes / (1024 * 1024)));
 
 export interface EngineSlot { engine: Engine; row: RegistryRow }
 
