@@ -106,16 +106,23 @@ export async function run(args: string[]): Promise<void> {
     const before = await memoryOf(env.pid);
     const rows: string[] = [];
     for (const format of ['csv', 'json'] as const) {
+      // RSS sampled every 500 ms: flat memory means the second half of the download peaks no higher than the first.
+      const samples: number[] = [];
+      const sampler = setInterval(() => { memoryOf(env.pid).then((m) => samples.push(m.rssMb), () => undefined); }, 500);
       const r = await download(`${env.baseUrl}/api/messages/export?format=${format}`, acct.apiKey, format);
+      clearInterval(sampler);
+      const half = Math.floor(samples.length / 2);
+      const firstHalf = Math.max(...samples.slice(0, half));
+      const secondHalf = Math.max(...samples.slice(half));
       const mem = await memoryOf(env.pid);
       const fdb = await memoryOf(mongoPid);
       const okRows = r.rows === count;
       const okIds = r.firstId === lastInserted && r.lastId === firstInserted;
-      rows.push(`| ${format} | ${r.rows} | ${fmt(r.bytes / 1024 / 1024)} | ${fmt(r.ms / 1000)} | ${fmt(mem.hwmMb, 0)} | ${fmt(mem.rssMb, 0)} | ${fmt(fdb.hwmMb, 0)} | ${okRows && okIds && r.ordered ? 'yes' : `NO (rows ${okRows}, ids ${okIds}, order ${r.ordered})`} |`);
+      rows.push(`| ${format} | ${r.rows} | ${fmt(r.bytes / 1024 / 1024)} | ${fmt(r.ms / 1000)} | ${fmt(mem.hwmMb, 0)} | ${fmt(firstHalf, 0)} / ${fmt(secondHalf, 0)} | ${fmt(fdb.hwmMb, 0)} | ${okRows && okIds && r.ordered ? 'yes' : `NO (rows ${okRows}, ids ${okIds}, order ${r.ordered})`} |`);
       if (!(okRows && okIds && r.ordered)) process.exitCode = 1;
     }
     console.log(`service process ${env.pid}: before exports VmHWM ${fmt(before.hwmMb, 0)} MB, VmRSS ${fmt(before.rssMb, 0)} MB\n`);
-    console.log('| format | rows | MB | seconds | service VmHWM MB after | service VmRSS MB after | FerretDB VmHWM MB | parses back: all rows, newest first, first/last ids |');
+    console.log('| format | rows | MB | seconds | service VmHWM MB after | service peak RSS MB, 1st / 2nd half of the download | FerretDB VmHWM MB | parses back: all rows, newest first, first/last ids |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
   } finally {

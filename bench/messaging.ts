@@ -86,18 +86,27 @@ export async function run(args: string[]): Promise<void> {
     await one.connect();
     const odb = one.db('sentinel');
     const month = new Date().toISOString().slice(0, 7);
+    // Time spent awaiting each step, summed over the workers: with one connection the waits queue
+    // behind each other, so the shares approximate each step's share of the connection's time.
+    const stepMs: Record<string, number> = { 'auth: 3 reads': 0, 'rate-limit upsert': 0, 'data-limit upsert': 0, 'message insert': 0 };
+    const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
+      const t = process.hrtime.bigint();
+      try { return await fn(); } finally { stepMs[step] += Number(process.hrtime.bigint() - t) / 1e6; }
+    };
     const replayRun = await loop(DEVICES, seconds, async (w, i) => {
       const d = devices[w];
-      const keyDoc = await odb.collection('entity_keys').findOne({ _id: d.apiKeyId as unknown as ObjectId });
-      await odb.collection('accounts').findOne({ _id: acct.accountId as unknown as ObjectId });
-      await odb.collection('entities').findOne({ _id: `${acct.accountId}/${keyDoc?.entityName as string}` as unknown as ObjectId });
+      await timed('auth: 3 reads', async () => {
+        const keyDoc = await odb.collection('entity_keys').findOne({ _id: d.apiKeyId as unknown as ObjectId });
+        await odb.collection('accounts').findOne({ _id: acct.accountId as unknown as ObjectId });
+        await odb.collection('entities').findOne({ _id: `${acct.accountId}/${keyDoc?.entityName as string}` as unknown as ObjectId });
+      });
       const window = Math.floor(Date.now() / 1000) * 1000;
-      await odb.collection('rate_counters').findOneAndUpdate({ _id: `replay:${d.apiKeyId}:${window}` as unknown as ObjectId }, { $inc: { 'c.req': 1 }, $setOnInsert: { expiresAt: new Date(window + 2000) } }, { upsert: true, returnDocument: 'after' });
-      await odb.collection('usage_daily').findOneAndUpdate(
+      await timed('rate-limit upsert', () => odb.collection('rate_counters').findOneAndUpdate({ _id: `replay:${d.apiKeyId}:${window}` as unknown as ObjectId }, { $inc: { 'c.req': 1 }, $setOnInsert: { expiresAt: new Date(window + 2000) } }, { upsert: true, returnDocument: 'after' }));
+      await timed('data-limit upsert', () => odb.collection('usage_daily').findOneAndUpdate(
         { _id: `replay-${acct.accountId}:${month}` as unknown as ObjectId, $or: [{ messagingBytes: { $exists: false } }, { messagingBytes: { $lte: 1e12 } }] },
         { $inc: { messagingBytes: 60 }, $setOnInsert: { accountId: 'replay', period: month, kind: 'month' } }, { upsert: true, returnDocument: 'after' },
-      );
-      await odb.collection('messages').insertOne(doc(i));
+      ));
+      await timed('message insert', () => odb.collection('messages').insertOne(doc(i)));
       return true;
     });
     await one.close();
@@ -114,6 +123,9 @@ export async function run(args: string[]): Promise<void> {
     for (const r of rows) console.log(`| ${r.join(' | ')} |`);
     console.log(`\nHTTP statuses: ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}`);
     console.log(`HTTP / raw insert = ${fmt((100 * rate(httpRun)) / rate(rawRun), 0)}% (goal >= 50%)`);
+    const total = Object.values(stepMs).reduce((a, b) => a + b, 0);
+    console.log(`\nreplay: share of database time per step (serialised on one connection, as in the service's local mode)`);
+    for (const [step, ms] of Object.entries(stepMs)) console.log(`  ${step.padEnd(20)} ${fmt((100 * ms) / total, 0)}%`);
     console.log(`replay / raw insert = ${fmt((100 * rate(replayRun)) / rate(rawRun), 0)}%: the share left once the database work of a publish is done without HTTP, auth code, JSON or ajv`);
   } finally {
     await svc.stop();
