@@ -1,6 +1,6 @@
 /**
  * Jest runs TypeScript through SWC (no type-checking here: `npm run typecheck` does that).
- * Two projects: `unit` needs nothing running; `integration`/`e2e` share one local stack per run
+ * Two projects: `unit` needs nothing running; `integration` (the service from outside) shares one local stack per run
  * (MongoDB-wire server, Temporal dev server, the service) started by test/support/global-setup.ts.
  */
 const transform = {
@@ -18,7 +18,7 @@ module.exports = {
     {
       displayName: 'integration',
       testEnvironment: 'node',
-      roots: ['<rootDir>/test/integration', '<rootDir>/test/e2e'],
+      roots: ['<rootDir>/test/integration'],
       testMatch: ['**/*.test.ts'],
       transform,
       transformIgnorePatterns,
