@@ -13,6 +13,17 @@ import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
 import { AccountDoc, AccountStore, EntityDoc, isDuplicateKey } from './store';
 
+/** How long an account document (plan) may be served from a process's cache. */
+export const ACCOUNT_CACHE_MS = 2_000;
+
+/** The entity name of `accounts/{accountId}/entities/{name}`, or undefined for any other shape. */
+function entityNameOf(resourcePath: string, accountId: string): string | undefined {
+  const prefix = `accounts/${accountId}/entities/`;
+  if (!resourcePath.startsWith(prefix)) return undefined;
+  const name = resourcePath.slice(prefix.length);
+  return ENTITY_NAME_RE.test(name) ? name : undefined;
+}
+
 export const ENTITY_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 /** Names that are path segments of the messaging API under /api/entities/, so no entity may take them. */
 export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set(['me', 'message', 'messages', 'check_messages', 'status-table', 'bulk']);
@@ -38,6 +49,7 @@ const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
 export class AccountService {
   readonly events = new AccountEvents();
+  private readonly accountCache = new Map<string, { doc: AccountDoc; at: number }>();
 
   constructor(private readonly store: AccountStore, private readonly secrets: Secrets, private readonly region: string) {}
 
@@ -54,6 +66,7 @@ export class AccountService {
   async setPlan(accountId: string, plan: string): Promise<{ accountId: string; plan: PlanTier }> {
     if (!isPlanTier(plan)) throw new BadRequestError('plan must be one of free, starter, standard, pro');
     if (!(await this.store.setPlan(accountId, plan))) throw new NotFoundError('Account');
+    this.accountCache.delete(accountId);
     return { accountId, plan };
   }
 
@@ -82,20 +95,47 @@ export class AccountService {
     // Compare even when the key is unknown so timing does not reveal which key ids exist.
     const ok = hashesEqual(sha256Hex(parsed.secret), key?.hash ?? '0'.repeat(64));
     if (!key || !ok || key.revokedAt) return undefined;
-    const account = await this.store.findAccount(key.accountId);
+    const account = await this.cachedAccount(key.accountId);
     if (!account) return undefined;
     return { kind: 'account', account, apiKeyId: key._id, permissions: ALL_PERMISSIONS };
   }
 
+  /**
+   * One database read per request: the entity document names its current key id and that key's
+   * SHA-256, so a rotated (superseded) or deleted key fails here at once, in every replica.
+   * The account document comes from a cache of at most ACCOUNT_CACHE_MS.
+   */
   async authenticateEntityKey(token: string): Promise<Principal | undefined> {
     const claims = await verifyEntityKey(this.secrets.entityKeySecret, token);
     if (!claims) return undefined;
-    const key = await this.store.findEntityKey(claims.apiKeyId);
-    if (!key || key.revokedAt || key.accountId !== claims.accountId) return undefined;
-    if (!hashesEqual(sha256Hex(token), key.tokenHash)) return undefined;
-    const [account, entity] = await Promise.all([this.store.findAccount(key.accountId), this.store.findEntity(key.accountId, key.entityName)]);
-    if (!account || !entity || entity.apiKeyId !== key._id || entity.resourcePath !== claims.resourcePath) return undefined;
-    return { kind: 'entity', account, entity, apiKeyId: key._id, permissions: await this.permissionsOf(account, entity.role) };
+    const name = entityNameOf(claims.resourcePath, claims.accountId);
+    if (name === undefined) return undefined;
+    const entity = await this.store.findEntity(claims.accountId, name);
+    if (!entity || entity.apiKeyId !== claims.apiKeyId || entity.resourcePath !== claims.resourcePath) return undefined;
+    if (entity.apiKeyHash !== undefined) {
+      if (!hashesEqual(sha256Hex(token), entity.apiKeyHash)) return undefined;
+    } else {
+      // Entities created before the hash was kept on the entity: check the key record.
+      const key = await this.store.findEntityKey(claims.apiKeyId);
+      if (!key || key.revokedAt || key.accountId !== claims.accountId || !hashesEqual(sha256Hex(token), key.tokenHash)) return undefined;
+    }
+    const account = await this.cachedAccount(claims.accountId);
+    if (!account) return undefined;
+    return { kind: 'entity', account, entity, apiKeyId: claims.apiKeyId, permissions: await this.permissionsOf(account, entity.role) };
+  }
+
+  /**
+   * Account documents change rarely (plan changes); a short per-process cache saves a read on
+   * every request. A plan change is seen by every replica within ACCOUNT_CACHE_MS.
+   */
+  private async cachedAccount(accountId: string): Promise<AccountDoc | null> {
+    const hit = this.accountCache.get(accountId);
+    const now = Date.now();
+    if (hit && now - hit.at < ACCOUNT_CACHE_MS) return hit.doc;
+    const doc = await this.store.findAccount(accountId);
+    if (this.accountCache.size >= 10_000) this.accountCache.clear();
+    if (doc) this.accountCache.set(accountId, { doc, at: now });
+    return doc;
   }
 
   /**
@@ -142,9 +182,10 @@ export class AccountService {
     }
     const apiKeyId = newEntityKeyId();
     const resourcePath = resourcePathOf(accountId, input.name);
+    const apiKey = await signEntityKey(this.secrets.entityKeySecret, { resourcePath, apiKeyId, accountId });
     try {
       await this.store.insertEntity({
-        _id: `${accountId}/${input.name}`, accountId, name: input.name, resourcePath, apiKeyId, role,
+        _id: `${accountId}/${input.name}`, accountId, name: input.name, resourcePath, apiKeyId, apiKeyHash: sha256Hex(apiKey), role,
         tags: input.tags ?? [], metadata: input.metadata ?? {}, directoryId: input.directoryId,
         online: false, statusTable: {}, createdAt: new Date(),
       });
@@ -153,7 +194,7 @@ export class AccountService {
       if (isDuplicateKey(err)) throw new ConflictError(`entity "${input.name}" already exists`);
       throw err;
     }
-    const apiKey = await this.issueEntityKey(accountId, input.name, resourcePath, apiKeyId);
+    await this.recordEntityKey(accountId, input.name, apiKeyId, apiKey);
     return { name: input.name, resourcePath, apiKeyId, apiKey };
   }
 
@@ -184,10 +225,9 @@ export class AccountService {
     return this.store.clearEntityService(accountId, serviceId);
   }
 
-  private async issueEntityKey(accountId: string, entityName: string, resourcePath: string, apiKeyId: string): Promise<string> {
-    const apiKey = await signEntityKey(this.secrets.entityKeySecret, { resourcePath, apiKeyId, accountId });
+  /** The key record: the history of an entity's keys and their revocation (MQTT re-checks sessions against it). */
+  private async recordEntityKey(accountId: string, entityName: string, apiKeyId: string, apiKey: string): Promise<void> {
     await this.store.insertEntityKey({ _id: apiKeyId, accountId, entityName, tokenHash: sha256Hex(apiKey), createdAt: new Date() });
-    return apiKey;
   }
 
   /** Revokes every live key of the entity and issues a new one (shown once). */
@@ -196,8 +236,10 @@ export class AccountService {
     if (!entity) throw new NotFoundError('Entity');
     const revoked = await this.store.revokeEntityKeys(accountId, name, new Date());
     const apiKeyId = newEntityKeyId();
-    const apiKey = await this.issueEntityKey(accountId, name, entity.resourcePath, apiKeyId);
-    await this.store.setEntityKey(accountId, name, apiKeyId);
+    const apiKey = await signEntityKey(this.secrets.entityKeySecret, { resourcePath: entity.resourcePath, apiKeyId, accountId });
+    await this.recordEntityKey(accountId, name, apiKeyId, apiKey);
+    // Switching the entity to the new key is what makes the old one fail authentication.
+    await this.store.setEntityKey(accountId, name, apiKeyId, sha256Hex(apiKey));
     for (const id of revoked) this.events.emit('entityKeyRevoked', id);
     return { name, resourcePath: entity.resourcePath, apiKeyId, apiKey };
   }

@@ -25,6 +25,8 @@ export interface EntityDoc {
   name: string;
   resourcePath: string;
   apiKeyId: string;
+  /** SHA-256 of the current key, so authentication needs only this document. */
+  apiKeyHash?: string;
   role: string;
   tags: string[];
   metadata: Record<string, unknown>;
@@ -95,8 +97,8 @@ export class AccountStore {
   insertEntity(doc: EntityDoc) { return this.entities.insertOne(doc); }
   findEntity(accountId: string, name: string) { return this.entities.findOne({ _id: `${accountId}/${name}` }); }
   deleteEntity(accountId: string, name: string) { return this.entities.deleteOne({ _id: `${accountId}/${name}` }); }
-  setEntityKey(accountId: string, name: string, apiKeyId: string) {
-    return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId } });
+  setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string) {
+    return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId, apiKeyHash } });
   }
 
   listEntities(accountId: string, offset: number, limit: number) {

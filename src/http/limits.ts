@@ -4,14 +4,18 @@ import type { LimitService, WindowRule } from '../limits/service';
 import { RateLimitedError } from './errors';
 import type { AppContext, RateClass } from './route';
 
-/** The messaging limit of 50 requests per second per API key; MQTT publishes count against it too. */
-export function messagingKeyWindow(apiKeyId: string): { scope: string; windowMs: number; rules: WindowRule[] } {
-  return { scope: `key:${apiKeyId}:msg`, windowMs: 1_000, rules: [{ name: 'req', limit: FIXED_LIMITS.messagingRequestsPerSecondPerKey }] };
+/**
+ * The messaging limit of 50 requests per second per API key; MQTT publishes count against it too.
+ * One window document per account and second holds a counter per key, so the requests of many
+ * devices of one account arriving together are counted in one round trip.
+ */
+export function messagingKeyWindow(accountId: string, apiKeyId: string): { scope: string; windowMs: number; rules: WindowRule[] } {
+  return { scope: `acct:${accountId}:msg`, windowMs: 1_000, rules: [{ name: `k_${apiKeyId}`, limit: FIXED_LIMITS.messagingRequestsPerSecondPerKey }] };
 }
 
 /** Counts one messaging request of the key; throws RateLimitedError (429 rate_limited) past the limit. */
-export async function checkMessagingRate(limits: LimitService, apiKeyId: string): Promise<void> {
-  const w = messagingKeyWindow(apiKeyId);
+export async function checkMessagingRate(limits: LimitService, accountId: string, apiKeyId: string): Promise<void> {
+  const w = messagingKeyWindow(accountId, apiKeyId);
   const verdict = await limits.hit(w.scope, w.windowMs, w.rules);
   if (!verdict.allowed) throw new RateLimitedError(verdict.retryAfterSeconds, 'Rate limit reached; retry after the time in Retry-After');
 }
@@ -37,7 +41,7 @@ export function makeRateLimiter(limits: LimitService) {
       }
       case 'entity':
       case 'account-messaging':
-        ({ scope, windowMs, rules } = messagingKeyWindow(p.apiKeyId));
+        ({ scope, windowMs, rules } = messagingKeyWindow(accountId, p.apiKeyId));
         break;
       case 'workflow-write':
         scope = `acct:${accountId}:wf`;

@@ -13,23 +13,64 @@ export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTC
 
 export class LimitService {
   private lastSweep = 0;
+  private readonly windowQueue = new Map<string, Array<{ fields: string[]; expiresAt: Date; resolve: (c: Record<string, number>) => void; reject: (e: unknown) => void }>>();
+  private readonly windowInFlight = new Set<string>();
 
   constructor(readonly store: CounterStore, private readonly now: () => Date = () => new Date()) {}
 
   /**
-   * Counts one request against several rules sharing one window (one round trip) and says
-   * whether every rule still holds. Rejected requests count too, as in any fixed-window limiter.
+   * Counts one request against several rules sharing one window and says whether every rule
+   * still holds. Rejected requests count too, as in any fixed-window limiter.
+   *
+   * Hits on the same window document that arrive while an update of it is in flight are sent as
+   * one `$inc` of their sum (one round trip for a burst), and each hit is then given its exact
+   * place in the returned total, so the decision is the same as one update per request.
    */
   async hit(scope: string, windowMs: number, rules: WindowRule[]): Promise<WindowVerdict> {
     const now = this.now().getTime();
     const windowStart = Math.floor(now / windowMs) * windowMs;
-    const counts = await this.store.hitWindow(`${scope}:${windowStart}`, rules.map((r) => r.name), new Date(windowStart + windowMs * 2));
+    const counts = await this.addToWindow(`${scope}:${windowStart}`, rules.map((r) => r.name), new Date(windowStart + windowMs * 2));
     this.maybeSweep(now);
     const retryAfterSeconds = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000));
     for (const rule of rules) {
       if ((counts[rule.name] ?? 0) > rule.limit) return { allowed: false, retryAfterSeconds, exceeded: rule.name, counts };
     }
     return { allowed: true, retryAfterSeconds, counts };
+  }
+
+  private addToWindow(id: string, fields: string[], expiresAt: Date): Promise<Record<string, number>> {
+    return new Promise((resolve, reject) => {
+      let group = this.windowQueue.get(id);
+      if (!group) this.windowQueue.set(id, (group = []));
+      group.push({ fields, expiresAt, resolve, reject });
+      if (!this.windowInFlight.has(id)) void this.drainWindow(id);
+    });
+  }
+
+  private async drainWindow(id: string): Promise<void> {
+    this.windowInFlight.add(id);
+    try {
+      for (let group = this.windowQueue.get(id); group?.length; group = this.windowQueue.get(id)) {
+        this.windowQueue.delete(id);
+        const amounts: Record<string, number> = {};
+        for (const h of group) for (const f of h.fields) amounts[f] = (amounts[f] ?? 0) + 1;
+        try {
+          const totals = await this.store.hitWindow(id, amounts, group[0].expiresAt);
+          // Hand out places in arrival order: the first hit of the group gets total - amount + 1.
+          const next: Record<string, number> = {};
+          for (const [f, n] of Object.entries(amounts)) next[f] = (totals[f] ?? n) - n + 1;
+          for (const h of group) {
+            const mine: Record<string, number> = {};
+            for (const f of h.fields) mine[f] = next[f]++;
+            h.resolve(mine);
+          }
+        } catch (err) {
+          for (const h of group) h.reject(err);
+        }
+      }
+    } finally {
+      this.windowInFlight.delete(id);
+    }
   }
 
   private maybeSweep(now: number): void {

@@ -26,10 +26,10 @@ export class CounterStore {
     this.usage = db.collection<UsageDoc>(COLLECTIONS.usageDaily);
   }
 
-  /** Adds 1 to each named counter of the window and returns the new values. */
-  async hitWindow(id: string, fields: string[], expiresAt: Date): Promise<Record<string, number>> {
+  /** Adds the given amounts to the named counters of the window and returns the new values. */
+  async hitWindow(id: string, amounts: Record<string, number>, expiresAt: Date): Promise<Record<string, number>> {
     const inc: Record<string, number> = {};
-    for (const f of fields) inc[`c.${f}`] = 1;
+    for (const [f, n] of Object.entries(amounts)) inc[`c.${f}`] = n;
     const hit = () => this.windows.findOneAndUpdate(
       { _id: id },
       { $inc: inc, $setOnInsert: { expiresAt } },

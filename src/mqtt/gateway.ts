@@ -48,7 +48,7 @@ export class DeviceGateway {
   /** One device publish: the same rate limit and pipeline as POST /api/entities/message. */
   async handlePublish(device: DeviceIdentity, payload: Buffer): Promise<void> {
     try {
-      await checkMessagingRate(this.s.limits, device.apiKeyId);
+      await checkMessagingRate(this.s.limits, device.accountId, device.apiKeyId);
       if (payload.length > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(`Message exceeds ${MAX_PAYLOAD_BYTES} bytes`);
       let raw: unknown;
       try {
