@@ -7,7 +7,7 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PlanRequ
 import type { Secrets } from '../secrets';
 import {
   hashesEqual, looksLikeJwt, newAccountKey, newEntityKeyId, parseAccountKey, resourcePathOf, sha256Hex,
-  signEntityKey, verifyEntityKey,
+  EntityKeyClaims, signEntityKey, verifyEntityKey,
 } from './keys';
 import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
@@ -50,6 +50,7 @@ const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 export class AccountService {
   readonly events = new AccountEvents();
   private readonly accountCache = new Map<string, { doc: AccountDoc; at: number }>();
+  private readonly claimsCache = new Map<string, EntityKeyClaims>();
 
   constructor(private readonly store: AccountStore, private readonly secrets: Secrets, private readonly region: string) {}
 
@@ -106,22 +107,38 @@ export class AccountService {
    * The account document comes from a cache of at most ACCOUNT_CACHE_MS.
    */
   async authenticateEntityKey(token: string): Promise<Principal | undefined> {
-    const claims = await verifyEntityKey(this.secrets.entityKeySecret, token);
+    const tokenHash = sha256Hex(token);
+    const claims = await this.verifiedClaims(token, tokenHash);
     if (!claims) return undefined;
     const name = entityNameOf(claims.resourcePath, claims.accountId);
     if (name === undefined) return undefined;
     const entity = await this.store.findEntity(claims.accountId, name);
     if (!entity || entity.apiKeyId !== claims.apiKeyId || entity.resourcePath !== claims.resourcePath) return undefined;
     if (entity.apiKeyHash !== undefined) {
-      if (!hashesEqual(sha256Hex(token), entity.apiKeyHash)) return undefined;
+      if (!hashesEqual(tokenHash, entity.apiKeyHash)) return undefined;
     } else {
       // Entities created before the hash was kept on the entity: check the key record.
       const key = await this.store.findEntityKey(claims.apiKeyId);
-      if (!key || key.revokedAt || key.accountId !== claims.accountId || !hashesEqual(sha256Hex(token), key.tokenHash)) return undefined;
+      if (!key || key.revokedAt || key.accountId !== claims.accountId || !hashesEqual(tokenHash, key.tokenHash)) return undefined;
     }
     const account = await this.cachedAccount(claims.accountId);
     if (!account) return undefined;
     return { kind: 'entity', account, entity, apiKeyId: claims.apiKeyId, permissions: await this.permissionsOf(account, entity.role) };
+  }
+
+  /**
+   * The signature check of a token gives the same answer every time, so a valid token's claims
+   * are remembered (keyed by its SHA-256); revocation is decided by the entity read, never here.
+   */
+  private async verifiedClaims(token: string, tokenHash: string): Promise<EntityKeyClaims | undefined> {
+    const known = this.claimsCache.get(tokenHash);
+    if (known) return known;
+    const claims = await verifyEntityKey(this.secrets.entityKeySecret, token);
+    if (claims) {
+      if (this.claimsCache.size >= 50_000) this.claimsCache.clear();
+      this.claimsCache.set(tokenHash, claims);
+    }
+    return claims;
   }
 
   /**
