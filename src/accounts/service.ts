@@ -145,7 +145,7 @@ export class AccountService {
    * Account documents change rarely (plan changes); a short per-process cache saves a read on
    * every request. A plan change is seen by every replica within ACCOUNT_CACHE_MS.
    */
-  private async cachedAccount(accountId: string): Promise<AccountDoc | null> {
+  async cachedAccount(accountId: string): Promise<AccountDoc | null> {
     const hit = this.accountCache.get(accountId);
     const now = Date.now();
     if (hit && now - hit.at < ACCOUNT_CACHE_MS) return hit.doc;

@@ -105,7 +105,8 @@ export class MessagePipeline {
 
   /** Loads a sender fresh (for MQTT sessions: role, plan and service may have changed). */
   async loadSender(accountId: string, entityName: string): Promise<Sender> {
-    const [account, entity] = await Promise.all([this.deps.accounts.getAccount(accountId), this.deps.accounts.getEntity(accountId, entityName)]);
+    const [cached, entity] = await Promise.all([this.deps.accounts.cachedAccount(accountId), this.deps.accounts.getEntity(accountId, entityName)]);
+    const account = cached ?? (await this.deps.accounts.getAccount(accountId));
     return { account, entity, permissions: await this.deps.accounts.permissionsOf(account, entity.role) };
   }
 

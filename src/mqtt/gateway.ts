@@ -29,7 +29,7 @@ export interface Presence {
 
 /** A publish payload bigger than this is refused before parsing (the HTTP body limit of one message). */
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
-const SENDER_CACHE_MS = 2_000;
+const SENDER_CACHE_MS = 10_000;
 
 type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'messageStore' | 'limits' | 'accounts'>;
 
@@ -68,8 +68,10 @@ export class DeviceGateway {
 
   /**
    * The pipeline's sender, reloaded at most every SENDER_CACHE_MS per key: a device publishing 50
-   * times a second would otherwise reload its account and entity 50 times a second. Plan, role and
-   * service changes reach MQTT publishes within that time; revocation closes the session at once.
+   * times a second would otherwise reload its entity 50 times a second, and a thousand devices
+   * would spend the database on reloads. Role and service changes reach MQTT publishes within
+   * that time (plan changes within the account cache's 2 s); revocation closes the session at once
+   * and the key check below refuses a superseded key.
    */
   private async senderOf(device: DeviceIdentity): Promise<Sender> {
     const t = this.now().getTime();
