@@ -43,24 +43,12 @@ export function makeRateLimiter(limits: LimitService) {
       case 'account-messaging':
         ({ scope, windowMs, rules } = messagingKeyWindow(accountId, p.apiKeyId));
         break;
-      case 'workflow-write':
-        scope = `acct:${accountId}:wf`;
-        windowMs = 60_000;
-        rules = [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }];
-        break;
-      case 'workflow-run':
-        scope = `acct:${accountId}:wf`;
-        windowMs = 60_000;
-        rules = [{ name: 'run', limit: FIXED_LIMITS.workflowRunsPerMinute }];
-        break;
     }
     const verdict = await limits.hit(scope, windowMs, rules);
     if (!verdict.allowed) {
-      const message = rate === 'workflow-run' || rate === 'workflow-write'
-        ? 'Too Many Requests'
-        : verdict.exceeded === 'plan'
-          ? `Rate limit of the ${p.account.plan} plan reached (${planOf(p.account.plan).scanRequestsPerMinute} requests per minute)`
-          : 'Rate limit reached; retry after the time in Retry-After';
+      const message = verdict.exceeded === 'plan'
+        ? `Rate limit of the ${p.account.plan} plan reached (${planOf(p.account.plan).scanRequestsPerMinute} requests per minute)`
+        : 'Rate limit reached; retry after the time in Retry-After';
       throw new RateLimitedError(verdict.retryAfterSeconds, message);
     }
   };

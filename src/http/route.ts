@@ -12,10 +12,10 @@ import { FIXED_LIMITS } from '../accounts/plans';
 import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from './errors';
 import { JsonSchema, describeAjvError, jsonDepth, validatorFor } from './schema';
 
-export type Area = 'scan' | 'messaging' | 'workflow' | 'system';
+export type Area = 'scan' | 'messaging' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Which limiter a request is counted by (see http/limits.ts). */
-export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'workflow-write' | 'workflow-run' | 'none';
+export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'none';
 
 export interface AppState {
   requestId: string;
