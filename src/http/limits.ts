@@ -13,10 +13,13 @@ export function messagingKeyWindow(accountId: string, apiKeyId: string): { scope
   return { scope: `acct:${accountId}:msg`, windowMs: 1_000, rules: [{ name: `k_${apiKeyId}`, limit: FIXED_LIMITS.messagingRequestsPerSecondPerKey }] };
 }
 
-/** Counts one messaging request of the key; throws RateLimitedError (429 rate_limited) past the limit. */
-export async function checkMessagingRate(limits: LimitService, accountId: string, apiKeyId: string): Promise<void> {
+/**
+ * Counts one messaging request of the key in the window of its arrival; throws RateLimitedError
+ * (429 rate_limited) past the limit.
+ */
+export async function checkMessagingRate(limits: LimitService, accountId: string, apiKeyId: string, arrivedAt?: Date): Promise<void> {
   const w = messagingKeyWindow(accountId, apiKeyId);
-  const verdict = await limits.hit(w.scope, w.windowMs, w.rules);
+  const verdict = await limits.hit(w.scope, w.windowMs, w.rules, arrivedAt);
   if (!verdict.allowed) throw new RateLimitedError(verdict.retryAfterSeconds, 'Rate limit reached; retry after the time in Retry-After');
 }
 

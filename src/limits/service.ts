@@ -26,8 +26,9 @@ export class LimitService {
    * one `$inc` of their sum (one round trip for a burst), and each hit is then given its exact
    * place in the returned total, so the decision is the same as one update per request.
    */
-  async hit(scope: string, windowMs: number, rules: WindowRule[]): Promise<WindowVerdict> {
-    const now = this.now().getTime();
+  async hit(scope: string, windowMs: number, rules: WindowRule[], at?: Date): Promise<WindowVerdict> {
+    // `at`: when the request arrived, for work queued before it is counted (MQTT bridge backlog).
+    const now = (at ?? this.now()).getTime();
     const windowStart = Math.floor(now / windowMs) * windowMs;
     const counts = await this.addToWindow(`${scope}:${windowStart}`, rules.map((r) => r.name), new Date(windowStart + windowMs * 2));
     this.maybeSweep(now);

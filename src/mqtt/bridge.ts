@@ -74,7 +74,7 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
     return device;
   };
 
-  const onDevicePublish = async (topic: string, payload: Buffer) => {
+  const onDevicePublish = async (topic: string, payload: Buffer, arrivedAt: Date) => {
     const t = parseDeviceTopic(topic);
     if (!t || t.kind !== 'publish') return;
     const device = await identityOf(t.apiKeyId, t.accountId, t.region);
@@ -82,8 +82,8 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
       log.warn({ topic }, 'publish from an unknown or revoked key dropped');
       return;
     }
-    if (!gateway) return;
-    await gateway.handlePublish(device, payload);
+    if (!gateway) throw new Error('bridge consumed a publish before its gateway was attached');
+    await gateway.handlePublish(device, payload, arrivedAt);
     processed++;
     // Device traffic keeps an external-broker presence alive (written at most every TTL/4).
     const key = device.apiKeyId;
@@ -114,7 +114,8 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
   // holding the callback back would also hold back PINGRESP and the connection would time out.
   // The publish is acknowledged on receipt and queued here; at most maxInFlight run at once.
   const pump = () => {
-    while (inFlight < maxInFlight && waiting.length) {
+    // Publishes that arrive before the gateway is attached wait in the queue.
+    while (gateway && inFlight < maxInFlight && waiting.length) {
       const job = waiting.shift() as () => Promise<void>;
       inFlight++;
       job().catch((err: unknown) => log.error({ err }, 'bridge message failed')).finally(() => {
@@ -126,7 +127,8 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
   client.handleMessage = (packet, done) => {
     const topic = packet.topic;
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
-    waiting.push(() => (topic.startsWith('$SYS/') ? onSystem(topic, payload) : onDevicePublish(topic, payload)));
+    const arrivedAt = now();
+    waiting.push(() => (topic.startsWith('$SYS/') ? onSystem(topic, payload) : onDevicePublish(topic, payload, arrivedAt)));
     if (waiting.length === 10_000) log.warn({ queued: waiting.length }, 'bridge backlog: the database is slower than device traffic');
     pump();
     done();
@@ -160,7 +162,10 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
 
   return {
     client,
-    use: (g) => { gateway = g; },
+    use: (g) => {
+      gateway = g;
+      pump();
+    },
     forgetKey: async (apiKeyId) => {
       identities.delete(apiKeyId);
       await opts.store.dropPresence({ apiKeyId });

@@ -45,10 +45,14 @@ export class DeviceGateway {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** One device publish: the same rate limit and pipeline as POST /api/entities/message. */
-  async handlePublish(device: DeviceIdentity, payload: Buffer): Promise<void> {
+  /**
+   * One device publish: the same rate limit and pipeline as POST /api/entities/message. The rate
+   * window is the one the publish arrived in, so a backlog drained later in a burst is not
+   * refused for a burst the device never sent.
+   */
+  async handlePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date = this.now()): Promise<void> {
     try {
-      await checkMessagingRate(this.s.limits, device.accountId, device.apiKeyId);
+      await checkMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
       if (payload.length > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(`Message exceeds ${MAX_PAYLOAD_BYTES} bytes`);
       let raw: unknown;
       try {
