@@ -12,7 +12,6 @@ export function stack(): StackEnv {
 }
 
 /** Parsed JSON of a response: tests index into it freely. */
-// biome-ignore lint: loosely typed on purpose
 export type Json = any;
 
 export interface CliResult { code: number; stdout: string; stderr: string; json?: Record<string, string> }
