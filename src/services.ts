@@ -11,6 +11,7 @@ import type { Storage } from './storage/mongo';
 import { AccountStore } from './accounts/store';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
+import { CustomRoles } from './accounts/custom-roles';
 import { CounterStore } from './limits/store';
 import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
@@ -32,6 +33,7 @@ export interface Services {
   storage: Storage;
   accounts: AccountService;
   audit: AuditLog;
+  roles: CustomRoles;
   limits: LimitService;
   messagingInfo: MessagingInfo;
   messageStore: MessageStore;
@@ -67,7 +69,8 @@ export function createServices(opts: { config: Config; logger: Logger; storage: 
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: 10_000 },
     logger.child({ component: 'scan' }),
   );
-  const accounts = new AccountService(new AccountStore(db), secrets, config.region);
+  const accountStore = new AccountStore(db);
+  const accounts = new AccountService(accountStore, secrets, config.region);
   const audit = new AuditLog(db);
   const messageStore = new MessageStore(db);
   const messagingEvents = new MessagingEvents();
@@ -82,6 +85,7 @@ export function createServices(opts: { config: Config; logger: Logger; storage: 
     storage,
     accounts,
     audit,
+    roles: new CustomRoles(accountStore, audit),
     limits,
     scans,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),

@@ -131,4 +131,16 @@ export class AccountStore {
   }
 
   findRole(accountId: string, name: string) { return this.roles.findOne({ accountId, name }); }
+  listRoles(accountId: string) { return this.roles.find({ accountId }).sort({ name: 1 }).toArray(); }
+  insertRole(doc: RoleDoc) { return this.roles.insertOne(doc); }
+  setRolePermissions(accountId: string, name: string, permissions: Permission[]) {
+    return this.roles.findOneAndUpdate({ accountId, name }, { $set: { permissions } }, { returnDocument: 'after' });
+  }
+  async deleteRole(accountId: string, name: string): Promise<boolean> {
+    return (await this.roles.deleteOne({ accountId, name })).deletedCount === 1;
+  }
+  /** True when some entity of the account still has this role. */
+  async roleInUse(accountId: string, role: string): Promise<boolean> {
+    return (await this.entities.findOne({ accountId, role }, { projection: { _id: 1 } })) !== null;
+  }
 }
