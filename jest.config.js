@@ -8,7 +8,7 @@ const transform = {
   '^.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
 };
 // ESM-only packages that tests reach in-process; Node 20's require(esm) is not available inside Jest.
-const transformIgnorePatterns = ['/node_modules/(?!(jose|aedes|aedes-[^/]+)/)'];
+const transformIgnorePatterns = ['/node_modules/(?!(jose|aedes|aedes-[^/]+|@seriousme)/)'];
 module.exports = {
   testTimeout: 60000,
   // No watchman: a fresh CI machine has none, and probing for it stalled runs here.

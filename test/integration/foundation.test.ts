@@ -120,6 +120,16 @@ describe('shared HTTP layer', () => {
     expect(doc.body.openapi).toBe('3.1.0');
     expect(doc.body.paths['/api/account/usage'].get).toBeDefined();
     expect(doc.body.paths['/api/entities/me'].get).toBeDefined();
+    expect(doc.body.paths['/api/scan'].post).toBeDefined();
+    expect(doc.body.paths['/api/entities/check_messages'].get).toBeDefined();
+  });
+
+  it('serves an OpenAPI document that validates against the OpenAPI 3.1 schema', async () => {
+    const { Validator } = await import('@seriousme/openapi-schema-validator');
+    const doc = await api('GET', '/openapi.json');
+    const result = await new Validator().validate(doc.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
   });
 
   it('answers unknown routes with the area error shape', async () => {
