@@ -1,5 +1,6 @@
 /** HTTP for the account area of the scanning API: usage. */
-import type { AppContext, RouteRegistry } from '../http/route';
+import type { RouteRegistry } from '../http/route';
+import { actorOf } from './service';
 import { bodyOf, principalOf } from '../http/route';
 import { PERMISSIONS, Permission } from './roles';
 import type { Services } from '../services';
@@ -12,7 +13,6 @@ const roleSchema = {
   properties: { name: { type: 'string' }, permissions: { type: 'array', items: { type: 'string', enum: [...PERMISSIONS] } }, builtIn: { type: 'boolean' }, createdAt: { type: ['string', 'null'] } },
 };
 const permissionsSchema = { type: 'array', items: { type: 'string', enum: [...PERMISSIONS] }, uniqueItems: true, maxItems: PERMISSIONS.length };
-const actorOf = (ctx: AppContext): string => `api_key:${principalOf(ctx).apiKeyId}`;
 
 export function registerAccountRoutes(r: RouteRegistry, s: Services): void {
   r.add({
@@ -30,7 +30,7 @@ export function registerAccountRoutes(r: RouteRegistry, s: Services): void {
     responses: { 201: { description: 'Created', schema: roleSchema }, 409: { description: 'Name taken' } },
     handler: async (ctx) => {
       ctx.status = 201;
-      ctx.body = await s.roles.create(principalOf(ctx).account, bodyOf<{ name: string; permissions: Permission[] }>(ctx), actorOf(ctx));
+      ctx.body = await s.roles.create(principalOf(ctx).account, bodyOf<{ name: string; permissions: Permission[] }>(ctx), actorOf(principalOf(ctx)));
     },
   });
   r.add({
@@ -46,14 +46,14 @@ export function registerAccountRoutes(r: RouteRegistry, s: Services): void {
     body: { schema: { type: 'object', required: ['permissions'], additionalProperties: false, properties: { permissions: permissionsSchema } }, maxBytes: 16 * 1024 },
     responses: { 200: { description: 'Role', schema: roleSchema } },
     handler: async (ctx) => {
-      ctx.body = await s.roles.update(principalOf(ctx).account, ctx.params.name, bodyOf<{ permissions: Permission[] }>(ctx).permissions, actorOf(ctx));
+      ctx.body = await s.roles.update(principalOf(ctx).account, ctx.params.name, bodyOf<{ permissions: Permission[] }>(ctx).permissions, actorOf(principalOf(ctx)));
     },
   });
   r.add({
     method: 'DELETE', path: '/api/roles/:name', area: 'messaging', tags: ['roles'], auth: 'account', rate: 'account-messaging',
     summary: 'Delete a custom role that no entity holds', responses: { 204: { description: 'Deleted' }, 409: { description: 'Still assigned' } },
     handler: async (ctx) => {
-      await s.roles.remove(principalOf(ctx).account, ctx.params.name, actorOf(ctx));
+      await s.roles.remove(principalOf(ctx).account, ctx.params.name, actorOf(principalOf(ctx)));
       ctx.status = 204;
     },
   });

@@ -32,6 +32,9 @@ export type Principal =
   | { kind: 'account'; account: AccountDoc; apiKeyId: string; permissions: ReadonlySet<Permission> }
   | { kind: 'entity'; account: AccountDoc; entity: EntityDoc; apiKeyId: string; permissions: ReadonlySet<Permission> };
 
+/** How the audit log names who acted (`userEmail`): the account key, or the entity. */
+export const actorOf = (p: Principal): string => (p.kind === 'account' ? `api_key:${p.apiKeyId}` : `entity:${p.entity.name}`);
+
 export interface CreatedEntity { name: string; resourcePath: string; apiKeyId: string; apiKey: string }
 
 export interface NewEntityInput {

@@ -1,5 +1,5 @@
 /** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back. */
-import type { Principal } from '../accounts/service';
+import { actorOf } from '../accounts/service';
 import { hasEntitlement } from '../accounts/plans';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf, principalOf, queryOf } from '../http/route';
@@ -24,7 +24,6 @@ function entityOf(ctx: AppContext): Sender {
   if (p.kind !== 'entity') throw new ForbiddenError('This endpoint requires an entity API key');
   return { account: p.account, entity: p.entity, permissions: p.permissions };
 }
-const actorOf = (p: Principal): string => (p.kind === 'account' ? `api_key:${p.apiKeyId}` : `entity:${p.entity.name}`);
 
 function sendExport(ctx: AppContext, e: ExportStream): void {
   ctx.set('Content-Disposition', `attachment; filename="${e.filename}"`);
