@@ -52,3 +52,13 @@ export async function newAccount(plan: string, name = `acct-${Date.now()}`): Pro
   if (r.code !== 0 || !r.json) throw new Error(`account create failed: ${r.stderr}`);
   return r.json as { accountId: string; apiKey: string; apiKeyId: string };
 }
+
+/**
+ * Rate limits count in fixed windows aligned to the epoch (limits/service.ts). A test that needs
+ * a burst to land in one window waits, when fewer than `needMs` remain in the current window,
+ * until the next one begins.
+ */
+export async function clearOfWindowEdge(windowMs: number, needMs: number): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < needMs) await new Promise((res) => setTimeout(res, left + 50));
+}

@@ -144,12 +144,11 @@ describe('directed messages and check_messages', () => {
       for (const x of r.body.results as Json[]) { expect(x.code).toBe(200); sentIds.push(x.content); }
     }
     const received: string[] = [];
-    let throttled = 0;
     await Promise.all(Array.from({ length: 20 }, async () => {
       for (;;) {
         const r = await api('GET', '/api/entities/check_messages?limit=5', { key: f.devices.sink.apiKey });
+        // 20 pollers on one key run into the 50 requests/second limit; they back off and retry.
         if (r.status === 429) {
-          throttled++;
           await new Promise((res) => setTimeout(res, 200));
           continue;
         }
@@ -161,8 +160,6 @@ describe('directed messages and check_messages', () => {
     expect(received).toHaveLength(1000);
     expect(new Set(received).size).toBe(1000);
     expect(new Set(received)).toEqual(new Set(sentIds));
-    // One key polling with 20 workers runs into the 50 requests/second limit; the test rides it out.
-    expect(throttled).toBeGreaterThanOrEqual(0);
   }, 120_000);
 });
 

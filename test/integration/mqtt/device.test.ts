@@ -162,7 +162,7 @@ test('MQTT publishes count against the 50 requests per second per key', async ()
   const c = track(await connect(url(), d));
   const box = inbox(c);
   await c.subscribeAsync(t.messages, { qos: 1 });
-  await Promise.all(Array.from({ length: 90 }, (_, i) => c.publishAsync(t.publish, JSON.stringify({ msg_type: 'heartbeat', data: { mem_free: i } }), { qos: 0 })));
+  await Promise.all(Array.from({ length: 160 }, (_, i) => c.publishAsync(t.publish, JSON.stringify({ msg_type: 'heartbeat', data: { mem_free: i } }), { qos: 0 })));
   const limited = await box.next((m) => m.msg_type === 'error' && m.data.code === 'rate_limited', 10_000);
   expect(limited.body.data.status).toBe(429);
 });
