@@ -2,6 +2,7 @@
  * Every environment variable the service reads, validated in one place.
  * A bad value stops start-up with a message naming the variable and what it accepts.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 export type Role = 'api' | 'worker' | 'mqtt';
@@ -45,6 +46,10 @@ export interface Config {
   /** clamd address; unset = the local clamd started by the service (when ClamAV is installed). */
   clamdHost?: string;
   clamdPort: number;
+  /** Worker threads for the CPU-bound scan engines (src/scan/pool.ts); 0 = main thread. Default: cores - 1, 1 to 4. */
+  scanThreads: number;
+  /** Content below this many bytes is analysed on the main thread. Default 65536. */
+  scanThreadMinBytes: number;
   /** Directory of operator YARA rules loaded next to the bundled ones. */
   yaraRulesDir?: string;
   /** Data directory of the local stack (absolute). Default ./data. */
@@ -107,6 +112,17 @@ export function loadConfig(env: Env = process.env): Config {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) {
       problems.push(`${name}="${v}" must be a positive integer`);
+      return dflt;
+    }
+    return n;
+  };
+
+  const nonNegativeInt = (name: string, dflt: number): number => {
+    const v = str(name);
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) {
+      problems.push(`${name}="${v}" must be a non-negative integer`);
       return dflt;
     }
     return n;
@@ -180,6 +196,8 @@ export function loadConfig(env: Env = process.env): Config {
     temporalApiKey: str('TEMPORAL_API_KEY'),
     clamdHost: str('CLAMD_HOST'),
     clamdPort: port('CLAMD_PORT', 3310),
+    scanThreads: nonNegativeInt('SCAN_THREADS', Math.max(1, Math.min(4, os.availableParallelism() - 1))),
+    scanThreadMinBytes: nonNegativeInt('SCAN_THREAD_MIN_BYTES', 65_536),
     yaraRulesDir: str('YARA_RULES_DIR') ? path.resolve(str('YARA_RULES_DIR') as string) : undefined,
     dataDir,
     region: str('REGION') ?? 'local',

@@ -13,6 +13,8 @@ import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
 import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
 import { createServices, Services } from './services';
+import { EnginePool } from './scan/pool';
+import { cveDatasetPath } from './scan/datasets';
 import { createApp, HealthReport } from './http/app';
 import { RouteRegistry } from './http/route';
 import { makeRateLimiter } from './http/limits';
@@ -81,7 +83,15 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       const t = temporal;
       stoppers.push(() => t.connection.close());
     }
-    const services = createServices({ config, logger, storage, secrets, temporal });
+    // Processes that scan (api, worker) run the CPU-bound engines on threads; MQTT-only ones do not scan.
+    let enginePool: EnginePool | undefined;
+    if (config.scanThreads > 0 && (config.roles.includes('api') || config.roles.includes('worker'))) {
+      const pool = new EnginePool({ threads: config.scanThreads, minBytes: config.scanThreadMinBytes, deps: { cveDatasetPath: cveDatasetPath(config) } });
+      enginePool = pool;
+      stoppers.push(() => pool.close());
+      await pool.warm();
+    }
+    const services = createServices({ config, logger, storage, secrets, temporal, enginePool });
 
     let worker: RunningWorker | undefined;
     if (config.roles.includes('worker')) {

@@ -26,6 +26,7 @@ import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
 import { mongoFeedLookup } from './scan/engines/feeds';
 import { cveDatasetPath } from './scan/datasets';
+import type { EnginePool } from './scan/pool';
 
 export interface Services {
   config: Config;
@@ -50,7 +51,11 @@ export interface Services {
   temporal?: Client;
 }
 
-export function createServices(opts: { config: Config; logger: Logger; storage: Storage; secrets: Secrets; temporal?: Client }): Services {
+export function createServices(opts: {
+  config: Config; logger: Logger; storage: Storage; secrets: Secrets; temporal?: Client;
+  /** Threads for the CPU-bound scan engines; the caller owns it (starts and closes it). */
+  enginePool?: EnginePool;
+}): Services {
   const { config, logger, storage, secrets } = opts;
   const db = storage.db;
   const limits = new LimitService(new CounterStore(db));
@@ -64,6 +69,7 @@ export function createServices(opts: { config: Config; logger: Logger; storage: 
       feedLookup: mongoFeedLookup(db),
       yaraRuleDirs: [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])],
       cveDatasetPath: cveDatasetPath(config),
+      pool: opts.enginePool,
     },
     opts.temporal,
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: 10_000 },

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { identify } from './filetype';
 import { budgetFor, buildEngines, selectEngines, type EngineDeps, type EngineSlot } from './registry';
 import { runEngineWithMembers } from './runner';
+import type { EnginePool } from './pool';
 import { DEFAULT_ARCHIVE_LIMITS } from './engines/archive';
 import { computeVerdict, notScannedVerdict } from './verdict';
 import type { Coverage, EngineResult, FileType, Finding, SafetyScore, ScanSubject, ScanType } from './types';
@@ -25,6 +26,8 @@ export interface AnalyzeInput {
 export interface AnalyzeDeps extends EngineDeps {
   /** Prebuilt engine slots (tests, or a caller that builds once); default: the whole registry. */
   engines?: EngineSlot[];
+  /** Worker threads for the CPU-bound engines; absent = every engine runs on the calling thread. */
+  pool?: EnginePool;
 }
 
 export interface MemberSummary { path: string; fileType: FileType; size: number; sha256: string; depth: number }
@@ -53,7 +56,7 @@ function slotsFor(deps: AnalyzeDeps | undefined): EngineSlot[] {
   if (!deps) return (defaultSlots ??= buildEngines({}));
   let slots = slotCache.get(deps);
   if (!slots) {
-    slots = buildEngines(deps);
+    slots = deps.pool ? deps.pool.wrap(buildEngines(deps)) : buildEngines(deps);
     slotCache.set(deps, slots);
   }
   return slots;

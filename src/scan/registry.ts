@@ -48,6 +48,11 @@ export interface RegistryRow {
   /** Extra budget per MB of content, for engines whose cost grows with size (text engines). */
   budgetMsPerMb?: number;
   members: MemberPolicy;
+  /**
+   * 'pool': synchronous, CPU-bound JavaScript that runs on the engine pool's worker threads when
+   * the service has one (pool.ts); everything else waits on I/O and stays on the main thread.
+   */
+  thread?: 'pool';
   create: (deps: EngineDeps) => Engine;
 }
 
@@ -60,16 +65,16 @@ export const REGISTRY: readonly RegistryRow[] = [
   { engine: 'yara', fileTypes: 'all', scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: (d) => createYaraEngine({ ruleDirs: d.yaraRuleDirs }) },
   { engine: 'threat_feed', fileTypes: 'all', scanTypes: BOTH, budgetMs: 3_000, members: 'always', create: (d) => createFeedEngine(d.feedLookup) },
   { engine: 'archive', fileTypes: ['zip', 'jar', 'apk', 'tar', 'gzip', '7z', 'rar'], scanTypes: BOTH, budgetMs: 30_000, members: 'always', create: (d) => createArchiveEngine(d.archiveLimits) },
-  { engine: 'cve', fileTypes: ['jar', 'apk', 'zip', 'pe', 'elf', 'macho'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: (d) => createCveEngine({ datasetPath: d.cveDatasetPath }) },
-  { engine: 'static_pe', fileTypes: ['pe'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPe) },
-  { engine: 'static_elf', fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
-  { engine: 'static_office', fileTypes: ['office_ooxml', 'office_ole'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticOffice) },
-  { engine: 'static_pdf', fileTypes: ['pdf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPdf) },
-  { engine: 'static_script', fileTypes: [...SCRIPTS, 'html'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
-  { engine: 'behavior', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
-  { engine: 'ml', fileTypes: ['pe', 'elf'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
+  { engine: 'cve', thread: 'pool', fileTypes: ['jar', 'apk', 'zip', 'pe', 'elf', 'macho'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: (d) => createCveEngine({ datasetPath: d.cveDatasetPath }) },
+  { engine: 'static_pe', thread: 'pool', fileTypes: ['pe'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPe) },
+  { engine: 'static_elf', thread: 'pool', fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
+  { engine: 'static_office', thread: 'pool', fileTypes: ['office_ooxml', 'office_ole'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticOffice) },
+  { engine: 'static_pdf', thread: 'pool', fileTypes: ['pdf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPdf) },
+  { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
+  { engine: 'behavior', thread: 'pool', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
+  { engine: 'ml', thread: 'pool', fileTypes: ['pe', 'elf'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
   ...payloadEngines.map((e): RegistryRow => ({
-    engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, budgetMsPerMb: 600, members: 'never', create: fixed(e),
+    engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, budgetMsPerMb: 600, members: 'never', thread: 'pool', create: fixed(e),
   })),
 ];
 

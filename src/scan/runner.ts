@@ -41,8 +41,10 @@ export async function runEngineWithMembers(engine: Engine, subject: ScanSubject,
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      controller.abort(new EngineTimeoutError(`exceeded its ${budgetMs} ms budget`));
+      // Settle the race as a timeout before aborting: an engine that rejects on abort (a pooled
+      // engine whose thread is terminated) must not turn the timeout into an error.
       reject(new EngineTimeoutError(`exceeded its ${budgetMs} ms budget`));
+      controller.abort(new EngineTimeoutError(`exceeded its ${budgetMs} ms budget`));
     }, budgetMs);
   });
   const elapsed = (): number => Math.round(performance.now() - started);

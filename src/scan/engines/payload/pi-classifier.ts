@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetSignal } from './text';
+import { EngineTimeoutError } from '../../runner';
 import { foldFullwidth, foldHomoglyphs, stripInvisible } from './pi-normalize';
 
 export const FEATURE_BITS = 18;
@@ -170,7 +171,7 @@ export class LogisticModel {
     let best = 0;
     let n = 0;
     for (const c of chunks(classifierText(text))) {
-      if ((++n & 63) === 0 && signal?.aborted) throw new Error('payload engine: time budget exhausted');
+      if ((++n & 63) === 0 && signal?.aborted) throw new EngineTimeoutError('payload engine: time budget exhausted');
       const p = this.score(c);
       if (p > best) best = p;
     }

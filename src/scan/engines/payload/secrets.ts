@@ -11,6 +11,7 @@
  */
 import type { Severity } from '../../types';
 import type { BudgetSignal } from './text';
+import { EngineTimeoutError } from '../../runner';
 
 export type DataCategory = 'secret' | 'pii';
 
@@ -329,7 +330,7 @@ export function findSensitive(text: string, signal?: BudgetSignal): SecretHit[] 
   const lower = text.length < 4_000_000 ? text.toLowerCase() : undefined;
   const hits: SecretHit[] = [];
   for (const d of DETECTORS) {
-    if (signal?.aborted) throw new Error('payload engine: time budget exhausted');
+    if (signal?.aborted) throw new EngineTimeoutError('payload engine: time budget exhausted');
     if (d.needles && lower !== undefined && !d.needles.some((n) => lower.includes(n))) continue;
     d.re.lastIndex = 0;
     let m: RegExpExecArray | null;

@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { EngineContext, ScanSubject, Severity } from '../../types';
 import { maskSecrets } from './secrets';
+import { EngineTimeoutError } from '../../runner';
 
 /** The spec's maximum decoded payload size. Anything beyond is not looked at. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -98,5 +99,5 @@ export function deadlineSignal(ctx: EngineContext): BudgetSignal {
 
 /** Throws when the engine's time budget is spent, so the runner records a timeout. */
 export function checkBudget(signal: BudgetSignal | undefined): void {
-  if (signal?.aborted) throw new Error('payload engine: time budget exhausted');
+  if (signal?.aborted) throw new EngineTimeoutError('payload engine: time budget exhausted');
 }

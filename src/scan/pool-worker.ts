@@ -1,0 +1,27 @@
+/**
+ * One engine-pool thread: builds its own copies of the pooled engines once, then runs one engine
+ * on one subject per task. Content arrives as a SharedArrayBuffer and is read in place.
+ */
+import { workerData } from 'node:worker_threads';
+import { buildEngines, REGISTRY } from './registry';
+import type { PoolEngineDeps, PoolReply, PoolTask } from './pool';
+import type { Engine } from './types';
+
+const deps = workerData as PoolEngineDeps;
+const engines = new Map<string, Engine>(
+  buildEngines(deps, REGISTRY.filter((r) => r.thread === 'pool')).map((s) => [s.engine.name, s.engine]),
+);
+
+export default async function runTask(task: PoolTask): Promise<PoolReply> {
+  if (task.engine === '__ping__') return { output: { findings: [] } };
+  const engine = engines.get(task.engine);
+  if (!engine) return { error: { name: 'Error', message: `engine "${task.engine}" does not run on the pool` } };
+  try {
+    const content = Buffer.from(task.subject.content);
+    const output = await engine.scan({ ...task.subject, content }, { signal: new AbortController().signal, budgetMs: task.budgetMs });
+    return { output };
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    return { error: { name: e.name, message: e.message } };
+  }
+}

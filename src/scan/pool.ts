@@ -1,0 +1,117 @@
+/**
+ * Runs the CPU-bound engines (registry rows with `thread: 'pool'`) on worker threads.
+ *
+ * Why: those engines are synchronous JavaScript. On the main thread a 10 MB payload kept the event
+ * loop busy for seconds, stalling every other HTTP request and MQTT client of the process, and a
+ * budget could not be enforced because the timer only fired after the work was done. On a worker
+ * the event loop stays free, and when the runner's budget runs out it aborts the task: piscina
+ * terminates the thread mid-run and starts a fresh one.
+ *
+ * Small content stays on the main thread (below `minBytes`): posting it to a thread costs more
+ * than analysing it, and its worst case is a few milliseconds.
+ */
+import path from 'node:path';
+import { Piscina } from 'piscina';
+import { EngineTimeoutError, EngineUnavailableError } from './runner';
+import type { EngineSlot } from './registry';
+import type { Engine, EngineOutput, ScanSubject } from './types';
+
+/** What a pool thread needs to build its own copies of the engines; must survive structured clone. */
+export interface PoolEngineDeps {
+  cveDatasetPath?: string;
+}
+
+export interface PoolTask {
+  engine: string;
+  subject: Omit<ScanSubject, 'content'> & { content: SharedArrayBuffer };
+  budgetMs: number;
+}
+
+export type PoolReply = { output: EngineOutput } | { error: { name: string; message: string } };
+
+export interface EnginePoolOptions {
+  /** Worker threads; 0 = run every engine on the main thread. */
+  threads: number;
+  /** Content smaller than this runs on the main thread. */
+  minBytes: number;
+  deps: PoolEngineDeps;
+}
+
+export class EnginePool {
+  private readonly piscina: Piscina;
+  /** One shared copy of each subject's content, however many pooled engines read it. */
+  private readonly shared = new WeakMap<Buffer, SharedArrayBuffer>();
+
+  constructor(private readonly options: EnginePoolOptions) {
+    this.piscina = new Piscina({
+      // A plain-JS entry that registers tsx, so the thread can load the TypeScript engines.
+      filename: path.join(__dirname, 'pool-entry.js'),
+      workerData: options.deps,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      // Engine outputs are small; the shared content is never transferred.
+      recordTiming: false,
+    });
+  }
+
+  get threads(): number {
+    return this.options.threads;
+  }
+
+  /** Ids of the live threads; a thread ended for overrunning its budget is replaced by a new id. */
+  threadIds(): number[] {
+    return this.piscina.threads.map((t) => t.threadId);
+  }
+
+  /** The slots with every pooled engine replaced by a proxy that runs it on a thread. */
+  wrap(slots: EngineSlot[]): EngineSlot[] {
+    return slots.map((slot) => (slot.row.thread === 'pool' ? { row: slot.row, engine: this.proxy(slot.engine) } : slot));
+  }
+
+  private sharedContent(content: Buffer): SharedArrayBuffer {
+    let sab = this.shared.get(content);
+    if (!sab) {
+      sab = new SharedArrayBuffer(content.length);
+      new Uint8Array(sab).set(content);
+      this.shared.set(content, sab);
+    }
+    return sab;
+  }
+
+  private proxy(inline: Engine): Engine {
+    return {
+      name: inline.name,
+      scan: async (subject, ctx) => {
+        if (subject.content.length < this.options.minBytes) return inline.scan(subject, ctx);
+        const task: PoolTask = {
+          engine: inline.name,
+          subject: { ...subject, content: this.sharedContent(subject.content) },
+          budgetMs: ctx.budgetMs,
+        };
+        // Aborting a running task terminates its thread; the runner has already recorded 'timeout'.
+        const reply = (await this.piscina.run(task, { signal: ctx.signal })) as PoolReply;
+        if ('error' in reply) {
+          // Keep the error class across the thread boundary: the runner's status depends on it.
+          const { name, message } = reply.error;
+          throw name === 'EngineUnavailableError' ? new EngineUnavailableError(message) : name === 'EngineTimeoutError' ? new EngineTimeoutError(message) : new Error(message);
+        }
+        return reply.output;
+      },
+    };
+  }
+
+  /** Resolves once every thread has started and loaded the engines (start-up, health). */
+  async warm(): Promise<void> {
+    const probe: PoolTask = {
+      engine: '__ping__',
+      subject: { content: new SharedArrayBuffer(0), name: '', size: 0, fileType: 'text', contentType: 'text/plain', sha256: '', md5: '', sha1: '', depth: 0, scanType: 'payload' },
+      budgetMs: 0,
+    };
+    await Promise.all(Array.from({ length: this.options.threads }, () => this.piscina.run(probe)));
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}
