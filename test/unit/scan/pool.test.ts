@@ -8,8 +8,8 @@ import path from 'node:path';
 import { analyze, type AnalysisResult } from '../../../src/scan/analyze';
 import { EnginePool } from '../../../src/scan/pool';
 import { buildEngines, REGISTRY } from '../../../src/scan/registry';
+import { ensureFixtures } from './static/helpers';
 
-const STATIC = path.join(__dirname, '../../fixtures/generated/static');
 // Nothing reachable on port 1: clamav is 'unavailable' in both runs, which is all this test needs.
 const deps = { clamd: { host: '127.0.0.1', port: 1 } };
 
@@ -44,6 +44,7 @@ function mixedPayload(bytes: number): Buffer {
 describe('engine pool', () => {
   it('gives the same result as the main thread for every static fixture and a payload', async () => {
     const pooled = { ...deps, pool };
+    const STATIC = ensureFixtures();
     const files = readdirSync(STATIC).filter((f) => f !== 'index.json');
     expect(files.length).toBeGreaterThan(20);
     for (const f of files) {
