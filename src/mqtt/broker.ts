@@ -113,7 +113,12 @@ export async function startEmbeddedBroker(opts: {
         set.add(client);
         g.deliverPending(s).catch((err: unknown) => log.error({ err }, 'could not deliver pending messages'));
       } else if (kind === 'state') {
-        g.publishState(s.accountId, s.entityName, s.apiKeyId).catch((err: unknown) => log.error({ err }, 'could not publish state'));
+        // aedes hands the subscriber the retained table itself; publish one only when there is
+        // none (first subscription ever, or a restarted broker that lost its retained messages),
+        // so a device gets its state once.
+        hasRetained(aedes, sub.topic)
+          .then((has) => (has ? undefined : g.publishState(s.accountId, s.entityName, s.apiKeyId)))
+          .catch((err: unknown) => log.error({ err }, 'could not publish state'));
       }
     }
   });
@@ -175,4 +180,13 @@ export async function startEmbeddedBroker(opts: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Whether the broker holds a retained message on `topic` (aedes' persistence is untyped). */
+async function hasRetained(aedes: Aedes, topic: string): Promise<boolean> {
+  const persistence = (aedes as unknown as { persistence: { createRetainedStream(pattern: string): AsyncIterable<unknown> } }).persistence;
+  for await (const packet of persistence.createRetainedStream(topic)) {
+    if (packet) return true;
+  }
+  return false;
 }

@@ -100,6 +100,9 @@ test('the state table is published retained: a subscriber gets the current table
   await c2.subscribeAsync(ta.state, { qos: 1 });
   const retained = await box2.next((m) => m.statusTable?.fw === '1.1');
   expect(retained.retain).toBe(true);
+  // Once: the broker's retained copy, not a second fresh publish on top of it.
+  await sleep(1_000);
+  expect(box2.messages.filter((m) => m.body.statusTable !== undefined)).toHaveLength(1);
 });
 
 test('wrong credentials are refused with CONNACK not authorized', async () => {
