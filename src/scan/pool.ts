@@ -49,8 +49,8 @@ export class EnginePool {
       workerData: options.deps,
       minThreads: options.threads,
       maxThreads: options.threads,
+      // The threads stay up: starting one loads every engine (about a second).
       idleTimeout: Number.POSITIVE_INFINITY,
-      // Engine outputs are small; the shared content is never transferred.
       recordTiming: false,
     });
   }
