@@ -49,7 +49,7 @@ export class EnginePool {
       workerData: options.deps,
       minThreads: options.threads,
       maxThreads: options.threads,
-      // The threads stay up: starting one loads every engine (about a second).
+      // The threads stay up: a new one must load the engine modules again (about 150 ms here).
       idleTimeout: Number.POSITIVE_INFINITY,
       recordTiming: false,
     });
