@@ -210,6 +210,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // One process serves every account's requests, devices and workflows: a promise rejected
+  // where nobody listens is a bug to log loudly, not a reason to drop all of them.
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled promise rejection'));
   try {
     await startup;
   } catch (err) {
