@@ -9,6 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
+import { loadConfig } from '../src/config';
+import { EnginePool } from '../src/scan/pool';
 import { clamdInstream } from '../src/scan/engines/clamav';
 import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
 import { EICAR, makeTar, makeZip } from '../test/fixtures/scripts/make-corpus';
@@ -96,9 +98,13 @@ function row(label: string, r: Run): string {
 }
 
 /** One measured phase in its own process, so each peak RSS is that phase's alone. */
-async function phase(kind: 'clamd' | 'pipeline', files: string[]): Promise<Run & { verdicts: Record<string, number>; notOk: Record<string, number> }> {
+async function phase(kind: 'clamd' | 'pipeline', files: string[]): Promise<Run & { verdicts: Record<string, number>; notOk: Record<string, number>; threads: number }> {
   const addr = { host: process.env.CLAMD_HOST ?? '127.0.0.1', port: Number(process.env.CLAMD_PORT) };
-  const deps: AnalyzeDeps = { clamd: addr, feedLookup: memoryFeedLookup(parsePlainHashList('', 'bench')) };
+  // The pipeline as the service runs it: CPU-bound engines on the engine pool (SCAN_THREADS).
+  const config = loadConfig();
+  const pool = kind === 'pipeline' && config.scanThreads > 0 ? new EnginePool({ threads: config.scanThreads, minBytes: config.scanThreadMinBytes, deps: {} }) : undefined;
+  await pool?.warm();
+  const deps: AnalyzeDeps = { clamd: addr, feedLookup: memoryFeedLookup(parsePlainHashList('', 'bench')), pool };
   const verdicts: Record<string, number> = {};
   const notOk: Record<string, number> = {};
   if (kind === 'pipeline') await analyze({ content: Buffer.from('warm up'), name: 'w.txt', scanType: 'file' }, deps);
@@ -109,10 +115,11 @@ async function phase(kind: 'clamd' | 'pipeline', files: string[]): Promise<Run &
       verdicts[a.safetyScore.threatLevel] = (verdicts[a.safetyScore.threatLevel] ?? 0) + 1;
       for (const e of Object.values(a.engines)) if (e.status !== 'ok') notOk[`${e.engine}:${e.status}`] = (notOk[`${e.engine}:${e.status}`] ?? 0) + 1;
     });
-  return { ...r, verdicts, notOk };
+  await pool?.close();
+  return { ...r, verdicts, notOk, threads: pool?.threads ?? 0 };
 }
 
-function runPhase(kind: string, env: NodeJS.ProcessEnv): Promise<Run & { verdicts: Record<string, number>; notOk: Record<string, number> }> {
+function runPhase(kind: string, env: NodeJS.ProcessEnv): Promise<Run & { verdicts: Record<string, number>; notOk: Record<string, number>; threads: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, __filename, '--phase', kind], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -142,7 +149,7 @@ export async function run(args: string[]): Promise<void> {
     console.log('');
     console.log(`${'run'.padEnd(22)} ${'files/s'.padStart(9)} ${'MB/s'.padStart(9)} ${'p50 ms'.padStart(10)} ${'p99 ms'.padStart(10)} ${'total s'.padStart(8)} ${'peak RSS MB'.padStart(12)}`);
     console.log(`${row('clamd INSTREAM alone', clamOnly)} ${fmt(clamOnly.maxRssMB).padStart(12)}`);
-    console.log(`${row('analyze() pipeline', pipeline)} ${fmt(pipeline.maxRssMB).padStart(12)}`);
+    console.log(`${row(`pipeline, ${pipeline.threads} threads`, pipeline)} ${fmt(pipeline.maxRssMB).padStart(12)}`);
     console.log('');
     console.log(`ratio pipeline/clamd (total time): ${fmt(pipeline.totalMs / clamOnly.totalMs, 2)}x  (goal <= 2x)`);
     console.log(`peak RSS: pipeline ${fmt(pipeline.maxRssMB)} MB vs the same process reading files for clamd ${fmt(clamOnly.maxRssMB)} MB; largest file ${fmt(Math.max(...sizes) / MB)} MB`);
