@@ -24,7 +24,10 @@ export function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, 
   return new Promise<ParsedUpload>((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxFileBytes, fields: 20, fieldSize: 4096, parts: 25 } });
+      // fileSize is one past the plan's limit: busboy reports 'limit' once a file *reaches*
+      // fileSize, and a file of exactly the plan's maximum is allowed. `files` is not 1: a file
+      // part under another name is skipped and must not use up the slot of the real `file` part.
+      bb = busboy({ headers: req.headers, limits: { files: 5, fileSize: maxFileBytes + 1, fields: 20, fieldSize: 4096, parts: 25 } });
     } catch (err) {
       reject(new BadRequestError(`Malformed multipart request: ${(err as Error).message}`, undefined, 'invalid_upload'));
       return;
@@ -43,7 +46,11 @@ export function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, 
       req.resume();
       reject(err);
     };
+    const malformed = (err: Error) => fail(new BadRequestError(`Malformed multipart request: ${err.message}`, undefined, 'invalid_upload'));
     bb.on('file', (name, stream, info) => {
+      // A body that ends inside a file part ("Unexpected end of form") destroys the part's stream
+      // with an error; without a listener that error would be an uncaught exception.
+      stream.on('error', malformed);
       if (name !== 'file' || sawFile) {
         stream.resume();
         return;
@@ -59,7 +66,7 @@ export function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, 
       stream.on('limit', () => fail(new PayloadTooLargeError(limitText)));
     });
     bb.on('field', (name, value) => { fields[name] = value; });
-    bb.on('error', (err: Error) => fail(new BadRequestError(`Malformed multipart request: ${err.message}`, undefined, 'invalid_upload')));
+    bb.on('error', malformed);
     bb.on('close', () => {
       if (failed) return;
       if (!sawFile) return reject(new BadRequestError('Missing "file" part in the multipart request', undefined, 'invalid_upload'));

@@ -80,10 +80,10 @@ describe('a well-formed upload', () => {
     expect(r.filename).toBe('first.txt');
   });
 
-  // BUG: upload.ts skips file parts not named "file" (the `name !== 'file'` branch), but busboy
+  // Regression (fixed): upload.ts skips file parts not named "file" (the `name !== 'file'` branch), but busboy
   // is created with limits.files = 1, so a skipped part uses up the only file slot and the real
   // `file` part after it is dropped: the request fails with 'Missing "file" part'.
-  it.failing('a file part with another name before the `file` part does not hide it', async () => {
+  it('a file part with another name before the `file` part does not hide it', async () => {
     const r = await upload(form([{ name: 'attachment', filename: 'other.txt', data: 'OTHER' }, { name: 'file', filename: 'real.txt', data: 'REAL' }]));
     expect(r.content.toString()).toBe('REAL');
   });
@@ -113,10 +113,10 @@ describe('size limit', () => {
     expect(r.content.length).toBe(1023);
   });
 
-  // BUG: busboy emits 'limit' when the file *reaches* limits.fileSize (fileSize === limit), so
+  // Regression (fixed): busboy emits 'limit' when the file *reaches* limits.fileSize (fileSize === limit), so
   // a file of exactly the plan's maximum (e.g. exactly 10 MB on Free) is refused with 413,
   // while ScanService.scan itself allows `content.length <= maxFileSizeMb * 1 MB`.
-  it.failing('a file of exactly the limit is accepted', async () => {
+  it('a file of exactly the limit is accepted', async () => {
     const r = await upload(form([{ name: 'file', filename: 'exact.bin', data: Buffer.alloc(1024, 0x63) }]), 1024);
     expect(r.content.length).toBe(1024);
   });
@@ -159,12 +159,12 @@ describe('refused uploads', () => {
     expect(e).toMatchObject({ status: 400, code: 'invalid_upload' });
   });
 
-  // BUG: upload.ts attaches 'data' and 'limit' listeners to the file stream but no 'error'
+  // Regression (fixed): upload.ts attaches 'data' and 'limit' listeners to the file stream but no 'error'
   // listener. When the request body ends inside the file part (no closing boundary; any
   // authenticated client can send this with a correct Content-Length), busboy destroys the file
   // stream with "Unexpected end of form"; the unhandled 'error' event is an uncaught exception
   // and ends the API process (main.ts handles unhandledRejection only).
-  it.failing('a form cut short inside the file part leaves the process running', async () => {
+  it('a form cut short inside the file part leaves the process running', async () => {
     const script = path.join(__dirname, 'support', 'truncated-upload.ts');
     const result = await new Promise<{ failed: boolean; stdout: string; stderr: string }>((resolve) => {
       execFile(process.execPath, ['--import', 'tsx', script], { cwd: path.join(__dirname, '..', '..', '..'), timeout: 10_000 }, (err, out, errOut) => {
