@@ -66,7 +66,12 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
       let content: Buffer;
       if (body.encoding === 'base64') {
         const text = body.payload.replace(/\s+/g, '');
-        if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) throw new BadRequestError('payload is not valid base64', undefined, 'invalid_base64');
+        // Characters alone are not enough: Buffer.from silently drops a dangling character, so a
+        // length of 1 mod 4 (or padding on a length not a multiple of 4) would scan other bytes.
+        const dataChars = text.replace(/=+$/, '').length;
+        if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text) || dataChars % 4 === 1 || (text.endsWith('=') && text.length % 4 !== 0)) {
+          throw new BadRequestError('payload is not valid base64', undefined, 'invalid_base64');
+        }
         content = Buffer.from(text, 'base64');
       } else {
         content = Buffer.from(body.payload, 'utf8');

@@ -97,7 +97,7 @@ export const payloadBodySchema: JsonSchema = {
 
 export const historyQuerySchema: JsonSchema = {
   type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 }, page: { type: 'integer', minimum: 1, default: 1 } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 }, page: { type: 'integer', minimum: 1, maximum: 100000, default: 1 } },
   additionalProperties: true,
 };
 
