@@ -4,6 +4,7 @@
  * it targets an internal address (unless its host is in WEBHOOK_ALLOW_HOSTS).
  */
 import { randomUUID } from 'node:crypto';
+import { validateHeaderValue } from 'node:http';
 import type { AccountDoc } from '../accounts/store';
 import { hasEntitlement } from '../accounts/plans';
 import { isDuplicateKey } from '../accounts/store';
@@ -57,6 +58,16 @@ export interface WebhookTarget {
 const ENGINE_NAMES: readonly string[] = REGISTRY.map((r) => r.engine);
 const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-scanner-signature', 'x-scanner-request-id']);
 
+/** Whether Node can send the string as a header value; otherwise every delivery would fail. */
+function isHeaderValue(value: string): boolean {
+  try {
+    validateHeaderValue('x-check', value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class ProfileService {
   constructor(private readonly store: ScanStore, private readonly key: Buffer, private readonly allowHosts: readonly string[]) {}
 
@@ -92,6 +103,11 @@ export class ProfileService {
     const headers = w.headers ?? {};
     for (const name of Object.keys(headers)) {
       if (!/^[A-Za-z0-9-]{1,64}$/.test(name) || FORBIDDEN_HEADERS.has(name.toLowerCase())) throw new BadRequestError(`webhook.headers: "${name}" is not allowed`);
+      if (!isHeaderValue(headers[name])) throw new BadRequestError(`webhook.headers: the value of "${name}" has characters an HTTP header cannot carry (CR, LF, other control characters or characters beyond Latin-1)`);
+    }
+    // Every auth type sends the credential in a header (Authorization or headerName).
+    if (authType !== 'none' && w.value && !isHeaderValue(w.value)) {
+      throw new BadRequestError('webhook.value has characters an HTTP header cannot carry (CR, LF, other control characters or characters beyond Latin-1)');
     }
     return {
       url: url.toString(),

@@ -67,12 +67,34 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
   const headers = { ...webhookHeaders(target, body, requestId), 'content-length': String(body.length) };
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise<DeliveryOutcome>((resolve) => {
-    const req = mod.request(url, { method: 'POST', headers, lookup: safeLookup(opts.allowHosts), timeout: opts.timeoutMs }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, status: res.statusCode, ms: Date.now() - started }));
-    });
+    let settled = false;
+    const finish = (outcome: Omit<DeliveryOutcome, 'ms'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve({ ...outcome, ms: Date.now() - started });
+    };
+    let req: http.ClientRequest;
+    // `timeout` below is only a socket idle timeout: a receiver that trickles its answer a byte
+    // at a time would never trip it. The deadline bounds the whole delivery.
+    const deadline = setTimeout(() => {
+      const err = new Error(`no answer within ${opts.timeoutMs} ms`);
+      finish({ ok: false, error: err.message });
+      req?.destroy(err);
+    }, opts.timeoutMs);
+    try {
+      req = mod.request(url, { method: 'POST', headers, lookup: safeLookup(opts.allowHosts), timeout: opts.timeoutMs }, (res) => {
+        res.on('error', (err) => finish({ ok: false, status: res.statusCode, error: err.message }));
+        res.on('end', () => finish({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, status: res.statusCode }));
+        res.resume();
+      });
+    } catch (err) {
+      // An invalid header (a value stored before values were checked) throws synchronously.
+      finish({ ok: false, error: (err as Error).message });
+      return;
+    }
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
-    req.on('error', (err) => resolve({ ok: false, error: err.message, ms: Date.now() - started }));
+    req.on('error', (err) => finish({ ok: false, error: err.message }));
     req.end(body);
   });
 }

@@ -168,23 +168,24 @@ describe('webhook target checks at save time', () => {
     },
   );
 
-  // BUG: header values (and credentials, which become header values) are not checked. A CR/LF
-  // value is stored with 201, and every delivery then throws in http.request
-  // ("Invalid character in header content"): the webhook can never be sent.
-  it.failing('refuses an additional header value or credential containing CR/LF', async () => {
+  // Header values (and credentials, which become header values) that http.request would refuse
+  // ("Invalid character in header content") are refused when saved, or no delivery could be sent.
+  it('refuses an additional header value or credential containing CR/LF', async () => {
     const { svc, store } = setup();
     const url = 'https://hooks.example.com/x';
     const e1 = await appErr(svc.create(account(), webhookProfile({ url, headers: { 'X-Tenant': 'a\r\nX-Injected: 1' } }, 'h1')));
     const e2 = await appErr(svc.create(account(), webhookProfile({ url, authType: 'bearer', value: 'tok\nen' }, 'h2')));
+    const e3 = await appErr(svc.create(account(), webhookProfile({ url, authType: 'custom_header', headerName: 'X-Key', value: 'k-Ω' }, 'h3')));
     expect(e1.status).toBe(400);
     expect(e2.status).toBe(400);
+    expect(e3.status).toBe(400);
     expect(store.docs).toHaveLength(0);
   });
 });
 
 describe('sealed credentials', () => {
   const input = {
-    url: 'https://hooks.example.com/scan?x=1', authType: 'custom_header' as const, value: 'S3cr3t-credential-Ω', headerName: 'X-Api-Key',
+    url: 'https://hooks.example.com/scan?x=1', authType: 'custom_header' as const, value: 'S3cr3t-credential-é', headerName: 'X-Api-Key',
     headers: { 'X-Tenant': 'tenant-secret-value', 'X-Env': 'prod' },
   };
 

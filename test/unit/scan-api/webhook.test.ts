@@ -172,16 +172,22 @@ describe('deliverWebhook against a local receiver', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
-  // BUG: `timeout` on http.request is a socket *idle* timeout. A receiver that answers 200 and
+  // Regression (fixed): `timeout` on http.request is a socket *idle* timeout. A receiver that answers 200 and
   // then trickles its body (one byte every 40 ms) never lets it fire, and the delivery promise
   // never settles: the activity times out in Temporal but this request, its socket and the
   // promise live on in the worker for as long as the receiver wants.
-  it.failing('a receiver that trickles its answer forever still ends within the timeout', async () => {
+  it('a receiver that trickles its answer forever still ends within the timeout', async () => {
     const out = await Promise.race([
       deliverWebhook({ url: `http://127.0.0.1:${port}/drip`, authType: 'none', headers: {} }, body, 'r', opts),
       new Promise<'hung'>((r) => setTimeout(() => r('hung'), 1500)),
     ]);
     expect(out).not.toBe('hung');
+  });
+
+  it('a header value http.request refuses (stored before values were checked) is a failed delivery, not a rejection', async () => {
+    const out = await deliverWebhook({ url: `http://127.0.0.1:${port}/ok`, authType: 'none', headers: { 'X-Bad': 'a\r\nb' } }, body, 'r', opts);
+    expect(out.ok).toBe(false);
+    expect(out.error).toMatch(/header/i);
   });
 
   it('a literal internal IP that is not allow-listed is refused without connecting', async () => {
