@@ -146,6 +146,8 @@ export class ScanService {
         const message = `File type "${type.fileType}" is not allowed by scan profile "${profile.name}"`;
         const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
         await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
+        // A Rejected result is a completed scan too: its profile's webhook hears of it.
+        if (profile.webhook) await this.startWebhook(scanId);
         throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
       }
     }

@@ -230,10 +230,9 @@ describe('ScanService.scan: order of refusals', () => {
     expect((rec.result as { safetyScore: SafetyScore }).safetyScore.threatLevel).toBe('Rejected');
   });
 
-  // BUG (spec "Scan webhook payload": threatLevel "may also be Rejected"): a scan refused by its
-  // profile's allowedTypes is completed and stored, but ScanService.scan throws before
-  // startWebhook, so a profile with a webhook never receives a Rejected result.
-  it.failing('a Rejected scan on a profile with a webhook starts the scan webhook', async () => {
+  // Spec "Scan webhook payload": threatLevel "may also be Rejected". A scan refused by its
+  // profile's allowedTypes is completed and stored, and its webhook is started before the 400.
+  it('a Rejected scan on a profile with a webhook starts the scan webhook', async () => {
     const { svc, starts } = setup({ profile: profile({ allowedTypes: ['pdf'], webhook: WEBHOOK }) });
     const e = await appErr(svc.scan({ account: account('starter'), requestId: 'r', content: Buffer.from('text\n'), name: 'a.txt', scanType: 'file' }));
     expect(e.status).toBe(400);
