@@ -15,7 +15,13 @@ const PUBLIC_RANGE = 'unicast';
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    // The deprecated IPv4-compatible form ::a.b.c.d (first 96 bits zero) is never a public
+    // target; ipaddr.js calls it unicast, so ::127.0.0.1 would pass otherwise.
+    else if (v6.parts.slice(0, 6).every((p) => p === 0)) return false;
+  }
   return parsed.range() === PUBLIC_RANGE;
 }
 
@@ -33,7 +39,8 @@ export async function assertPublicHost(host: string, allowHosts: readonly string
   const addresses = ipaddr.isValid(bare) ? [bare] : (await dns.promises.lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
   if (addresses.length === 0) throw new UnsafeTargetError(`${host} does not resolve`);
   const internal = addresses.find((a) => !isPublicAddress(a));
-  if (internal) throw new UnsafeTargetError(`${host} resolves to ${internal}, an internal address`);
+  // The address itself is not echoed: that would let a caller map internal DNS names.
+  if (internal) throw new UnsafeTargetError(`${host} resolves to an internal address`);
 }
 
 /** A dns.lookup replacement for http.request that refuses internal addresses at connect time. */

@@ -68,6 +68,20 @@ describe('isPublicAddress', () => {
     expect(isPublicAddress('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toBe(false);
   });
 
+  it('refuses the deprecated IPv4-compatible form (first 96 bits zero), whatever the IPv4 inside', () => {
+    expect(isPublicAddress('::127.0.0.1')).toBe(false);
+    expect(isPublicAddress('::7f00:1')).toBe(false);
+    expect(isPublicAddress('::808:808')).toBe(false); // what the URL parser makes of [::8.8.8.8]
+  });
+
+  it('the refusal does not echo the internal address a name resolves to', async () => {
+    fakeDns({ 'intranet.evil.test': ['10.1.2.3'] });
+    const err = await assertPublicHost('intranet.evil.test', []).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(UnsafeTargetError);
+    expect((err as Error).message).toMatch(/internal address/);
+    expect((err as Error).message).not.toContain('10.1.2.3');
+  });
+
   it('a name or garbage is never a public address', () => {
     expect(isPublicAddress('example.com')).toBe(false);
     expect(isPublicAddress('')).toBe(false);
