@@ -177,11 +177,14 @@ describe('deliverWebhook against a local receiver', () => {
   // never settles: the activity times out in Temporal but this request, its socket and the
   // promise live on in the worker for as long as the receiver wants.
   it('a receiver that trickles its answer forever still ends within the timeout', async () => {
+    let timer: NodeJS.Timeout | undefined;
     const out = await Promise.race([
       deliverWebhook({ url: `http://127.0.0.1:${port}/drip`, authType: 'none', headers: {} }, body, 'r', opts),
-      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 1500)),
+      new Promise<'hung'>((r) => { timer = setTimeout(() => r('hung'), 1500); }),
     ]);
+    clearTimeout(timer);
     expect(out).not.toBe('hung');
+    expect(out).toMatchObject({ ok: false, error: expect.stringMatching(/300 ms/) });
   });
 
   it('a header value http.request refuses (stored before values were checked) is a failed delivery, not a rejection', async () => {
