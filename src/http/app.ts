@@ -33,12 +33,24 @@ export function createApp(opts: {
 }): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   const log = opts.logger.child({ component: 'http' });
+  // The area of a path a route is registered on comes from that route (GET
+  // /api/account/notifications is messaging although it sits under /api/account), so a 405 or an
+  // error raised before the route runs has the right shape; other paths fall back to the prefix.
+  const areaByPattern = new Map<string, Area>();
+  for (const r of opts.registry.routes) if (!areaByPattern.has(r.path)) areaByPattern.set(r.path, r.area);
+  const areaOf = (path: string): Area => {
+    for (const layer of opts.registry.router.match(path, 'GET').path) {
+      const area = areaByPattern.get(layer.path as string);
+      if (area) return area;
+    }
+    return areaOfPath(path);
+  };
 
   app.use(async (ctx, next) => {
     const supplied = ctx.get('x-request-id');
     ctx.state.requestId = supplied && REQUEST_ID_RE.test(supplied) ? supplied : randomUUID();
     ctx.set('X-Request-ID', ctx.state.requestId);
-    ctx.state.area = areaOfPath(ctx.path);
+    ctx.state.area = areaOf(ctx.path);
     const started = process.hrtime.bigint();
     try {
       await next();
@@ -56,7 +68,8 @@ export function createApp(opts: {
         if (err.status >= 500) log.error({ err, requestId: ctx.state.requestId }, 'request failed');
       } else {
         // Errors from libraries that carry an HTTP status and mark themselves safe to show.
-        const e = err as { status?: number; expose?: boolean; message?: string };
+        // `throw undefined` / `Promise.reject(null)` carry no object at all.
+        const e = (typeof err === 'object' && err !== null ? err : {}) as { status?: number; expose?: boolean; message?: string };
         const status = typeof e.status === 'number' && e.status >= 400 && e.status < 600 ? e.status : 500;
         const message = status < 500 && e.expose ? String(e.message) : 'Internal server error';
         ctx.status = status;

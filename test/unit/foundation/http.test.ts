@@ -188,10 +188,10 @@ describe('error mapper', () => {
     expect(res.headers['retry-after']).toBe('1');
   });
 
-  // BUG: a rejection with no value (`throw undefined`, `Promise.reject()`, `reject(null)`) makes the
-  // mapper itself throw (`e.status` of undefined, src/http/app.ts:60), so Koa's fallback answers a
-  // text/plain "Internal Server Error" without the area's JSON body or the X-Request-ID header.
-  it.failing.each([['scan', '/api/scan/t', 'undefined'], ['messaging', '/api/entities/t', 'null']] as const)(
+  // Regression (fixed): a rejection with no value (`throw undefined`, `Promise.reject()`,
+  // `reject(null)`) made the mapper itself throw, so Koa's fallback answered a text/plain
+  // "Internal Server Error" without the area's JSON body or the X-Request-ID header.
+  it.each([['scan', '/api/scan/t', 'undefined'], ['messaging', '/api/entities/t', 'null']] as const)(
     '%s: a rejection without a value (%s) is still a 500 in the area shape with X-Request-ID', async (area, base, what) => {
       const res = await req('GET', `${base}/${what}`, { headers: { 'x-request-id': 'nil-1' } });
       expect(res.status).toBe(500);
@@ -213,10 +213,9 @@ describe('error mapper', () => {
     expect(res.headers.allow).toContain('GET');
   });
 
-  // BUG: areaOfPath (src/http/app.ts:15) classifies every /api/account* path as scanning, but
-  // GET /api/account/notifications is a messaging route (src/messaging/routes.ts:242), so a 405
-  // (and any error raised before the route's own area is set) there has the scanning shape.
-  it.failing('405 on the messaging route /api/account/notifications answers the messaging shape {reason}', async () => {
+  // Regression (fixed): every /api/account* path was classified as scanning by prefix, but
+  // GET /api/account/notifications is a messaging route, so a 405 there had the scanning shape.
+  it('405 on the messaging route /api/account/notifications answers the messaging shape {reason}', async () => {
     const res = await req('POST', '/api/account/notifications');
     expectShape(res, 'messaging', 405, 'method_not_allowed');
   });
@@ -396,11 +395,10 @@ describe('JSON bodies', () => {
     expect(res.json).toEqual({ got: { a: 1 } });
   });
 
-  // BUG: the pre-check (src/http/route.ts:126) accepts any `+json` media type, but koa-body only
-  // parses its default jsonTypes (application/json, json-patch+json, vnd.api+json, ...), so a JSON
-  // body sent as e.g. application/merge-patch+json (the standard type of a JSON merge PATCH) is
-  // never parsed and answered 400 "Request body must be JSON" although the type was accepted.
-  it.failing('a +json media type the pre-check accepts is parsed (application/merge-patch+json on PATCH)', async () => {
+  // Regression (fixed): the pre-check accepted any `+json` media type, but koa-body only parsed
+  // its default jsonTypes, so application/merge-patch+json (the standard type of a JSON merge
+  // PATCH) was accepted and then answered 400 "Request body must be JSON".
+  it('a +json media type the pre-check accepts is parsed (application/merge-patch+json on PATCH)', async () => {
     const res = await req('PATCH', '/api/entities/t/echo', { headers: { 'content-type': 'application/merge-patch+json' }, body: '{"tags":["a"]}' });
     expect(res.json?.reason).not.toBe('Request body must be JSON');
     expect(res.status).toBe(200);
