@@ -113,6 +113,8 @@ function jsonBodyMiddleware(schema: JsonSchema, maxBytes: number): Koa.Middlewar
   const validate = validatorFor(schema);
   const parse = koaBody({
     json: true, multipart: false, urlencoded: false, text: false,
+    // The same types the pre-check below accepts: application/json and any +json type (merge-patch+json).
+    jsonTypes: ['application/json', '+json'],
     jsonLimit: maxBytes, jsonStrict: true, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     onError: (err: Error & { status?: number; type?: string }) => {
       if (err.status === 413 || err.type === 'entity.too.large') throw new PayloadTooLargeError(`Request body exceeds ${maxBytes} bytes`);
