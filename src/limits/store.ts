@@ -56,6 +56,9 @@ export class CounterStore {
    * value, or undefined when the increment would pass the maximum.
    */
   async incrementUsageBounded(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number, max: number): Promise<number | undefined> {
+    // A charge bigger than the whole limit never fits, even on a month with no counter yet (the
+    // `$exists: false` branch of the filter would let it through).
+    if (amount > max) return undefined;
     const filter = { _id: doc._id, $or: [{ [field]: { $exists: false } }, { [field]: { $lte: max - amount } }] };
     const bump = () => this.usage.findOneAndUpdate(
       filter,

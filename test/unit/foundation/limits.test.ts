@@ -162,17 +162,17 @@ describe('monthly quota', () => {
     expect(await limits.addMessagingBytes('acc', 1, 1_000)).toEqual({ allowed: false, used: 6_000 });
   });
 
-  // BUG (src/limits/store.ts:59): incrementUsageBounded's filter `$or: [{field: {$exists: false}}, {field: {$lte: max - amount}}]`
-  // lets the first charge of a month (no document, or a month document holding only the other
-  // counter) through whatever its size, so one charge larger than the whole limit is accepted.
-  it.failing('a single charge larger than the whole limit is refused even when it is the first of the month', async () => {
+  // Regression (fixed): incrementUsageBounded's filter `$or: [{field: {$exists: false}}, {field: {$lte: max - amount}}]`
+  // let the first charge of a month (no document, or a month document holding only the other
+  // counter) through whatever its size, so one charge larger than the whole limit was accepted.
+  it('a single charge larger than the whole limit is refused even when it is the first of the month', async () => {
     const { store } = realStore();
     const doc = { _id: 'acc:2026-05', accountId: 'acc', period: '2026-05', kind: 'month' as const };
     expect(await store.incrementUsageBounded(doc, 'messagingBytes', 6_000, 5_000)).toBeUndefined();
     expect((await store.getUsage('acc:2026-05'))?.messagingBytes ?? 0).toBe(0);
   });
 
-  it.failing('a charge larger than the limit is refused when the month document exists with only the scan counter', async () => {
+  it('a charge larger than the limit is refused when the month document exists with only the scan counter', async () => {
     const { store } = realStore();
     const limits = new LimitService(store, clock('2026-05-10T10:00:00Z').now);
     expect(await limits.reserveScan('acc', 100)).toBe(true); // creates acc:2026-05 with scans only
