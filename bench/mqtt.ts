@@ -14,14 +14,13 @@ import { readFileSync } from 'node:fs';
 import { Aedes } from 'aedes';
 import mqtt, { MqttClient } from 'mqtt';
 import { MongoClient } from 'mongodb';
-import { startServiceProcess } from '../test/support/service';
+import { pickPorts, startServiceProcess } from '../test/support/service';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
 import { connectStorage } from '../src/storage/mongo';
 import { createServices } from '../src/services';
 import { topicsOf } from '../src/messaging/topics';
-import { findFreePort } from '../src/stack/net';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 1000);
 const SECONDS = Number(process.env.BENCH_MQTT_SECONDS ?? 60);
@@ -52,7 +51,7 @@ async function rawAedes(seconds: number, publishers: number): Promise<number> {
   // A high concurrency keeps mqemitter from queueing (its queue drains recursively and can overflow the stack).
   const broker = await Aedes.createBroker({ concurrency: 100_000 });
   const server = net.createServer(broker.handle);
-  const port = await findFreePort();
+  const [port] = await pickPorts(1);
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   const url = `mqtt://127.0.0.1:${port}`;
   const sub = await connectClient(url, { clientId: 'sub' });

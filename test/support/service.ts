@@ -5,9 +5,9 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, createWriteStream } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort } from '../../src/stack/net';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -29,13 +29,53 @@ export interface StackEnv {
 
 export interface StartedService { env: StackEnv; child: ChildProcess; stop(): Promise<void> }
 
+/**
+ * Ports for a test stack. An OS-chosen free port comes from the ephemeral range, where the many
+ * outbound connections of parallel suites (Temporal, MongoDB, MQTT clients) can take it again
+ * between the check and the service's listen: that ended a CI run with EADDRINUSE. These come
+ * from below the ephemeral range (Linux: 32768+), are checked free on every interface, and are
+ * never handed out twice by this process.
+ */
+const handedOut = new Set<number>();
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+export async function pickPorts(count: number): Promise<number[]> {
+  const out: number[] = [];
+  while (out.length < count) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port) || !(await bindable(port))) continue;
+    handedOut.add(port);
+    out.push(port);
+  }
+  return out;
+}
+
 /** `reuse`: start again on the same ports and DATA_DIR as an earlier run (restart tests). */
 export async function startServiceProcess(opts: { extraEnv?: Record<string, string>; timeoutMs?: number; reuse?: StackEnv } = {}): Promise<StartedService> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      // Another process took one of the picked ports before the service bound it: pick again.
+      const output = (err as { output?: string }).output ?? '';
+      const clash = !opts.reuse && !opts.extraEnv?.PORT && /EADDRINUSE/.test(output);
+      if (!clash || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: number; reuse?: StackEnv }): Promise<StartedService> {
   const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sentinel-test-'));
   const r = opts.reuse;
   const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort] = r
     ? [r.port, r.mqttPort, r.mongoPort, r.temporalPort, r.temporalUiPort, r.clamdPort]
-    : await Promise.all(Array.from({ length: 6 }, () => findFreePort()));
+    : await pickPorts(6);
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
@@ -59,6 +99,7 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
   });
   child.stderr?.pipe(log);
   const timeoutMs = opts.timeoutMs ?? 120_000;
+  let errText = '';
   await new Promise<void>((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error(`service not ready within ${timeoutMs} ms; see ${logFile}`)), timeoutMs);
@@ -71,9 +112,13 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
       }
       if (buf.length > 1_000_000) buf = buf.slice(-10_000);
     });
-    child.once('exit', (code) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      errText = (errText + chunk.toString('utf8')).slice(-20_000);
+    });
+    // 'close' comes after the output streams ended, so errText holds the last words.
+    child.once('close', (code) => {
       clearTimeout(timer);
-      reject(new Error(`service exited with code ${code} before ready; see ${logFile}`));
+      reject(Object.assign(new Error(`service exited with code ${code} before ready; see ${logFile}`), { output: buf.slice(-20_000) + errText }));
     });
   });
   child.stdout?.removeAllListeners('data');

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import type { MqttClient } from 'mqtt';
-import { findFreePort } from '../../../src/stack/net';
+import { pickPorts } from '../../support/service';
 import { waitForTcp } from '../../../src/stack';
 import { startServiceProcess, StartedService } from '../../support/service';
 import { Json } from '../../support/env';
@@ -65,7 +65,7 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
   };
 
   beforeAll(async () => {
-    mqttPort = await findFreePort();
+    [mqttPort] = await pickPorts(1);
     writeAuthFiles();
     writeFileSync(path.join(dir, 'mosquitto.conf'), [
       `listener ${mqttPort} 127.0.0.1`,
