@@ -20,8 +20,8 @@ describe('runner', () => {
     let aborted = false;
     const started = Date.now();
     const r = await runEngine(engine('slow', (_s, ctx) => new Promise((resolve) => {
-      ctx.signal.addEventListener('abort', () => { aborted = true; });
-      setTimeout(() => resolve({ findings: [] }), 5000);
+      const timer = setTimeout(() => resolve({ findings: [] }), 5000);
+      ctx.signal.addEventListener('abort', () => { aborted = true; clearTimeout(timer); });
     })), subject, 100);
     expect(r.status).toBe('timeout');
     expect(aborted).toBe(true);
