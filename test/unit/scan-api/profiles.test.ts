@@ -9,9 +9,9 @@ import type { LookupAddress } from 'node:dns';
 import { MongoServerError } from 'mongodb';
 import type { AccountDoc } from '../../../src/accounts/store';
 import type { PlanTier } from '../../../src/accounts/plans';
-import { AppError } from '../../../src/http/errors';
 import { ProfileService, publicProfile, type ProfileInput } from '../../../src/scan/profiles';
 import type { ProfileDoc, ScanStore } from '../../../src/scan/store';
+import { appErr } from './support/app-err';
 
 const KEY = randomBytes(32);
 const ACC = 'acc-1';
@@ -63,15 +63,6 @@ function setup(allowHosts: string[] = []) {
   return { store, svc };
 }
 
-async function appErr(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError, nothing was thrown');
-}
 
 const webhookProfile = (webhook: ProfileInput['webhook'], name = 'p'): ProfileInput => ({ name, webhook });
 

@@ -6,13 +6,13 @@
  * decoded limit, labels, profile ids, defer, and the early 413 on a declared Content-Length.
  */
 import { PassThrough } from 'node:stream';
-import { AppError } from '../../../src/http/errors';
 import type { RouteDef, RouteRegistry } from '../../../src/http/route';
 import { validatorFor } from '../../../src/http/schema';
 import type { Services } from '../../../src/services';
 import { registerScanRoutes } from '../../../src/scan/routes';
 import { historyQuerySchema, payloadBodySchema, profileCreateSchema, profilePatchSchema, scanQuerySchema } from '../../../src/scan/schemas';
 import type { ScanRequest } from '../../../src/scan/service';
+import { appErr } from './support/app-err';
 
 const MB = 1024 * 1024;
 
@@ -150,15 +150,6 @@ function setup(plan: 'free' | 'pro' = 'free') {
   return { calls, payload, file, routes };
 }
 
-async function appErr(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('POST /api/scan/payload handler', () => {
   it('raw payloads are scanned as their UTF-8 bytes; label becomes the name, none gives ""', async () => {

@@ -7,7 +7,6 @@
 import type { Client } from '@temporalio/client';
 import type { AccountDoc } from '../../../src/accounts/store';
 import type { PlanTier } from '../../../src/accounts/plans';
-import { AppError } from '../../../src/http/errors';
 import type { LimitService } from '../../../src/limits/service';
 import type { Logger } from '../../../src/log';
 import type { AnalysisResult, AnalyzeDeps } from '../../../src/scan/analyze';
@@ -16,6 +15,7 @@ import { buildEngines } from '../../../src/scan/registry';
 import { publicResult, resultForStorage, round2Deep, ScanService, type ScanResult } from '../../../src/scan/service';
 import type { ProfileDoc, ScanStore, StoredScan } from '../../../src/scan/store';
 import type { SafetyScore } from '../../../src/scan/types';
+import { appErr } from './support/app-err';
 
 const MB = 1024 * 1024;
 
@@ -179,15 +179,6 @@ const profile = (over: Partial<ProfileDoc> = {}): ProfileDoc => ({
 });
 const WEBHOOK = { url: 'https://hooks.example.com/', authType: 'bearer' as const, valueSealed: 'x', headerNames: [] };
 
-async function appErr(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('ScanService.scan: order of refusals', () => {
   it('a file over the plan limit is 413 before quota, profile or storage', async () => {
