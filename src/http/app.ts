@@ -33,38 +33,40 @@ export function createApp(opts: {
 }): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   const log = opts.logger.child({ component: 'http' });
-  // The area of a path a route is registered on comes from that route (GET
-  // /api/account/notifications is messaging although it sits under /api/account), so a 405 or an
-  // error raised before the route runs has the right shape; other paths fall back to the prefix.
+  // A route sets its own area when it runs. When none ran (404, 405), the area of a path some
+  // route is registered on still comes from that route (GET /api/account/notifications is
+  // messaging although it sits under /api/account); other paths fall back to the prefix. Only
+  // error answers pay for this lookup.
   const areaByPattern = new Map<string, Area>();
   for (const r of opts.registry.routes) if (!areaByPattern.has(r.path)) areaByPattern.set(r.path, r.area);
-  const areaOf = (path: string): Area => {
-    for (const layer of opts.registry.router.match(path, 'GET').path) {
+  const errorArea = (ctx: Koa.ParameterizedContext<AppState>): Area => {
+    if ((ctx as { _matchedRoute?: unknown })._matchedRoute !== undefined) return ctx.state.area;
+    for (const layer of opts.registry.router.match(ctx.path, ctx.method).path) {
       const area = areaByPattern.get(layer.path as string);
       if (area) return area;
     }
-    return areaOfPath(path);
+    return ctx.state.area;
   };
 
   app.use(async (ctx, next) => {
     const supplied = ctx.get('x-request-id');
     ctx.state.requestId = supplied && REQUEST_ID_RE.test(supplied) ? supplied : randomUUID();
     ctx.set('X-Request-ID', ctx.state.requestId);
-    ctx.state.area = areaOf(ctx.path);
+    ctx.state.area = areaOfPath(ctx.path);
     const started = process.hrtime.bigint();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
+        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
       } else if (ctx.status === 405 || ctx.status === 501) {
-        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, `Method ${ctx.method} not allowed on ${ctx.path}`, 'method_not_allowed', {});
+        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `Method ${ctx.method} not allowed on ${ctx.path}`, 'method_not_allowed', {});
       }
     } catch (err) {
       if (err instanceof AppError) {
         ctx.status = err.status;
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, err.message, err.code, err.extra);
+        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, err.message, err.code, err.extra);
         if (err.status >= 500) log.error({ err, requestId: ctx.state.requestId }, 'request failed');
       } else {
         // Errors from libraries that carry an HTTP status and mark themselves safe to show.
@@ -73,7 +75,7 @@ export function createApp(opts: {
         const status = typeof e.status === 'number' && e.status >= 400 && e.status < 600 ? e.status : 500;
         const message = status < 500 && e.expose ? String(e.message) : 'Internal server error';
         ctx.status = status;
-        ctx.body = errorBody(ctx.state.area, ctx.state.requestId, message, status === 500 ? 'internal' : undefined, {});
+        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, message, status === 500 ? 'internal' : undefined, {});
         if (status >= 500) log.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       }
     } finally {
