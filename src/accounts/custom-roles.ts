@@ -4,11 +4,12 @@
  * cannot be changed. A role still held by an entity cannot be deleted.
  */
 import { randomUUID } from 'node:crypto';
-import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from '../http/errors';
+import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from '../errors';
 import type { AuditLog } from './audit';
 import { hasEntitlement } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission } from './roles';
-import { AccountDoc, AccountStore, isDuplicateKey, RoleDoc } from './store';
+import { isDuplicateKey } from '../storage/mongo';
+import { AccountDoc, AccountStore, RoleDoc } from './store';
 
 const ROLE_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 

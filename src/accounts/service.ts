@@ -3,7 +3,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PlanRequiredError } from '../http/errors';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PlanRequiredError } from '../errors';
 import type { Secrets } from '../secrets';
 import {
   hashesEqual, looksLikeJwt, newAccountKey, newEntityKeyId, parseAccountKey, resourcePathOf, sha256Hex,
@@ -11,7 +11,8 @@ import {
 } from './keys';
 import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
-import { AccountDoc, AccountStore, EntityDoc, isDuplicateKey } from './store';
+import { isDuplicateKey } from '../storage/mongo';
+import { AccountDoc, AccountStore, EntityDoc } from './store';
 
 /** How long an account document (plan) may be served from a process's cache. */
 export const ACCOUNT_CACHE_MS = 2_000;

@@ -1,5 +1,5 @@
 /** MongoDB access for accounts, account keys, entities, entity keys and roles. */
-import { Collection, Db, MongoServerError } from 'mongodb';
+import { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
 import type { PlanTier } from './plans';
 import type { Permission } from './roles';
@@ -53,8 +53,6 @@ export interface RoleDoc {
   permissions: Permission[];
   createdAt: Date;
 }
-
-export const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
 
 export class AccountStore {
   readonly accounts: Collection<AccountDoc>;

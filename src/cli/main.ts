@@ -10,7 +10,7 @@ import { createLogger } from '../log';
 import { loadSecrets } from '../secrets';
 import { connectStorage, ensureIndexes } from '../storage/mongo';
 import { createServices, Services } from '../services';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { loadFeedFiles } from '../scan/engines/feeds';
 import { refreshCveDataset } from '../scan/engines/cve';
 import { operatorCveDatasetPath } from '../scan/datasets';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Logger } from '../log';
-import { AppError } from './errors';
+import { AppError } from '../errors';
 import type { Area, AppState, RouteRegistry } from './route';
 import { buildOpenApi } from './openapi';
 

@@ -1,7 +1,7 @@
 /** Maps a route's rate class to the counters it is charged against (numbers from plans.ts). */
 import { FIXED_LIMITS, planOf } from '../accounts/plans';
 import type { LimitService, WindowRule } from '../limits/service';
-import { RateLimitedError } from './errors';
+import { RateLimitedError } from '../errors';
 import type { AppContext, RateClass } from './route';
 
 /**

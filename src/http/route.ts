@@ -8,7 +8,7 @@ import { Router } from '@koa/router';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { Principal } from '../accounts/service';
 import type { Permission } from '../accounts/roles';
-import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from './errors';
+import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from '../errors';
 import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
 export type Area = 'scan' | 'messaging' | 'system';

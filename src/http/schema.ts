@@ -6,7 +6,7 @@ import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { FIXED_LIMITS } from '../accounts/plans';
-import { BadRequestError } from './errors';
+import { BadRequestError } from '../errors';
 
 export type JsonSchema = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  */
 import { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
-import { isDuplicateKey } from '../accounts/store';
+import { isDuplicateKey } from '../storage/mongo';
 
 interface WindowDoc { _id: string; c: Record<string, number>; expiresAt: Date }
 export interface UsageDoc {

@@ -26,7 +26,7 @@ import type { AccountService } from '../accounts/service';
 import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
 import { FIXED_LIMITS } from '../accounts/plans';
-import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../http/errors';
+import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
 import { checkJsonShape, describeAjvError, validatorFor } from '../http/schema';
 import type { Logger } from '../log';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';

@@ -3,7 +3,7 @@ import { actorOf } from '../accounts/service';
 import { hasEntitlement } from '../accounts/plans';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf, principalOf, queryOf } from '../http/route';
-import { ForbiddenError, PlanRequiredError } from '../http/errors';
+import { ForbiddenError, PlanRequiredError } from '../errors';
 import type { Services } from '../services';
 import { exportAuditLog, exportMessages, ExportStream } from './export';
 import type { Sender } from './pipeline';

@@ -11,7 +11,7 @@
  */
 import { Collection, Db, Filter, FindCursor, MongoBulkWriteError, Sort } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
-import { isDuplicateKey } from '../accounts/store';
+import { isDuplicateKey } from '../storage/mongo';
 import type { EntityDoc } from '../accounts/store';
 import type { ServiceRule } from './schemas';
 

@@ -6,7 +6,7 @@
  */
 import type { AccountDoc } from '../accounts/store';
 import { planOf } from '../accounts/plans';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import type { LimitService } from '../limits/service';
 import { monthKey, startOfNextMonthUtc } from '../limits/service';
 import type { Logger } from '../log';

@@ -6,7 +6,7 @@
  */
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { BadRequestError } from '../http/errors';
+import { BadRequestError } from '../errors';
 import type { ServiceRule } from './schemas';
 import type { ActionResult, MessageStore, ServiceDoc, ValidationOutcome } from './store';
 

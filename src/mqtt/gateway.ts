@@ -11,7 +11,7 @@
  */
 import type { Logger } from '../log';
 import type { Services } from '../services';
-import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../http/errors';
+import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../errors';
 import { checkMessagingRate } from '../http/limits';
 import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/store';

@@ -10,7 +10,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf } from '../http/route';
-import { UnauthorizedError } from '../http/errors';
+import { UnauthorizedError } from '../errors';
 import type { JsonSchema } from '../http/schema';
 import type { Services } from '../services';
 import { authenticateDevice, deviceOfKey, mayPublish, maySubscribe, parseDeviceTopic } from './acl';

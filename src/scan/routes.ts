@@ -1,6 +1,6 @@
 /** HTTP for the scanning API: translates requests to ScanService calls and back. */
 import { planOf, FIXED_LIMITS } from '../accounts/plans';
-import { BadRequestError, PayloadTooLargeError } from '../http/errors';
+import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { AppContext, bodyOf, principalOf, queryOf, RouteRegistry } from '../http/route';
 import type { Services } from '../services';
 import { publicProfile, ProfileInput } from './profiles';

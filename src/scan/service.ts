@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AccountDoc } from '../accounts/store';
 import { FIXED_LIMITS, hasEntitlement, planOf } from '../accounts/plans';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../http/errors';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../errors';
 import type { LimitService } from '../limits/service';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
-import { BadRequestError, PayloadTooLargeError } from '../http/errors';
+import { BadRequestError, PayloadTooLargeError } from '../errors';
 
 export interface ParsedUpload {
   content: Buffer;

@@ -2,8 +2,11 @@
  * The one MongoDB connection of a process, the collection names, and every index, created
  * idempotently at start. store.ts modules are the only other places that speak MongoDB.
  */
-import { Db, IndexDescription, MongoClient } from 'mongodb';
+import { Db, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
 import { Config, mongoUriOf } from '../config';
+
+/** A unique-index violation (E11000), as MongoDB and the local MongoDB-wire server report it. */
+export const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
 
 export const COLLECTIONS = {
   accounts: 'accounts',

@@ -11,7 +11,7 @@ import type { PlanTier } from '../../../src/accounts/plans';
 import { DEFAULT_ROLE_PERMISSIONS, PERMISSIONS, Permission } from '../../../src/accounts/roles';
 import { ACCOUNT_CACHE_MS, AccountService, Principal, actorOf } from '../../../src/accounts/service';
 import type { AccountDoc, AccountStore, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from '../../../src/accounts/store';
-import { AppError } from '../../../src/http/errors';
+import { AppError } from '../../../src/errors';
 import type { Secrets } from '../../../src/secrets';
 
 const dup = () => new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { createApp, areaOfPath, errorBody } from '../../../src/http/app';
-import { PlanRequiredError, RateLimitedError, AppError } from '../../../src/http/errors';
+import { PlanRequiredError, RateLimitedError, AppError } from '../../../src/errors';
 import { RouteRegistry, bodyOf, RouteDef } from '../../../src/http/route';
 import { checkJsonShape } from '../../../src/http/schema';
 import { DEFAULT_ROLE_PERMISSIONS, PERMISSIONS, Permission } from '../../../src/accounts/roles';

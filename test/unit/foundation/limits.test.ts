@@ -7,7 +7,7 @@
 import { LimitService, dayKey, monthKey, startOfNextMonthUtc } from '../../../src/limits/service';
 import { CounterStore } from '../../../src/limits/store';
 import { COLLECTIONS } from '../../../src/storage/mongo';
-import { RateLimitedError } from '../../../src/http/errors';
+import { RateLimitedError } from '../../../src/errors';
 import { FakeDb } from './fake-mongo';
 import type { Db } from 'mongodb';
 

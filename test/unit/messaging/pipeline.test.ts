@@ -8,7 +8,7 @@ import { BSON } from 'mongodb';
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountService } from '../../../src/accounts/service';
 import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
-import { AppError, NotFoundError } from '../../../src/http/errors';
+import { AppError, NotFoundError } from '../../../src/errors';
 import type { Logger } from '../../../src/log';
 import {
   checkStateKeys, DeviceEvent, MessagePipeline, MessageQueuedEvent, MessagingEvents, Sender, StateChangedEvent,

@@ -6,7 +6,7 @@
 import type { AuditLog } from '../../../src/accounts/audit';
 import type { AccountService, CreatedEntity } from '../../../src/accounts/service';
 import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
-import { AppError, BadRequestError, ConflictError, ForbiddenError } from '../../../src/http/errors';
+import { AppError, BadRequestError, ConflictError, ForbiddenError } from '../../../src/errors';
 import { MessagingEvents, StateChangedEvent } from '../../../src/messaging/pipeline';
 import type { DeliveredMessage, MessageDoc, MessageStore, ServiceDoc } from '../../../src/messaging/store';
 import {

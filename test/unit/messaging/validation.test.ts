@@ -4,7 +4,7 @@
  * holding only what `validate` reads (findService).
  */
 import Ajv from 'ajv';
-import { AppError } from '../../../src/http/errors';
+import { AppError } from '../../../src/errors';
 import type { ServiceRule } from '../../../src/messaging/schemas';
 import type { MessageStore, ServiceDoc } from '../../../src/messaging/store';
 import { ServiceValidator } from '../../../src/messaging/validation';

@@ -6,7 +6,7 @@
  */
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
-import { AppError } from '../../../src/http/errors';
+import { AppError } from '../../../src/errors';
 import type { RouteDef, RouteRegistry } from '../../../src/http/route';
 import type { Services } from '../../../src/services';
 import type { DeviceIdentity } from '../../../src/mqtt/acl';

@@ -3,7 +3,7 @@
  * pipeline (rate limit, 64 KB cap, JSON decoding, superseded key), the error reply it gets on its
  * messages topic, and claim-then-send delivery.
  */
-import { AppError, BadRequestError } from '../../../src/http/errors';
+import { AppError, BadRequestError } from '../../../src/errors';
 import type { Logger } from '../../../src/log';
 import type { DeviceIdentity } from '../../../src/mqtt/acl';
 import { DeviceGateway, MAX_PAYLOAD_BYTES } from '../../../src/mqtt/gateway';

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { AppError } from '../../../src/http/errors';
+import { AppError } from '../../../src/errors';
 import { readMultipartUpload, type ParsedUpload } from '../../../src/scan/upload';
 
 const B = 'TESTBOUNDARY7MA4YWxkTrZu0gW';

@@ -1,4 +1,4 @@
-import { AppError } from '../../../../src/http/errors';
+import { AppError } from '../../../../src/errors';
 
 /** The AppError a promise rejects with; fails the test when it resolves or rejects with anything else. */
 export async function appErr(p: Promise<unknown>): Promise<AppError> {

@@ -6,7 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
-import { AppError } from '../../../../src/http/errors';
+import { AppError } from '../../../../src/errors';
 import { readMultipartUpload } from '../../../../src/scan/upload';
 
 const boundary = 'PROBEBOUNDARY';

@@ -3,7 +3,7 @@
  * src/http/app.ts maps them to the area's body shape in one place; anything that is not an
  * AppError becomes a 500 whose internal message is logged, never sent.
  */
-import type { Entitlement, PlanTier } from '../accounts/plans';
+import type { Entitlement, PlanTier } from './accounts/plans';
 
 export class AppError extends Error {
   /** Extra fields merged into the error body (e.g. fileType, profile, allowedTypes). */
