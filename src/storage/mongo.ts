@@ -25,6 +25,10 @@ export const COLLECTIONS = {
   services: 'services',
   notifications: 'notifications',
   files: 'files',
+  workflows: 'workflows',
+  workflowRuns: 'workflow_runs',
+  connectors: 'connectors',
+  vault: 'vault',
   mqttSignals: 'mqtt_signals',
   mqttPresence: 'mqtt_presence',
 } as const;
