@@ -5,7 +5,7 @@ class SentinelError(Exception):
     """An answer of the service. `status` is the HTTP status (None when unknown), `code` its machine code."""
 
     def __init__(self, reason, code=None, status=None, body=None):
-        Exception.__init__(self, reason)
+        super().__init__(reason)
         self.reason = reason
         self.code = code
         self.status = status
@@ -39,7 +39,7 @@ class RateLimited(SentinelError):
     """429 rate_limited: more than 50 requests per second; `retry_after` seconds to wait."""
 
     def __init__(self, reason, code=None, status=429, body=None, retry_after=1):
-        SentinelError.__init__(self, reason, code, status, body)
+        super().__init__(reason, code, status, body)
         self.retry_after = retry_after
 
 
@@ -55,7 +55,7 @@ class NotConnected(SentinelError):
     """An MQTT operation while the connection is down (and the message may not be queued)."""
 
     def __init__(self, reason="not connected to the MQTT broker"):
-        SentinelError.__init__(self, reason, "not_connected")
+        super().__init__(reason, "not_connected")
 
 
 _BY_STATUS = {400: BadRequest, 401: Unauthorized, 403: PermissionDenied, 404: NotFound, 413: PayloadTooLarge}
