@@ -4,6 +4,7 @@ These need the file-transfer endpoints (POST/GET /api/entities/files, /api/files
 them once that capability is on the branch (test/integration/sdk/files.test.ts)."""
 import asyncio
 import glob
+import os
 import shutil
 import subprocess
 
@@ -89,3 +90,22 @@ def test_streaming_uploads_segments_as_clips(pair, tmp_path):
         return status == 200 and {f["id"] for f in body["files"]} >= set(ids)
 
     wait_for(all_listed, timeout=180, what="both stream segments in the gallery")
+
+
+def test_the_readme_quickstart_script_runs(tmp_path):
+    """examples/quickstart.py, as a new user runs it: telemetry, a routed command, a remote state
+    update, a file to another device that downloads it, a clip."""
+    import sys
+
+    env = stack_env()
+    cam, peer = new_devices(2, "quick")
+    jpeg_frames(tmp_path, 5)
+    here = os.path.dirname(__file__)
+    run = subprocess.run([sys.executable, os.path.join(here, "..", "examples", "quickstart.py")], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, SENTINEL_URL=env["base_url"], CAM_KEY=cam["apiKey"], PEER_KEY=peer["apiKey"],
+                                               FRAMES=str(tmp_path / "f_*.jpg"), PYTHONPATH=os.path.join(here, "..")))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "state table now {'led': 'on'}" in run.stdout
+    assert "command from accounts/" in run.stdout and "{'action': 'snapshot'}" in run.stdout
+    assert "peer got b'boot ok\\n'" in run.stdout
+    assert "clip " in run.stdout

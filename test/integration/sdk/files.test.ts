@@ -10,5 +10,5 @@ test('sdk/python file and clip tests pass against the running service', async ()
   const account = await newAccount('pro', `sdk-files-${Date.now()}`);
   const run = await pytest(['test_e2e_files.py'], { SENTINEL_BASE_URL: s.baseUrl, SENTINEL_ACCOUNT_KEY: account.apiKey });
   expectPassed(run);
-  expect(run.output).toMatch(/\b3 passed\b/);
+  expect(run.output).toMatch(/\b4 passed\b/);
 }, 600_000);
