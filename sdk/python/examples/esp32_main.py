@@ -2,6 +2,7 @@
 # broker is out of reach, and obeys "cmd" messages. Fill in the four settings below.
 import network
 import ntptime
+import gc
 import time
 
 import machine
@@ -39,6 +40,6 @@ while True:
     device.check_msg()  # inbound messages, keep-alive, reconnect, sending queued readings
     if time.ticks_diff(time.ticks_ms(), last) >= 10000:
         last = time.ticks_ms()
-        reading = {"temp": machine.ADC(machine.Pin(34)).read() / 40.95, "mem_free": __import__("gc").mem_free()}
+        reading = {"temp": machine.ADC(machine.Pin(34)).read() / 40.95, "mem_free": gc.mem_free()}
         device.publish(reading, tags=["telemetry"], write_offline=True)
     time.sleep(0.05)

@@ -4,7 +4,7 @@ import json
 
 from . import framing
 from ._compat import MICROPYTHON, elapsed_ms, epoch_ms, make_lock, monotonic_ms, rfc3339, sleep, warn
-from .errors import NotConnected, PayloadTooLarge, SentinelError
+from .errors import NotConnected, PayloadTooLarge
 from .files import FilesMixin
 from .http import HttpClient
 from .localdb import USER, LocalDB
@@ -181,7 +181,8 @@ class Device(FilesMixin):
 
     def _drain_due(self):
         """Sends the oldest queued message when connected and the pacing allows; True if one went out."""
-        if self.outbox is None or not self.connected:
+        mqtt = self.mqtt  # close() may clear it from another thread
+        if self.outbox is None or mqtt is None or not mqtt.connected:
             return False
         if self._last_drain is not None and elapsed_ms(self._last_drain) < self.drain_interval_ms:
             return False
@@ -190,7 +191,7 @@ class Device(FilesMixin):
             if head is None:
                 return False
             key, msg = head
-            if not self.mqtt.publish(self.topics["publish"], framing.encode(msg)):
+            if not mqtt.publish(self.topics["publish"], framing.encode(msg)):
                 return False
             self.outbox.remove(key)
         self._last_drain = monotonic_ms()
@@ -246,7 +247,7 @@ class Device(FilesMixin):
             if topic == self.topics["state"]:
                 table = framing.decode_state(payload)
                 if self.on_state is not None:
-                    self.on_state(table)
+                    _guarded(self.on_state, table)
                 return
             msg, err = framing.decode_inbound(payload)
         except ValueError as e:
@@ -258,15 +259,15 @@ class Device(FilesMixin):
             self._dispatch(msg)
 
     def _dispatch(self, msg):
-        try:
-            if not self.router.dispatch(msg):
-                warn("no handler for a %s message from %s" % (msg.get("msg_type"), msg.get("source")))
-        except Exception as e:  # a failing handler must not take the network loop down
-            warn("message handler raised %r" % e)
+        handler = self.router.handler_for(msg)
+        if handler is None:
+            warn("no handler for a %s message from %s" % (msg.get("msg_type"), msg.get("source")))
+        else:
+            _guarded(handler, msg)
 
     def _error(self, err):
         if self.on_error is not None:
-            self.on_error(err)
+            _guarded(self.on_error, err)
         else:
             warn("the service refused a message: %s" % err)
 
@@ -288,4 +289,9 @@ class Device(FilesMixin):
         return self.db.delete(USER, key)
 
 
-__all__ = ["Device", "SentinelError"]
+def _guarded(handler, arg):
+    """Runs a user callback; one that raises must not take the network loop down with it."""
+    try:
+        handler(arg)
+    except Exception as e:
+        warn("handler %s raised %r" % (getattr(handler, "__name__", "?"), e))

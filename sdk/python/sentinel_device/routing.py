@@ -45,11 +45,3 @@ class Router:
             if route.matches(message):
                 return route.handler
         return self.default or self.fallback
-
-    def dispatch(self, message):
-        """Calls the chosen handler with the message; returns False when nobody took it."""
-        handler = self.handler_for(message)
-        if handler is None:
-            return False
-        handler(message)
-        return True

@@ -45,10 +45,10 @@ CASES = [
 ]
 
 
-def run(register, set_default, make_target):
+def run(register, set_default, make_target, dispatch):
     """Runs every case. make_target(fallback) -> a fresh routing target; register(target, handler,
-    criteria) adds a route; set_default(target, handler). Returns [(case name, got, expected)] of
-    failures (empty when all pass) and the number of cases run."""
+    criteria) adds a route; set_default(target, handler); dispatch(target, message) routes one.
+    Returns [(case name, got, expected)] of failures (empty when all pass) and the number of cases run."""
     failures = []
     for name, routes, with_default, with_fallback, message, expected in CASES:
         got = []
@@ -61,8 +61,18 @@ def run(register, set_default, make_target):
             register(target, recorder(label), criteria)
         if with_default:
             set_default(target, recorder("default"))
-        target_dispatch = getattr(target, "dispatch", None) or target._dispatch
-        target_dispatch(dict(message))
+        dispatch(target, dict(message))
         if got != [expected]:
             failures.append((name, got, expected))
     return failures, len(CASES)
+
+
+def router_dispatch(router, message):
+    handler = router.handler_for(message)
+    if handler is not None:
+        handler(message)
+
+
+def device_dispatch(device, message):
+    """The path an inbound MQTT or check_messages message takes in Device."""
+    device._dispatch(message)

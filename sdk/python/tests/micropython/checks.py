@@ -41,9 +41,10 @@ def imports():
 def routing_table():
     import routing_cases
 
-    f1, n1 = routing_cases.run(lambda r, h, c: r.add(h, **c), lambda r, h: setattr(r, "default", h), lambda fb: Router(fb))
+    f1, n1 = routing_cases.run(lambda r, h, c: r.add(h, **c), lambda r, h: setattr(r, "default", h), lambda fb: Router(fb),
+                               routing_cases.router_dispatch)
     f2, n2 = routing_cases.run(lambda d, h, c: d.route(**c)(h), lambda d, h: d.default_handler(h),
-                               lambda fb: Device("k", "http://svc.test", on_message=fb))
+                               lambda fb: Device("k", "http://svc.test", on_message=fb), routing_cases.device_dispatch)
     assert (n1, n2) == (12, 12), (n1, n2)
     assert f1 == [] and f2 == [], (f1, f2)
     return True
