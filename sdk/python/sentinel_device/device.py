@@ -81,6 +81,8 @@ class Device(FilesMixin):
 
     def check_msg(self):
         """MicroPython: handle what arrived, keep the link up, send a due queued message. Call it often."""
+        if self.mqtt is None:
+            raise NotConnected("call connect() first")
         self.mqtt.poll()
         self._drain_due()
 

@@ -17,7 +17,9 @@ if MICROPYTHON:
     def _send(method, url, headers, body, timeout):
         r = requests.request(method, url, data=body, headers=headers)
         try:
-            return r.status_code, {k.lower(): v for k, v in (r.headers or {}).items()}, r.content
+            # Older urequests parse no response headers.
+            headers = getattr(r, "headers", None) or {}
+            return r.status_code, {k.lower(): v for k, v in headers.items()}, r.content
         finally:
             r.close()
 

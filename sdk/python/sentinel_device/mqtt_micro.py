@@ -4,10 +4,15 @@ No threads: Device.check_msg() (or run_forever()) calls poll() here, which reads
 keeps the connection alive with pings, and after a failure reconnects with a doubling delay and
 subscribes again.
 """
-from ._compat import PUBLISH_QOS, SUBSCRIBE_QOS, elapsed_ms, monotonic_ms
+from ._compat import OPENMV, PUBLISH_QOS, SUBSCRIBE_QOS, elapsed_ms, monotonic_ms
 from .errors import NotConnected, SentinelError, Unauthorized
 from .framing import parse_url
-from .vendor.umqtt.simple import MQTTClient, MQTTException
+
+if OPENMV:
+    # OpenMV firmware ships its own umqtt-style `mqtt` module (service spec "Device transport").
+    from mqtt import MQTTClient, MQTTException
+else:
+    from .vendor.umqtt.simple import MQTTClient, MQTTException
 
 
 class MqttTransport:

@@ -94,3 +94,7 @@ def test_errors_a_device_can_act_on():
     assert status == 200
     with pytest.raises(Unauthorized):
         dev.publish({"t": 1})
+    # The broker refuses the revoked key too (CONNACK not authorized).
+    with pytest.raises(Unauthorized):
+        dev.connect()
+    assert not dev.connected
