@@ -29,7 +29,7 @@ export async function run(): Promise<void> {
     console.log('one CPython client (sentinel_device), local stack');
     console.log(`HTTP  publish(): ${r.http.per_second} msg/s over ${r.http.messages} messages (${r.http.retry_after_waits} Retry-After waits, call p50 ${r.http.call_p50_ms} ms), stored ${r.http.stored}`);
     console.log(`MQTT  publish() calls: ${r.mqtt_burst.publish_calls_per_second} msg/s; burst of ${r.mqtt_burst.messages}: stored ${r.mqtt_burst.stored}, refused ${JSON.stringify(r.mqtt_burst.refused)}`);
-    console.log(`MQTT  paced at ${r.mqtt_paced.rate_offered} msg/s: stored ${r.mqtt_paced.stored}/${r.mqtt_paced.messages}, refused ${r.mqtt_paced.refused}, ${r.mqtt_paced.stored_per_second} msg/s`);
+    console.log(`MQTT  paced at ${r.mqtt_paced.rate_offered} msg/s: stored ${r.mqtt_paced.stored}/${r.mqtt_paced.messages}, refused ${JSON.stringify(r.mqtt_paced.refused)}, ${r.mqtt_paced.stored_per_second} msg/s`);
     console.log(JSON.stringify(r));
   } finally {
     await service.stop();
