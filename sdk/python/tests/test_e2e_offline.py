@@ -97,6 +97,9 @@ def test_write_offline_survives_a_broker_restart_in_order_once(broker, tmp_path)
         wait_for(lambda: not dev.connected, what="the device to notice the broker is gone")
         with pytest.raises(NotConnected):
             dev.publish({"lost": True})  # without write_offline nothing is queued
+        # State updates are never queued: with the broker gone this one goes over HTTP at once.
+        dev.update_state({"offline": True})
+        assert call("GET", "/api/entities/status-table", sender["apiKey"])[1]["statusTable"] == {"offline": True}
         for i in range(100):
             dev.publish({"seq": i}, tags=["offline"], write_offline=True)
         assert dev.pending_offline() == 100
