@@ -33,4 +33,4 @@ copyTree(path.join(sdk, 'sentinel_device'), '/lib/sentinel_device');
 mkdirs('/tmp');
 for (const f of ['socket.py', 'requests.py']) mp.FS.writeFile(`/lib/${f}`, readFileSync(path.join(sdk, 'tests', 'micropython', f)));
 mp.FS.writeFile('/lib/routing_cases.py', readFileSync(path.join(sdk, 'tests', 'routing_cases.py')));
-mp.runPython(readFileSync(path.join(sdk, 'tests', 'micropython', 'checks.py'), 'utf8'));
+await mp.runPythonAsync(readFileSync(path.join(sdk, 'tests', 'micropython', 'checks.py'), 'utf8'));

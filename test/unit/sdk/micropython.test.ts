@@ -2,7 +2,8 @@
  * The device library on a real MicroPython interpreter (WebAssembly build, in Node): the package
  * imports with no CPython-only module, and its routing table (the same 12 cases as on CPython),
  * local database, offline queue, reconnect/resubscribe and message framing work over the vendored
- * umqtt against a fake socket module (sdk/python/tests/micropython/).
+ * umqtt against a fake socket module, and streaming runs under the port's asyncio
+ * (sdk/python/tests/micropython/).
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -29,6 +30,7 @@ test('sentinel_device runs on MicroPython: imports, routing, local database, off
     'HTTP framing and typed errors through requests': true,
     'MQTT framing, routing, offline queue, reconnect and resubscribe': true,
     'stored zip and multipart': true,
+    'streaming uploads jpeg_burst segments under asyncio': true,
   });
   // The queue overflow warned instead of failing silently.
   expect(run.output).toContain('offline queue full (5 messages): dropped the 1 oldest');

@@ -1,6 +1,7 @@
 """Runs inside MicroPython (test/unit/sdk/micropython.test.ts) with the fake socket and requests
 modules of this folder: imports the package, then exercises routing, the local database, the
-offline queue and the message framing over the vendored umqtt. Prints one line `RESULT <json>`:
+offline queue, the message framing over the vendored umqtt, and streaming under asyncio. It uses a
+top-level await (run with the port's runPythonAsync), so it is not a module for other interpreters. Prints one line `RESULT <json>`:
 {"checks": {name: true | "failure text"}}."""
 import json
 import sys
@@ -160,10 +161,36 @@ def zip_and_multipart():
     return True
 
 
+async def streaming():
+    dev = Device("k", "http://svc.test")
+    fake_http.CALLS[:] = []
+    accepted = (202, {}, {"id": "c", "status": "scanning"})
+    fake_http.ANSWERS[:] = [accepted, accepted]
+    taken = []
+
+    def capture(framesize, quality):
+        taken.append((framesize, quality))
+        if len(taken) == 4:
+            dev.stop_streaming()
+        return b"\xff\xd8frame\xff\xd9"
+
+    ids = await dev.start_streaming(capture, target_fps=30, framesize="QQVGA", segment_seconds=0.1)
+    uploads = [c for c in fake_http.CALLS if c[1].endswith("/api/entities/files")]
+    assert ids == ["c", "c"] and taken[0] == ("QQVGA", 70), (ids, taken)
+    assert len(uploads) == 2 and b'name="kind"\r\n\r\nclip' in uploads[0][2] and b"jpeg_burst" in uploads[0][2]
+    return True
+
+
 check("imports only MicroPython modules", imports)
 check("routing table: 12 cases on Router and Device", routing_table)
 check("local database: put/get/query/delete with TTL, persisted", local_database)
 check("HTTP framing and typed errors through requests", http_framing)
 check("MQTT framing, routing, offline queue, reconnect and resubscribe", mqtt_and_offline_queue)
 check("stored zip and multipart", zip_and_multipart)
+# The WebAssembly port's asyncio runs on the JavaScript event loop: the runner executes this file
+# with runPythonAsync, so a top-level await drives the coroutine.
+try:
+    checks["streaming uploads jpeg_burst segments under asyncio"] = await streaming()  # noqa: F704
+except Exception as e:
+    checks["streaming uploads jpeg_burst segments under asyncio"] = "raised %s: %s" % (type(e).__name__, e)
 print("RESULT " + json.dumps({"checks": checks, "version": sentinel_device.__version__}))
