@@ -115,8 +115,6 @@ class Device(FilesMixin):
             if write_offline:
                 self._queue(msg, db_ttl)
                 return None
-        if self.mqtt is None:
-            return self._send_http(msg)
         raise NotConnected()
 
     def update_state(self, data, tags=None):

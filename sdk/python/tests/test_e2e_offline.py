@@ -7,8 +7,11 @@ test stack), connects the device to it, stops it with SIGTERM (a real broker shu
 session ends), publishes 100 messages with write_offline=True, starts the process again on the
 same port and checks that all 100 are stored once and in order.
 """
+import ctypes
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -27,6 +30,11 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def _die_with_parent():
+    """Linux: the broker process gets SIGTERM if pytest is killed before its fixture can stop it."""
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class BrokerProcess:
@@ -51,8 +59,10 @@ class BrokerProcess:
         return "mqtt://127.0.0.1:%d" % self.port
 
     def start(self, timeout=90):
-        self.proc = subprocess.Popen(["node", "--import", "tsx", os.path.join(self.root, "src", "main.ts")], cwd=self.root,
-                                     env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        node = os.environ.get("SENTINEL_NODE", "node")
+        self.proc = subprocess.Popen([node, "--import", "tsx", os.path.join(self.root, "src", "main.ts")], cwd=self.root,
+                                     env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     preexec_fn=_die_with_parent)
         ready = threading.Event()
 
         def read(proc):
@@ -80,6 +90,7 @@ def broker():
     b.start()
     yield b
     b.stop()
+    shutil.rmtree(b.dir, ignore_errors=True)
 
 
 def test_write_offline_survives_a_broker_restart_in_order_once(broker, tmp_path):

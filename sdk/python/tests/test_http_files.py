@@ -52,6 +52,9 @@ def test_publish_over_http_and_its_local_checks(fake_service, device):
     assert json.loads(fake_service.requests[-1]["body"])["msg_type"] == "state_update"
     device.replace_state({"led": "off"}, tags=["s"])
     assert json.loads(fake_service.requests[-1]["body"]) == {"msg_type": "state_new", "data": {"led": "off"}, "context": {"tags": ["s"]}}
+    fake_service.routes[("POST", "/api/entities/message")] = lambda req: (200, {}, b"")
+    device.heartbeat(mem_free=1024, disk_free=None)
+    assert json.loads(fake_service.requests[-1]["body"]) == {"msg_type": "heartbeat", "data": {"mem_free": 1024}}
 
 
 def test_429_waits_for_retry_after_then_succeeds(fake_service, device, monkeypatch):
