@@ -19,6 +19,7 @@ import { createApp, HealthReport } from './http/app';
 import { RouteRegistry } from './http/route';
 import { makeRateLimiter } from './http/limits';
 import { registerAllRoutes } from './http/routes';
+import { dashboardMiddleware } from './dashboard/static';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
 import { startLocalStack, LocalStack } from './stack';
@@ -146,7 +147,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         rateLimit: makeRateLimiter(services.limits),
       });
       registerAllRoutes(registry, services);
-      const app = createApp({ logger, registry, health, version: VERSION });
+      const app = createApp({ logger, registry, health, version: VERSION, pages: dashboardMiddleware() });
       httpServer = http.createServer(app.callback());
       httpServer.keepAliveTimeout = 65_000;
       const server = httpServer;
