@@ -1,6 +1,6 @@
 /** Small shared pieces: data loading, loading/error states, pagination, dialogs, key reveal. */
-import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { cloneElement, ComponentChildren, VNode } from 'preact';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
 
 export interface Loaded<T> { data?: T; error?: unknown; loading: boolean; reload: () => void }
@@ -112,12 +112,16 @@ export function Progress({ label, value, max }: { label: string; value: number; 
   );
 }
 
-export function Field({ label, hint, children }: { label: string; hint?: string; children: ComponentChildren }) {
+/** A labelled control; the hint is its description, not part of its name. */
+export function Field({ label, hint, children }: { label: string; hint?: string; children: VNode }) {
+  const id = useId();
   return (
-    <label class="field">
-      <span class="field-label">{label}</span>
-      {children}
-      {hint ? <small>{hint}</small> : null}
-    </label>
+    <div class="field">
+      <label>
+        <span class="field-label">{label}</span>
+        {hint ? cloneElement(children, { 'aria-describedby': `${id}-hint` }) : children}
+      </label>
+      {hint ? <small id={`${id}-hint`}>{hint}</small> : null}
+    </div>
   );
 }
