@@ -117,10 +117,8 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
   const id = useId();
   return (
     <div class="field">
-      <label>
-        <span class="field-label">{label}</span>
-        {hint ? cloneElement(children, { 'aria-describedby': `${id}-hint` }) : children}
-      </label>
+      <label for={id} class="field-label">{label}</label>
+      {cloneElement(children, { id, ...(hint ? { 'aria-describedby': `${id}-hint` } : {}) })}
       {hint ? <small id={`${id}-hint`}>{hint}</small> : null}
     </div>
   );
