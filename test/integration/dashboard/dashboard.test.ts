@@ -56,8 +56,14 @@ describe('dashboard', () => {
     await dash.screenshot('02-sign-in-wrong-key');
     expect(dash.takeProblems([/^401 \w+ \/api\/account\/usage$/])).toEqual([]);
 
-    await dash.signIn(acct.apiKey);
+    // By keyboard alone: type the key, Enter; then the first Tab stop is the skip link.
+    await dash.page.getByLabel('Account API key').fill('');
+    await dash.page.getByLabel('Account API key').focus();
+    await dash.page.keyboard.type(acct.apiKey);
+    await dash.page.keyboard.press('Enter');
     await dash.page.getByRole('heading', { name: 'Overview' }).waitFor(WAIT);
+    await dash.page.keyboard.press('Tab');
+    expect(await dash.page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
     await dash.page.locator('.chart canvas').first().waitFor(WAIT);
     await dash.page.getByText('No notifications this month.').waitFor(WAIT);
     expect(await dash.page.locator('.cards').first().textContent()).toContain('standard');
@@ -89,6 +95,20 @@ describe('dashboard', () => {
     await dash.page.getByRole('link', { name: 'eicar.com' }).click();
     await dash.page.getByRole('heading', { name: 'Scan result' }).waitFor(WAIT);
     await dash.page.getByText(history.body.items[0].scanId).first().waitFor(WAIT);
+    expect(dash.takeProblems()).toEqual([]);
+  });
+
+  it('runs a deferred scan and shows its result once the poll finds it complete', async () => {
+    await dash.goto('/scans/new');
+    await dash.page.getByLabel('File', { exact: true }).setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('meeting notes: nothing to see here\n') });
+    await dash.page.getByRole('checkbox', { name: /Deferred/ }).check();
+    await dash.page.getByRole('button', { name: 'Scan file' }).click();
+    const result = dash.page.getByRole('article', { name: 'Scan result' });
+    await result.waitFor(WAIT);
+    expect(await result.locator('.facts').textContent()).toContain('notes.txt');
+    const history = await api('GET', '/api/account/history', { key: acct.apiKey });
+    expect(history.body.items[0]).toMatchObject({ name: 'notes.txt' });
+    expect(await result.locator('.verdict .badge').textContent()).toContain(history.body.items[0].safetyScore.threatLevel);
     expect(dash.takeProblems()).toEqual([]);
   });
 
@@ -237,7 +257,7 @@ describe('dashboard', () => {
     await dash.screenshot('13-audit');
     // The overview again, now with this run's scans in the daily volume.
     await dash.goto('/');
-    await dash.page.getByText(/^2 scans over the last 30 days/).waitFor(WAIT);
+    await dash.page.getByText(/^3 scans over the last 30 days/).waitFor(WAIT);
     await dash.screenshot('13b-overview-with-scans');
     expect(dash.takeProblems()).toEqual([]);
   });

@@ -105,12 +105,11 @@ function asOutcome(status: number, body: unknown): Outcome {
   return status === 202 ? { kind: 'pending', scanId: (body as DeferredEnvelope).scanId } : { kind: 'result', result: body as ScanResult };
 }
 
-function FileScan() {
+function FileScan({ setOutcome }: { setOutcome: (o: Outcome | undefined) => void }) {
   const [file, setFile] = useState<File | undefined>();
   const [profile, setProfile] = useState('');
   const [defer, setDefer] = useState(false);
   const [progress, setProgress] = useState<{ sent: number; total: number } | undefined>();
-  const [outcome, setOutcome] = useState<Outcome | undefined>();
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!file) return;
@@ -137,18 +136,16 @@ function FileScan() {
         <button type="submit" disabled={!file || progress !== undefined}>Scan file</button>
         {progress ? <Progress label={`Uploading ${formatBytes(progress.sent)} of ${formatBytes(progress.total)}`} value={progress.sent} max={progress.total} /> : null}
       </form>
-      <div aria-live="polite"><OutcomeView outcome={outcome} onResult={(result) => setOutcome({ kind: 'result', result })} /></div>
     </section>
   );
 }
 
-function PayloadScan() {
+function PayloadScan({ setOutcome }: { setOutcome: (o: Outcome | undefined) => void }) {
   const [payload, setPayload] = useState('');
   const [encoding, setEncoding] = useState('raw');
   const [label, setLabel] = useState('');
   const [profile, setProfile] = useState('');
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<Outcome | undefined>();
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -182,20 +179,21 @@ function PayloadScan() {
         <button type="submit" disabled={busy || payload === ''}>Scan payload</button>
         {busy ? <Loading what="Scanning" /> : null}
       </form>
-      <div aria-live="polite"><OutcomeView outcome={outcome} onResult={(result) => setOutcome({ kind: 'result', result })} /></div>
     </section>
   );
 }
 
 function NewScan() {
+  const [outcome, setOutcome] = useState<Outcome | undefined>();
   return (
     <>
       <p><a href={href('/scans')}>← Scans</a></p>
       <h1 tabIndex={-1}>New scan</h1>
       <div class="two-col">
-        <FileScan />
-        <PayloadScan />
+        <FileScan setOutcome={setOutcome} />
+        <PayloadScan setOutcome={setOutcome} />
       </div>
+      <div aria-live="polite"><OutcomeView outcome={outcome} onResult={(result) => setOutcome({ kind: 'result', result })} /></div>
     </>
   );
 }
