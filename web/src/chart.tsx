@@ -13,7 +13,8 @@ export function VolumeChart({ dates, counts }: { dates: string[]; counts: number
       height: 220,
       legend: { show: false },
       cursor: { show: true, drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] } },
+      // Half a day of room at both ends, so the first and last bars are drawn whole.
+      scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(1, Math.ceil(max * 1.1))] } },
       // Counts are whole numbers: no fractional ticks.
       axes: [{ stroke: '#555', grid: { show: false } }, { stroke: '#555', grid: { stroke: '#e4e4e4' }, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] }],
       series: [{}, { label: 'Scans', stroke: '#2456a6', fill: 'rgba(36, 86, 166, 0.55)', paths: uPlot.paths.bars!({ size: [0.7, 40] }), points: { show: false } }],

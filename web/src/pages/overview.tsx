@@ -19,7 +19,7 @@ function Overview() {
             <div><dt>Scans this month</dt><dd>{u.scans_used} / {u.max_scans}</dd></div>
             <div><dt>Scans remaining</dt><dd>{u.scans_remaining}</dd></div>
             <div><dt>Largest file</dt><dd>{u.max_file_size_mb} MB</dd></div>
-            <div><dt>Counter resets</dt><dd>{formatTime(u.reset_at)}</dd></div>
+            <div><dt>Counter resets</dt><dd><time dateTime={u.reset_at} title={formatTime(u.reset_at)}>{new Date(u.reset_at).toLocaleDateString()}</time></dd></div>
           </dl>
           <section aria-labelledby="volume-h">
             <h2 id="volume-h">Daily scan volume</h2>

@@ -101,6 +101,16 @@ function ProfileSelect({ value, onChange }: { value: string; onChange: (v: strin
   );
 }
 
+/** Runs one scan request; its answer, or its error, becomes the outcome shown under the forms. */
+async function scanInto(setOutcome: (o: Outcome | undefined) => void, request: () => Promise<Outcome>): Promise<void> {
+  setOutcome(undefined);
+  try {
+    setOutcome(await request());
+  } catch (error) {
+    setOutcome({ kind: 'error', error });
+  }
+}
+
 function asOutcome(status: number, body: unknown): Outcome {
   return status === 202 ? { kind: 'pending', scanId: (body as DeferredEnvelope).scanId } : { kind: 'result', result: body as ScanResult };
 }
@@ -113,18 +123,14 @@ function FileScan({ setOutcome }: { setOutcome: (o: Outcome | undefined) => void
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!file) return;
-    setOutcome(undefined);
     setProgress({ sent: 0, total: file.size });
     const form = new FormData();
     form.append('file', file, file.name);
-    try {
+    await scanInto(setOutcome, async () => {
       const res = await upload<unknown>('/api/scan', form, (sent, total) => setProgress({ sent, total }), { profile_id: profile || undefined, defer: defer || undefined });
-      setOutcome(asOutcome(res.status, res.body));
-    } catch (error) {
-      setOutcome({ kind: 'error', error });
-    } finally {
-      setProgress(undefined);
-    }
+      return asOutcome(res.status, res.body);
+    });
+    setProgress(undefined);
   };
   return (
     <section aria-labelledby="file-h" class="panel">
@@ -149,17 +155,11 @@ function PayloadScan({ setOutcome }: { setOutcome: (o: Outcome | undefined) => v
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
-    setOutcome(undefined);
-    try {
-      const body = await api<ScanResult>('POST', '/api/scan/payload', {
-        json: { payload, encoding, ...(label ? { label } : {}) }, query: { profile_id: profile || undefined },
-      });
-      setOutcome({ kind: 'result', result: body });
-    } catch (error) {
-      setOutcome({ kind: 'error', error });
-    } finally {
-      setBusy(false);
-    }
+    await scanInto(setOutcome, async () => ({
+      kind: 'result',
+      result: await api<ScanResult>('POST', '/api/scan/payload', { json: { payload, encoding, ...(label ? { label } : {}) }, query: { profile_id: profile || undefined } }),
+    }));
+    setBusy(false);
   };
   return (
     <section aria-labelledby="payload-h" class="panel">
