@@ -95,6 +95,7 @@ describe('dashboard', () => {
     await dash.page.getByRole('link', { name: 'eicar.com' }).click();
     await dash.page.getByRole('heading', { name: 'Scan result' }).waitFor(WAIT);
     await dash.page.getByText(history.body.items[0].scanId).first().waitFor(WAIT);
+    await dash.screenshot('04b-scan-detail');
     expect(dash.takeProblems()).toEqual([]);
   });
 
@@ -219,6 +220,17 @@ describe('dashboard', () => {
     await dialog.waitFor({ state: 'hidden', ...WAIT });
     expect(await dash.page.content()).not.toContain(newKey);
     keys[0].apiKey = newKey;
+    expect(dash.takeProblems()).toEqual([]);
+  });
+
+  it('deletes a device: it leaves the list and its key stops working', async () => {
+    await dash.goto('/devices/sensor-5');
+    await dash.page.getByRole('button', { name: 'Delete device' }).click();
+    await dash.page.getByRole('heading', { name: 'Devices' }).waitFor(WAIT);
+    await dash.page.getByRole('link', { name: 'sensor-4' }).waitFor(WAIT);
+    expect(await dash.page.getByRole('link', { name: 'sensor-5' }).count()).toBe(0);
+    expect((await api('GET', '/api/entities/sensor-5', { key: acct.apiKey })).status).toBe(404);
+    expect((await api('GET', '/api/entities/me', { key: keys[4].apiKey })).status).toBe(401);
     expect(dash.takeProblems()).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ import type { PageDef } from './page';
 /** The file types a profile may allow, as the API document lists them (no second copy here). */
 async function fileTypes(): Promise<string[]> {
   const res = await fetch('/openapi.json', { cache: 'no-store', credentials: 'omit' });
+  if (!res.ok) throw new Error(`The API document could not be read (HTTP ${res.status})`);
   const doc = (await res.json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, { items?: { enum?: string[] } }> } }> } }>> };
   return doc.paths['/api/account/profiles']?.post?.requestBody?.content['application/json']?.schema.properties.allowedTypes?.items?.enum ?? [];
 }

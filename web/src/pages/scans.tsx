@@ -92,12 +92,15 @@ function OutcomeView({ outcome, onResult }: { outcome: Outcome | undefined; onRe
 function ProfileSelect({ value, onChange }: { value: string; onChange: (v: string) => void }) {
   const profiles = useLoad(() => api<{ profiles: Profile[] }>('GET', '/api/account/profiles'), []);
   return (
-    <Field label="Scan profile">
-      <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
-        <option value="">The key's default profile</option>
-        {(profiles.data?.profiles ?? []).map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
-      </select>
-    </Field>
+    <>
+      <Field label="Scan profile">
+        <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+          <option value="">The key's default profile</option>
+          {(profiles.data?.profiles ?? []).map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+        </select>
+      </Field>
+      {profiles.error !== undefined ? <ErrorBox error={profiles.error} /> : null}
+    </>
   );
 }
 
