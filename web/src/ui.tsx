@@ -26,13 +26,14 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
   return <p class="loading" role="status">{what}…</p>;
 }
 
-const FEATURE_NAMES: Record<string, string> = {
-  webhooks: 'Scan webhooks',
-  async_scanning: 'Deferred (asynchronous) scans',
-  audit_log: 'The audit log',
-  analytics: 'Analytics',
-  custom_roles: 'Custom roles',
-  blocked_ips: 'Blocked IPs',
+/** Subject and verb of the heading for each plan entitlement the service names. */
+const FEATURE_PHRASES: Record<string, string> = {
+  webhooks: 'Scan webhooks are',
+  async_scanning: 'Deferred (asynchronous) scans are',
+  audit_log: 'The audit log is',
+  analytics: 'Analytics is',
+  custom_roles: 'Custom roles are',
+  blocked_ips: 'Blocked IPs are',
 };
 
 /** The service's 403 plan_required, explained rather than shown as a failure. */
@@ -41,7 +42,7 @@ export function PlanRequired({ error }: { error: ApiError }) {
   const plan = String(error.body.current_plan ?? '');
   return (
     <section class="notice plan" aria-label="Plan required">
-      <h2>{FEATURE_NAMES[feature] ?? 'This feature'} is not part of your plan</h2>
+      <h2>{FEATURE_PHRASES[feature] ?? 'This feature is'} not part of your plan</h2>
       <p>{error.message}. Your account is on the <strong>{plan}</strong> plan; a higher plan includes it.</p>
       <p>Plans are changed by the service operator; nothing else on this page is affected.</p>
     </section>

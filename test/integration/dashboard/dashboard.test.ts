@@ -308,6 +308,22 @@ describe('dashboard', () => {
       await page.screenshot('16-free-audit-explained');
       expect(page.takeProblems([/^403 \w+ \/api\/audit-log\/export$/])).toEqual([]);
 
+      // A webhook and a deferred scan are explained the same way where they are refused.
+      await page.goto('/profiles');
+      await page.page.getByRole('button', { name: 'New profile' }).click();
+      await page.page.getByLabel('Name', { exact: true }).fill('with-hook');
+      await page.page.getByLabel('URL', { exact: true }).fill('http://127.0.0.1:9/hook');
+      await page.page.getByRole('button', { name: 'Create profile' }).click();
+      await page.page.getByRole('heading', { name: 'Scan webhooks are not part of your plan' }).waitFor(WAIT);
+      await page.screenshot('16b-free-webhook-explained');
+      await page.goto('/scans/new');
+      await page.page.getByLabel('File', { exact: true }).setInputFiles({ name: 'a.txt', mimeType: 'text/plain', buffer: Buffer.from('hello\n') });
+      await page.page.getByRole('checkbox', { name: /Deferred/ }).check();
+      await page.page.getByRole('button', { name: 'Scan file' }).click();
+      await page.page.getByRole('heading', { name: 'Deferred (asynchronous) scans are not part of your plan' }).waitFor(WAIT);
+      expect((await api('GET', '/api/account/profiles', { key: free.apiKey })).body.profiles).toEqual([]);
+      expect(page.takeProblems([/^403 \w+ \/api\/account\/profiles$/, /^403 \w+ \/api\/scan$/])).toEqual([]);
+
       // A key that stops being accepted mid-session (here: replaced by one the service never issued).
       await page.replaceStoredKey('sk_0000000000000000.expired');
       await page.goto('/devices');
