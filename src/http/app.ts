@@ -30,6 +30,8 @@ export function createApp(opts: {
   registry: RouteRegistry;
   health: () => Promise<HealthReport>;
   version: string;
+  /** Served before the API routes: the dashboard's static files. */
+  pages?: Koa.Middleware<AppState>;
 }): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   const log = opts.logger.child({ component: 'http' });
@@ -98,6 +100,7 @@ export function createApp(opts: {
     await next();
   });
 
+  if (opts.pages) app.use(opts.pages);
   app.use(opts.registry.router.routes());
   app.use(opts.registry.router.allowedMethods());
   return app;

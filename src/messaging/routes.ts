@@ -165,6 +165,14 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
     },
   });
   r.add({
+    method: 'GET', path: '/api/entities/:name/status-table', area: 'messaging', tags: ['state'], auth: 'account', rate: 'account-messaging',
+    summary: 'An entity\'s state table, read by its account (the dashboard\'s device page)',
+    responses: { 200: { description: '{statusTable}', schema: statusTableSchema }, 404: { description: 'No such entity in this account' } },
+    handler: async (ctx) => {
+      ctx.body = { statusTable: await m.getStatusTable(principalOf(ctx).account._id, ctx.params.name) };
+    },
+  });
+  r.add({
     method: 'PATCH', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'Change tags, metadata (replaced), role or validation service (null removes it)',
     body: { schema: entityPatchSchema, maxBytes: 64 * 1024 },
