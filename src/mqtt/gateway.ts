@@ -12,7 +12,7 @@
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../errors';
-import { checkMessagingRate } from '../http/limits';
+import { enforceMessagingRate } from '../limits/rates';
 import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/store';
 import { DeviceIdentity, topicsOfDevice } from './acl';
@@ -52,7 +52,7 @@ export class DeviceGateway {
    */
   async handlePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date = this.now()): Promise<void> {
     try {
-      await checkMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
+      await enforceMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
       if (payload.length > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(`Message exceeds ${MAX_PAYLOAD_BYTES} bytes`);
       let raw: unknown;
       try {
