@@ -1,7 +1,7 @@
 /**
  * YARA rules through YARA-X (npm @litko/yara-x, whose native binary ships in the npm package).
  * Rules: the bundled set under rules/yara/ plus every *.yar / *.yara file in the operator's
- * YARA_RULES_DIR. Compiled once per directory set and cached for the life of the process.
+ * YARA_RULES_DIR (read by config.ts). Compiled once per directory set and cached for the life of the process.
  * Rule meta drives the finding: name, description, severity, category, confidence.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -13,12 +13,8 @@ import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severit
 export const BUNDLED_RULES_DIR = path.resolve(__dirname, '../../../rules/yara');
 
 export interface YaraOptions {
-  /** Directories of rule files; default: bundled rules + YARA_RULES_DIR when set. */
+  /** Directories of rule files; default: the bundled rules (services.ts adds YARA_RULES_DIR from config.ts). */
   ruleDirs?: string[];
-}
-
-export function defaultRuleDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  return env.YARA_RULES_DIR ? [BUNDLED_RULES_DIR, env.YARA_RULES_DIR] : [BUNDLED_RULES_DIR];
 }
 
 interface CompiledRules { sets: YaraX[]; files: string[] }
@@ -87,7 +83,7 @@ export function createYaraEngine(options: YaraOptions = {}): Engine {
   return {
     name: 'yara',
     async scan(subject: ScanSubject, _ctx: EngineContext): Promise<EngineOutput> {
-      const { sets, files } = loadRules(options.ruleDirs ?? defaultRuleDirs());
+      const { sets, files } = loadRules(options.ruleDirs ?? [BUNDLED_RULES_DIR]);
       const matches: RuleMatch[] = [];
       for (const set of sets) matches.push(...(await set.scanAsync(subject.content)));
       return {

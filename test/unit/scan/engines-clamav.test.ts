@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createClamavEngine, clamdAddressFromEnv, severityForSignature } from '../../../src/scan/engines/clamav';
+import { createClamavEngine, severityForSignature } from '../../../src/scan/engines/clamav';
 import { runEngine } from '../../../src/scan/runner';
 import { makeCorpus, type Corpus } from '../../fixtures/scripts/make-corpus';
 import { requireTool, CLAMD_INSTALL } from '../../support/tools';
@@ -61,10 +61,9 @@ describe('clamav engine without clamd', () => {
     expect(r.note).toMatch(/clamd not reachable at 127\.0\.0\.1:1/);
     expect(r.findings).toEqual([]);
   });
-  it('reads CLAMD_HOST / CLAMD_PORT', () => {
-    expect(clamdAddressFromEnv({ CLAMD_HOST: 'av', CLAMD_PORT: '3311' })).toEqual({ host: 'av', port: 3311 });
-    expect(clamdAddressFromEnv({})).toEqual({ host: '127.0.0.1', port: 3310 });
-    expect(() => clamdAddressFromEnv({ CLAMD_PORT: 'x' })).toThrow(/CLAMD_PORT/);
+  it('without a configured address it is unavailable, not clean', async () => {
+    const r = await runEngine(createClamavEngine(), await subjectOf(Buffer.from('hello')), 5000);
+    expect(r).toMatchObject({ status: 'unavailable', note: 'no clamd address configured', findings: [] });
   });
   it('maps signature families to severities', () => {
     expect(severityForSignature('Win.Trojan.Agent-1').severity).toBe('critical');
