@@ -19,6 +19,7 @@ import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
 import { MessageStore } from './messaging/store';
 import { MqttStore } from './mqtt/store';
 import { MqttSignals } from './mqtt/signals';
+import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
 import { MessagingUsage } from './messaging/usage';
 import { ScanStore } from './scan/store';
@@ -43,7 +44,8 @@ export interface Services {
   /** `messageQueued` / `stateChanged` for the MQTT bridge. */
   messagingEvents: MessagingEvents;
   messaging: MessagingService;
-  mqttStore: MqttStore;
+  /** Broker-auth decisions, device online status and external-broker presence (src/mqtt/service.ts). */
+  mqtt: MqttService;
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
   mqttSignals: MqttSignals;
   scans: ScanService;
@@ -102,7 +104,13 @@ export function createServices(opts: {
       usage: new MessagingUsage(limits, messageStore, messagingLog),
     }),
     messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
-    mqttStore,
+    mqtt: new MqttService({
+      keys: accounts, status: messageStore, presence: mqttStore, signals: mqttSignals,
+      settings: {
+        authSecret: config.mqttAuthSecret, bridgeUsername: config.mqttBridgeUsername, bridgePassword: config.mqttBridgePassword,
+        shareGroup: config.mqttShareGroup, presenceTtlMs: config.mqttPresenceTtlSeconds * 1000,
+      },
+    }),
     mqttSignals,
     temporal: opts.temporal,
   };

@@ -9,6 +9,6 @@ import { registerScanRoutes } from '../scan/routes';
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
   registerMessagingRoutes(r, s);
-  registerMqttAuthRoutes(r, s);
+  registerMqttAuthRoutes(r, s.mqtt);
   registerScanRoutes(r, s);
 }

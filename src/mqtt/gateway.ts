@@ -31,7 +31,7 @@ export interface Presence {
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
 const SENDER_CACHE_MS = 10_000;
 
-type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'messageStore' | 'limits' | 'accounts'>;
+type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'mqtt' | 'limits' | 'accounts'>;
 
 export class DeviceGateway {
   private readonly regions = new Map<string, string>();
@@ -142,11 +142,11 @@ export class DeviceGateway {
   }
 
   async markOnline(device: DeviceIdentity): Promise<void> {
-    await this.s.messageStore.recordHeartbeat(device.accountId, device.entityName, this.now(), {});
+    await this.s.mqtt.markOnline(device);
   }
 
   async markOffline(device: DeviceIdentity): Promise<void> {
-    await this.s.messageStore.recordDisconnect(device.accountId, device.entityName, this.now());
+    await this.s.mqtt.markOffline(device);
   }
 
   private async regionOf(accountId: string): Promise<string> {

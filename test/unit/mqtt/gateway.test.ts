@@ -39,7 +39,7 @@ function setup(opts: { allowed?: boolean; retryAfter?: number; currentKey?: stri
       },
     },
     messaging: { claimForDelivery: jest.fn(), checkMessages: jest.fn(), getStatusTable: jest.fn() },
-    messageStore: { recordHeartbeat: jest.fn(), recordDisconnect: jest.fn() },
+    mqtt: { markOnline: jest.fn(), markOffline: jest.fn() },
     accounts: { getAccount: jest.fn(async () => ({ region: 'local' })) },
   };
   const transport = {
