@@ -8,6 +8,7 @@ import type { Config } from './config';
 import type { Logger } from './log';
 import type { Secrets } from './secrets';
 import type { Storage } from './storage/mongo';
+import { FIXED_LIMITS } from './accounts/plans';
 import { AccountStore } from './accounts/store';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
@@ -74,7 +75,7 @@ export function createServices(opts: {
       pool: opts.enginePool,
     },
     opts.temporal,
-    { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: 10_000 },
+    { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
   const accountStore = new AccountStore(db);

@@ -1,6 +1,6 @@
 /** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back. */
 import { actorOf } from '../accounts/service';
-import { hasEntitlement } from '../accounts/plans';
+import { FIXED_LIMITS, hasEntitlement } from '../accounts/plans';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf, principalOf, queryOf } from '../http/route';
 import { ForbiddenError, PlanRequiredError } from '../errors';
@@ -15,8 +15,6 @@ import {
   servicePatchSchema, serviceViewSchema, statusTableBodySchema, statusTableSchema,
 } from './schemas';
 
-/** Message bodies may carry 5 KB of data plus envelope; larger bodies are refused before parsing. */
-const MESSAGE_BODY_BYTES = 64 * 1024;
 const BATCH_BODY_BYTES = 1024 * 1024;
 
 function entityOf(ctx: AppContext): Sender {
@@ -50,7 +48,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
     method: 'POST', path: '/api/entities/message', area: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:Publish', rate: 'entity',
     summary: 'Send one message (publish, heartbeat, state_new, state_update, client_cmd_resp)',
     description: 'A heartbeat is answered 200 with an empty body. state_new/state_update also need entity:State. A publish over the monthly data limit is refused with 429 code data_limit_exceeded; other types keep flowing. Unknown destination: 404.',
-    body: { schema: messageSchema, maxBytes: MESSAGE_BODY_BYTES },
+    body: { schema: messageSchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
     responses: { 200: { description: '{code: 200, content: message id}; empty body for a heartbeat', schema: publishResultSchema }, 404: { description: 'Destination entity not found' } },
     handler: async (ctx) => {
       const result = await s.messagePipeline.process(entityOf(ctx), bodyOf<unknown>(ctx));
@@ -83,7 +81,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
       method, path: '/api/entities/status-table', area: 'messaging', tags: ['state'], auth: 'entity', permission: 'entity:State', rate: 'entity',
       summary: method === 'PATCH' ? 'Merge keys into the state table (omitted keys unchanged)' : 'Replace the whole state table',
       description: 'Immediate, without message processing (no validation, flows or data accounting). Answers the full table after the change.',
-      body: { schema: statusTableBodySchema, maxBytes: MESSAGE_BODY_BYTES },
+      body: { schema: statusTableBodySchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
       responses: { 200: { description: '{statusTable}: the whole table after the change', schema: statusTableSchema } },
       handler: async (ctx) => {
         const e = entityOf(ctx);

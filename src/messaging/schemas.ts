@@ -81,7 +81,7 @@ export const deliveredMessageSchema: JsonSchema = {
 };
 export const checkMessagesQuerySchema: JsonSchema = {
   type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.checkMessagesDefault } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.checkMessagesDefault } },
 };
 export const checkMessagesResultSchema: JsonSchema = {
   type: 'object', required: ['messages'],
@@ -111,7 +111,7 @@ export const messageListQuerySchema: JsonSchema = {
   type: 'object', additionalProperties: false,
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.messagesPageDefault },
+    limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
     offset: { type: 'integer', minimum: 0, default: 0 },
   },
 };
@@ -122,7 +122,7 @@ export const messageSearchSchema: JsonSchema = {
     tags: { type: 'array', maxItems: FIXED_LIMITS.tagsPerMessage, items: { type: 'string' }, description: 'Messages carrying any of these tags' },
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.messagesPageDefault },
+    limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
     offset: { type: 'integer', minimum: 0, default: 0 },
   },
 };

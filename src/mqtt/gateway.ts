@@ -9,6 +9,7 @@
  * - after every state-table change the full table is published retained on the state topic;
  * - connect, disconnect and keep-alive traffic keep the entity's online status.
  */
+import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../errors';
@@ -27,8 +28,6 @@ export interface Presence {
   subscribedDevice(accountId: string, entityName: string): Promise<DeviceIdentity | undefined>;
 }
 
-/** A publish payload bigger than this is refused before parsing (the HTTP body limit of one message). */
-export const MAX_PAYLOAD_BYTES = 64 * 1024;
 const SENDER_CACHE_MS = 10_000;
 
 type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'mqtt' | 'limits' | 'accounts'>;
@@ -53,7 +52,7 @@ export class DeviceGateway {
   async handlePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date = this.now()): Promise<void> {
     try {
       await enforceMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
-      if (payload.length > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(`Message exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+      if (payload.length > FIXED_LIMITS.messageBodyBytes) throw new PayloadTooLargeError(`Message exceeds ${FIXED_LIMITS.messageBodyBytes} bytes`);
       let raw: unknown;
       try {
         raw = JSON.parse(payload.toString('utf8'));
