@@ -13,6 +13,7 @@ import { AccountStore } from './accounts/store';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
 import { CustomRoles } from './accounts/custom-roles';
+import { AccountUsage } from './accounts/usage';
 import { CounterStore } from './limits/store';
 import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
@@ -37,6 +38,8 @@ export interface Services {
   accounts: AccountService;
   audit: AuditLog;
   roles: CustomRoles;
+  /** The account's scan usage answer (GET /api/account/usage). */
+  usage: AccountUsage;
   limits: LimitService;
   messagingInfo: MessagingInfo;
   messageStore: MessageStore;
@@ -95,6 +98,7 @@ export function createServices(opts: {
     accounts,
     audit,
     roles: new CustomRoles(accountStore, audit),
+    usage: new AccountUsage(limits),
     limits,
     scans,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
