@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compile } from '@litko/yara-x';
 import type { RuleMatch, YaraX } from '@litko/yara-x';
-import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../types';
+import { SEVERITIES, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../types';
 
 export const BUNDLED_RULES_DIR = path.resolve(__dirname, '../../../rules/yara');
 
@@ -56,8 +56,6 @@ export function loadRules(dirs: string[]): CompiledRules {
   return compiled;
 }
 
-const SEVERITIES: Severity[] = ['info', 'low', 'medium', 'high', 'critical'];
-
 function metaString(meta: object, key: string): string | undefined {
   const v = (meta as Record<string, unknown>)[key];
   return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
@@ -71,7 +69,7 @@ export function matchToFinding(m: RuleMatch): Finding {
   return {
     id: `yara.${rule}`,
     name: metaString(m.meta, 'name') ?? rule,
-    severity: SEVERITIES.includes(sev as Severity) ? (sev as Severity) : 'medium',
+    severity: (SEVERITIES as readonly string[]).includes(sev ?? '') ? (sev as Severity) : 'medium',
     confidence: Number.isFinite(conf) ? conf : 0.7,
     description: metaString(m.meta, 'description') ?? `YARA rule ${rule} matched.`,
     ...(metaString(m.meta, 'category') ? { category: metaString(m.meta, 'category') } : {}),
