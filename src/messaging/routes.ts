@@ -29,7 +29,10 @@ function sendExport(ctx: AppContext, e: ExportStream): void {
   ctx.body = e.body;
 }
 
-export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
+/** Only the messaging services (and the audit log the audit export reads). */
+export type MessagingRouteServices = Pick<Services, 'messaging' | 'messagePipeline' | 'messagingInfo' | 'messageStore' | 'audit' | 'logger'>;
+
+export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServices): void {
   const m = s.messaging;
 
   // --- entity side ---------------------------------------------------------------------------
