@@ -12,6 +12,7 @@ import { FIXED_LIMITS } from './accounts/plans';
 import { AccountStore } from './accounts/store';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
+import { AuditStore } from './accounts/audit-store';
 import { CustomRoles } from './accounts/custom-roles';
 import { AccountUsage } from './accounts/usage';
 import { CounterStore } from './limits/store';
@@ -83,7 +84,7 @@ export function createServices(opts: {
   );
   const accountStore = new AccountStore(db);
   const accounts = new AccountService(accountStore, secrets, config.region);
-  const audit = new AuditLog(db);
+  const audit = new AuditLog(new AuditStore(db));
   const messageStore = new MessageStore(db);
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
