@@ -28,7 +28,7 @@ import { MessagingUsage } from './messaging/usage';
 import { ScanStore } from './scan/store';
 import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
-import { mongoFeedLookup } from './scan/engines/feeds';
+import { FeedStore } from './scan/feed-store';
 import { cveDatasetPath } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 
@@ -73,7 +73,7 @@ export function createServices(opts: {
     limits,
     {
       clamd: { host: config.clamdHost ?? '127.0.0.1', port: config.clamdPort },
-      feedLookup: mongoFeedLookup(db),
+      feedLookup: new FeedStore(db).lookup,
       yaraRuleDirs: [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])],
       cveDatasetPath: cveDatasetPath(config),
       pool: opts.enginePool,
