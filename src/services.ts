@@ -18,6 +18,7 @@ import { AccountUsage } from './accounts/usage';
 import { CounterStore } from './limits/store';
 import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
+import { EntityService } from './entities/service';
 import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
 import { MessageStore } from './messaging/store';
 import { MqttStore } from './mqtt/store';
@@ -49,6 +50,8 @@ export interface Services {
   /** `messageQueued` / `stateChanged` for the MQTT bridge. */
   messagingEvents: MessagingEvents;
   messaging: MessagingService;
+  /** Entity registration and management (src/entities/service.ts). */
+  entities: EntityService;
   /** Broker-auth decisions, device online status and external-broker presence (src/mqtt/service.ts). */
   mqtt: MqttService;
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
@@ -110,6 +113,7 @@ export function createServices(opts: {
       usage: new MessagingUsage(limits, messageStore, messagingLog),
     }),
     messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
+    entities: new EntityService({ accounts, audit, inbox: messageStore, validationServices: messageStore }),
     mqtt: new MqttService({
       keys: accounts, status: messageStore, presence: mqttStore, signals: mqttSignals,
       settings: {

@@ -1,4 +1,4 @@
-/** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back. */
+/** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back (entity management: entities/routes.ts). */
 import { actorOf } from '../accounts/service';
 import { FIXED_LIMITS, hasEntitlement } from '../accounts/plans';
 import type { AppContext, RouteRegistry } from '../http/route';
@@ -8,10 +8,9 @@ import type { Services } from '../services';
 import { exportAuditLog, exportMessages, ExportStream } from './export';
 import type { Sender } from './pipeline';
 import {
-  auditExportQuerySchema, batchBodySchema, batchResultSchema, BulkRequest, bulkBodySchema, bulkResultSchema, checkMessagesQuerySchema,
-  checkMessagesResultSchema, entityInfoSchema, entityListQuerySchema, entityListSchema, EntityPatch, entityPatchSchema, entityViewSchema,
+  auditExportQuerySchema, batchBodySchema, batchResultSchema, checkMessagesQuerySchema, checkMessagesResultSchema, entityInfoSchema,
   ExportQuery, messageItemSchema, messageListQuerySchema, messageListSchema, MessageSearch, messageSchema, messageSearchSchema,
-  messagesExportQuerySchema, notificationsSchema, publishResultSchema, rotatedKeySchema, serviceBodySchema, ServiceInput, serviceListSchema,
+  messagesExportQuerySchema, notificationsSchema, publishResultSchema, serviceBodySchema, ServiceInput, serviceListSchema,
   servicePatchSchema, serviceViewSchema, statusTableBodySchema, statusTableSchema,
 } from './schemas';
 
@@ -134,66 +133,6 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
 
   // --- account side --------------------------------------------------------------------------
-
-  r.add({
-    method: 'POST', path: '/api/entities/bulk', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Register up to 1,000 devices: count + prefix, or an explicit list (which takes precedence)',
-    description: 'Each device gets its own API key, shown once. A taken or invalid name, or the plan\'s entity quota, fails that entry only. One audit entry (bulk_create) per request.',
-    body: { schema: bulkBodySchema, maxBytes: 512 * 1024 },
-    responses: { 200: { description: '{created, failed, results}', schema: bulkResultSchema } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      ctx.body = await m.bulkRegister(p.account, bodyOf<BulkRequest>(ctx), actorOf(p));
-    },
-  });
-
-  r.add({
-    method: 'GET', path: '/api/entities', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Entities of the account by name',
-    query: entityListQuerySchema,
-    responses: { 200: { description: '{entities, next_cursor}', schema: entityListSchema } },
-    handler: async (ctx) => {
-      const q = queryOf<{ limit: number; offset: number }>(ctx);
-      ctx.body = await m.listEntities(principalOf(ctx).account._id, q.offset, q.limit);
-    },
-  });
-  r.add({
-    method: 'GET', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'One entity',
-    responses: { 200: { description: 'Entity', schema: entityViewSchema }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      ctx.body = await m.getEntity(principalOf(ctx).account._id, ctx.params.name);
-    },
-  });
-  r.add({
-    method: 'PATCH', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Change tags, metadata (replaced), role or validation service (null removes it)',
-    body: { schema: entityPatchSchema, maxBytes: 64 * 1024 },
-    responses: { 200: { description: 'The entity after the change', schema: entityViewSchema }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      ctx.body = await m.updateEntity(p.account, ctx.params.name, bodyOf<EntityPatch>(ctx), actorOf(p));
-    },
-  });
-  r.add({
-    method: 'DELETE', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Delete an entity: its key stops working at once (HTTP and MQTT) and its pending messages are dropped',
-    responses: { 204: { description: 'Deleted' }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      await m.deleteEntity(p.account._id, ctx.params.name, actorOf(p));
-      ctx.status = 204;
-    },
-  });
-  r.add({
-    method: 'POST', path: '/api/entities/:name/keys/rotate', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Revoke the entity\'s key at once and issue a new one (shown once)',
-    responses: { 200: { description: 'The new key', schema: rotatedKeySchema }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      ctx.body = await m.rotateKey(p.account._id, ctx.params.name, actorOf(p));
-    },
-  });
 
   r.add({
     method: 'GET', path: '/api/services', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',

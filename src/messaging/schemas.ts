@@ -9,9 +9,9 @@ export const MESSAGE_TYPES = ['publish', 'heartbeat', 'state_new', 'state_update
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 const ENTITY_NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
-const tagsSchema: JsonSchema = {
+export const tagsSchema = {
   type: 'array', maxItems: FIXED_LIMITS.tagsPerMessage, items: { type: 'string', minLength: 1, maxLength: 128 },
-};
+} as const;
 
 /** One message from an entity (HTTP body of POST /api/entities/message, MQTT publish payload). */
 export const messageSchema: JsonSchema = {
@@ -127,80 +127,6 @@ export const messageSearchSchema: JsonSchema = {
   },
 };
 export interface MessageSearch { entity_name?: string; tags?: string[]; from?: string; to?: string; limit: number; offset: number }
-
-export const bulkBodySchema: JsonSchema = {
-  type: 'object',
-  description: 'Either count + prefix, or entities (the explicit list takes precedence when both are given)',
-  properties: {
-    count: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.bulkRegistrationMax },
-    prefix: { type: 'string', minLength: 1, maxLength: 58 },
-    tags: tagsSchema,
-    metadata: { type: 'object' },
-    directoryId: { type: 'string', maxLength: 128 },
-    entities: {
-      type: 'array', minItems: 1, maxItems: FIXED_LIMITS.bulkRegistrationMax,
-      items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tags: tagsSchema } },
-    },
-  },
-};
-export interface BulkRequest {
-  count?: number; prefix?: string; tags?: string[]; metadata?: Record<string, unknown>; directoryId?: string;
-  entities?: Array<{ name: string; tags?: string[] }>;
-}
-export const bulkResultSchema: JsonSchema = {
-  type: 'object', required: ['created', 'failed', 'results'],
-  properties: {
-    created: { type: 'integer' },
-    failed: { type: 'integer' },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['name', 'status'],
-        properties: {
-          name: { type: 'string' }, status: { type: 'string', enum: ['created', 'failed'] },
-          apiKeyId: { type: 'string' }, apiKey: { type: 'string', description: 'Shown once' }, resourcePath: { type: 'string' },
-          detail: { type: 'string', description: 'Why the entry failed' },
-        },
-      },
-    },
-  },
-};
-
-export const entityViewSchema: JsonSchema = {
-  type: 'object', required: ['name', 'resourcePath', 'apiKeyId', 'role', 'tags', 'metadata', 'service', 'online', 'createdAt'],
-  properties: {
-    name: { type: 'string' }, resourcePath: { type: 'string' }, apiKeyId: { type: 'string' }, role: { type: 'string' },
-    tags: { type: 'array', items: { type: 'string' } }, metadata: { type: 'object' },
-    directoryId: { type: 'string' },
-    service: { type: ['string', 'null'], description: 'Id of the validation service assigned, or null' },
-    online: { type: 'boolean', description: 'A heartbeat (HTTP or MQTT) or MQTT keep-alive within the last 5 minutes, and no MQTT disconnect since' },
-    lastSeenAt: { type: ['string', 'null'], format: 'date-time' },
-    metrics: { type: 'object', description: 'Last heartbeat metrics: mem_free, mem_total, disk_free, disk_size' },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-};
-export const entityListSchema: JsonSchema = {
-  type: 'object', required: ['entities', 'next_cursor'],
-  properties: { entities: { type: 'array', items: entityViewSchema }, next_cursor: { type: ['integer', 'null'] } },
-};
-export const entityListQuerySchema: JsonSchema = {
-  type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
-};
-export const entityPatchSchema: JsonSchema = {
-  type: 'object', additionalProperties: false, minProperties: 1,
-  properties: {
-    tags: tagsSchema,
-    metadata: { type: 'object', description: 'Replaces the metadata object' },
-    role: { type: 'string', description: '"default" or a custom role (Standard and Pro)' },
-    service: { type: ['string', 'null'], description: 'Validation service id; null removes it' },
-  },
-};
-export interface EntityPatch { tags?: string[]; metadata?: Record<string, unknown>; role?: string; service?: string | null }
-export const rotatedKeySchema: JsonSchema = {
-  type: 'object', required: ['name', 'resourcePath', 'apiKeyId', 'apiKey'],
-  properties: { name: { type: 'string' }, resourcePath: { type: 'string' }, apiKeyId: { type: 'string' }, apiKey: { type: 'string', description: 'Shown once' } },
-};
 
 const ruleSchema: JsonSchema = {
   type: 'object', required: ['name', 'schema'], additionalProperties: false,
