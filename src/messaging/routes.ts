@@ -9,8 +9,8 @@ import { exportAuditLog, exportMessages, ExportStream } from './export';
 import type { Sender } from './pipeline';
 import {
   auditExportQuerySchema, batchBodySchema, batchResultSchema, checkMessagesQuerySchema, checkMessagesResultSchema, entityInfoSchema,
-  ExportQuery, messageItemSchema, messageListQuerySchema, messageListSchema, MessageSearch, messageSchema, messageSearchSchema,
-  messagesExportQuerySchema, notificationsSchema, publishResultSchema, serviceBodySchema, ServiceInput, serviceListSchema,
+  AuditExportQuery, MessagesExportQuery, messageItemSchema, messageListQuerySchema, messageListSchema, MessageSearch, messageSchema, messageSearchSchema,
+  messagesExportQuerySchema, notificationsSchema, publishResultSchema, serviceBodySchema, ServiceInput, serviceListSchema, ServicePatch,
   servicePatchSchema, serviceViewSchema, statusTableBodySchema, statusTableSchema,
 } from './schemas';
 
@@ -164,7 +164,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     responses: { 200: { description: 'The service after the change', schema: serviceViewSchema }, 404: { description: 'Unknown or another account\'s' } },
     handler: async (ctx) => {
       const p = principalOf(ctx);
-      ctx.body = await m.updateService(p.account._id, ctx.params.id, bodyOf<Partial<ServiceInput>>(ctx), actorOf(p));
+      ctx.body = await m.updateService(p.account._id, ctx.params.id, bodyOf<ServicePatch>(ctx), actorOf(p));
     },
   });
   r.add({
@@ -191,7 +191,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     query: messagesExportQuerySchema,
     responses: { 200: { description: 'Attachment; columns id, source, destination, msgType, data (JSON), tags (JSON), timestamp', contentType: 'text/csv' } },
     handler: async (ctx) => {
-      const q = queryOf<ExportQuery>(ctx);
+      const q = queryOf<MessagesExportQuery>(ctx);
       sendExport(ctx, exportMessages(s.messageStore, s.logger, principalOf(ctx).account._id, {
         format: q.format, from: q.from ? new Date(q.from) : undefined, to: q.to ? new Date(q.to) : undefined,
       }));
@@ -205,7 +205,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     handler: async (ctx) => {
       const p = principalOf(ctx);
       if (!hasEntitlement(p.account.plan, 'audit_log')) throw new PlanRequiredError('audit_log', p.account.plan);
-      const q = queryOf<ExportQuery>(ctx);
+      const q = queryOf<AuditExportQuery>(ctx);
       // Recorded before streaming, so an export cut short is still on record (and appears in itself).
       await s.audit.record({
         accountId: p.account._id, action: 'export', resourceType: 'audit_log', resourceId: ctx.state.requestId, resourceName: 'audit log',

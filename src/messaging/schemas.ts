@@ -1,7 +1,8 @@
 /**
  * Schemas of the messaging API: the single source for validation (routes and the message
- * pipeline), the TypeScript types below and the OpenAPI document.
+ * pipeline), the TypeScript types derived from them (json-schema-to-ts) and the OpenAPI document.
  */
+import type { FromSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../http/schema';
 import { FIXED_LIMITS } from '../accounts/plans';
 
@@ -115,7 +116,7 @@ export const messageListQuerySchema: JsonSchema = {
     offset: { type: 'integer', minimum: 0, default: 0 },
   },
 };
-export const messageSearchSchema: JsonSchema = {
+export const messageSearchSchema = {
   type: 'object', additionalProperties: false,
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
@@ -125,23 +126,24 @@ export const messageSearchSchema: JsonSchema = {
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
     offset: { type: 'integer', minimum: 0, default: 0 },
   },
-};
-export interface MessageSearch { entity_name?: string; tags?: string[]; from?: string; to?: string; limit: number; offset: number }
+} as const;
+export type MessageSearch = FromSchema<typeof messageSearchSchema>;
 
-const ruleSchema: JsonSchema = {
+const ruleSchema = {
   type: 'object', required: ['name', 'schema'], additionalProperties: false,
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, schema: { type: 'object', description: 'JSON Schema applied to the message data' } },
-};
-export const serviceBodySchema: JsonSchema = {
+} as const;
+export const serviceBodySchema = {
   type: 'object', required: ['name', 'rules'], additionalProperties: false,
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, rules: { type: 'array', maxItems: 50, items: ruleSchema } },
-};
-export const servicePatchSchema: JsonSchema = {
+} as const;
+export const servicePatchSchema = {
   type: 'object', additionalProperties: false, minProperties: 1,
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, rules: { type: 'array', maxItems: 50, items: ruleSchema } },
-};
-export interface ServiceRule { name: string; schema: Record<string, unknown> }
-export interface ServiceInput { name: string; rules: ServiceRule[] }
+} as const;
+export type ServiceRule = FromSchema<typeof ruleSchema>;
+export type ServiceInput = FromSchema<typeof serviceBodySchema>;
+export type ServicePatch = FromSchema<typeof servicePatchSchema>;
 export const serviceViewSchema: JsonSchema = {
   type: 'object', required: ['id', 'name', 'rules', 'createdAt', 'updatedAt'],
   properties: {
@@ -170,15 +172,15 @@ export const notificationsSchema: JsonSchema = {
   },
 };
 
-export const messagesExportQuerySchema: JsonSchema = {
+export const messagesExportQuerySchema = {
   type: 'object', additionalProperties: false,
   properties: {
     format: { type: 'string', enum: ['csv', 'json'], default: 'csv' },
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
   },
-};
-export const auditExportQuerySchema: JsonSchema = {
+} as const;
+export const auditExportQuerySchema = {
   type: 'object', additionalProperties: false,
   properties: {
     format: { type: 'string', enum: ['csv', 'json'], default: 'csv' },
@@ -187,8 +189,9 @@ export const auditExportQuerySchema: JsonSchema = {
     from: { type: 'string', format: 'date-time' },
     to: { type: 'string', format: 'date-time' },
   },
-};
-export interface ExportQuery { format: 'csv' | 'json'; from?: string; to?: string; resourceType?: string; action?: string }
+} as const;
+export type MessagesExportQuery = FromSchema<typeof messagesExportQuerySchema>;
+export type AuditExportQuery = FromSchema<typeof auditExportQuerySchema>;
 
 export const entityInfoSchema: JsonSchema = {
   type: 'object',

@@ -8,27 +8,29 @@
  * The decisions are MqttService's (service.ts) over acl.ts's topic rules, the same ones the
  * embedded broker enforces; this file only translates the two brokers' vocabularies. See docs/mqtt.md.
  */
+import type { FromSchema } from 'json-schema-to-ts';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf } from '../http/route';
 import type { JsonSchema } from '../http/schema';
 import type { BrokerAccess, BrokerDecision, MqttService } from './service';
 
-interface AuthBody { clientid?: string; username?: string; password?: string }
-interface AclBody { clientid?: string; username?: string; topic: string; action?: string; acc?: number | string }
-interface SuperuserBody { username?: string }
-
-const authBodySchema: JsonSchema = {
+const authBodySchema = {
   type: 'object',
   properties: { clientid: { type: 'string' }, username: { type: 'string' }, password: { type: 'string' } },
-};
-const aclBodySchema: JsonSchema = {
+} as const;
+const aclBodySchema = {
   type: 'object', required: ['topic'],
   properties: {
     clientid: { type: 'string' }, username: { type: 'string' }, topic: { type: 'string' },
     action: { type: 'string', description: 'EMQX: publish | subscribe' },
     acc: { type: ['integer', 'string'], description: 'mosquitto-go-auth: 1 read, 2 write, 3 readwrite, 4 subscribe' },
   },
-};
+} as const;
+const superuserBodySchema = { type: 'object', properties: { username: { type: 'string' } } } as const;
+type AuthBody = FromSchema<typeof authBodySchema>;
+type AclBody = FromSchema<typeof aclBodySchema>;
+type SuperuserBody = FromSchema<typeof superuserBodySchema>;
+
 const decisionSchema: JsonSchema = {
   type: 'object', required: ['result', 'ok'],
   properties: {
@@ -94,7 +96,7 @@ export function registerMqttAuthRoutes(r: RouteRegistry, mqtt: MqttService): voi
   r.add({
     ...common, method: 'POST', path: '/api/mqtt/superuser',
     summary: 'mosquitto-go-auth superuser check: only the bridge user',
-    body: { schema: { type: 'object', properties: { username: { type: 'string' } } }, maxBytes: 16 * 1024 },
+    body: { schema: superuserBodySchema, maxBytes: 16 * 1024 },
     responses: { 200: { description: 'Decision', schema: decisionSchema }, 401: { description: 'Wrong broker secret' } },
     handler: async (ctx) => {
       mqtt.checkBrokerSecret(givenSecret(ctx));
