@@ -27,7 +27,7 @@ import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
-import { checkJsonShape, describeAjvError, validatorFor } from '../http/schema';
+import { checkJsonShape, describeAjvError, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
 import type { DeliveredMessage, InboxDoc, MessageStore, ValidationOutcome } from './store';
