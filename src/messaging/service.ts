@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
-import type { AccountService, CreatedEntity } from '../accounts/service';
+import type { AccountService } from '../accounts/service';
 import type { AccountDoc, EntityDoc } from '../accounts/store';
 import { isDuplicateKey } from '../storage/mongo';
-import { AppError, BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { checkStateKeys, MessagingEvents } from './pipeline';
 import type { MessageSearch, ServiceInput } from './schemas';
 import type { DeliveredMessage, MessageDoc, MessageFilter, MessageStore, ServiceDoc } from './store';

@@ -4,9 +4,8 @@
  * implementing only the store/account/audit methods each call uses.
  */
 import type { AuditLog } from '../../../src/accounts/audit';
-import type { AccountService, CreatedEntity } from '../../../src/accounts/service';
+import type { AccountService } from '../../../src/accounts/service';
 import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
-import { AppError, BadRequestError, ConflictError, ForbiddenError } from '../../../src/errors';
 import { MessagingEvents, StateChangedEvent } from '../../../src/messaging/pipeline';
 import type { DeliveredMessage, MessageDoc, MessageStore, ServiceDoc } from '../../../src/messaging/store';
 import {
