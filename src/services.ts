@@ -8,23 +8,28 @@ import type { Config } from './config';
 import type { Logger } from './log';
 import type { Secrets } from './secrets';
 import type { Storage } from './storage/mongo';
+import { FIXED_LIMITS } from './accounts/plans';
 import { AccountStore } from './accounts/store';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
+import { AuditStore } from './accounts/audit-store';
 import { CustomRoles } from './accounts/custom-roles';
+import { AccountUsage } from './accounts/usage';
 import { CounterStore } from './limits/store';
 import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
+import { EntityService } from './entities/service';
 import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
 import { MessageStore } from './messaging/store';
 import { MqttStore } from './mqtt/store';
 import { MqttSignals } from './mqtt/signals';
+import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
 import { MessagingUsage } from './messaging/usage';
 import { ScanStore } from './scan/store';
 import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
-import { mongoFeedLookup } from './scan/engines/feeds';
+import { FeedStore } from './scan/feed-store';
 import { cveDatasetPath } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 
@@ -35,6 +40,8 @@ export interface Services {
   accounts: AccountService;
   audit: AuditLog;
   roles: CustomRoles;
+  /** The account's scan usage answer (GET /api/account/usage). */
+  usage: AccountUsage;
   limits: LimitService;
   messagingInfo: MessagingInfo;
   messageStore: MessageStore;
@@ -43,7 +50,10 @@ export interface Services {
   /** `messageQueued` / `stateChanged` for the MQTT bridge. */
   messagingEvents: MessagingEvents;
   messaging: MessagingService;
-  mqttStore: MqttStore;
+  /** Entity registration and management (src/entities/service.ts). */
+  entities: EntityService;
+  /** Broker-auth decisions, device online status and external-broker presence (src/mqtt/service.ts). */
+  mqtt: MqttService;
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
   mqttSignals: MqttSignals;
   scans: ScanService;
@@ -66,18 +76,18 @@ export function createServices(opts: {
     limits,
     {
       clamd: { host: config.clamdHost ?? '127.0.0.1', port: config.clamdPort },
-      feedLookup: mongoFeedLookup(db),
+      feedLookup: new FeedStore(db).lookup,
       yaraRuleDirs: [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])],
       cveDatasetPath: cveDatasetPath(config),
       pool: opts.enginePool,
     },
     opts.temporal,
-    { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: 10_000 },
+    { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
   const accountStore = new AccountStore(db);
   const accounts = new AccountService(accountStore, secrets, config.region);
-  const audit = new AuditLog(db);
+  const audit = new AuditLog(new AuditStore(db));
   const messageStore = new MessageStore(db);
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
@@ -92,6 +102,7 @@ export function createServices(opts: {
     accounts,
     audit,
     roles: new CustomRoles(accountStore, audit),
+    usage: new AccountUsage(limits),
     limits,
     scans,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
@@ -102,7 +113,14 @@ export function createServices(opts: {
       usage: new MessagingUsage(limits, messageStore, messagingLog),
     }),
     messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
-    mqttStore,
+    entities: new EntityService({ accounts, audit, inbox: messageStore, validationServices: messageStore }),
+    mqtt: new MqttService({
+      keys: accounts, status: messageStore, presence: mqttStore, signals: mqttSignals,
+      settings: {
+        authSecret: config.mqttAuthSecret, bridgeUsername: config.mqttBridgeUsername, bridgePassword: config.mqttBridgePassword,
+        shareGroup: config.mqttShareGroup, presenceTtlMs: config.mqttPresenceTtlSeconds * 1000,
+      },
+    }),
     mqttSignals,
     temporal: opts.temporal,
   };

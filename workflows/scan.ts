@@ -4,6 +4,7 @@
  */
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { ScanActivities } from '../activities/scan';
+import { FIXED_LIMITS } from '../src/accounts/plans';
 
 /**
  * The analysis heartbeats; a worker killed mid-scan is noticed after the heartbeat timeout and
@@ -15,9 +16,9 @@ const { completeDeferredScan } = proxyActivities<ScanActivities>({
   retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },
 });
 
-/** Webhooks are fire-and-forget: one attempt with a short timeout, failures only logged. */
+/** Webhooks are fire-and-forget: one attempt (the receiver's timeout plus room to record it), failures only logged. */
 const { sendScanWebhook } = proxyActivities<ScanActivities>({
-  startToCloseTimeout: '15 seconds',
+  startToCloseTimeout: FIXED_LIMITS.webhookTimeoutMs + 5_000,
   retry: { maximumAttempts: 1 },
 });
 

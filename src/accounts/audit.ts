@@ -1,10 +1,9 @@
 /**
  * The audit log: append-only entries per account, listed newest first. `userEmail` names the
  * actor; this service has no dashboard users, so it holds the acting key ("api_key:<id>") or "cli".
+ * Storage is audit-store.ts's.
  */
 import { randomUUID } from 'node:crypto';
-import { Collection, Db, Filter, FindCursor } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
 
 export interface AuditEntry {
   _id: string;
@@ -20,32 +19,32 @@ export interface AuditEntry {
 
 export interface AuditFilter { resourceType?: string; action?: string; from?: Date; to?: Date }
 
+/** Entries read in pages as they are consumed; closed when the reader stops early. */
+export type AuditCursor = AsyncIterable<AuditEntry> & { close(): Promise<void> };
+
+/** Where entries are kept. */
+export interface AuditEntries {
+  insert(doc: AuditEntry): Promise<void>;
+  /** Newest first; pages are read `batchSize` entries at a time. */
+  cursor(accountId: string, f: AuditFilter, batchSize: number): AuditCursor;
+  list(accountId: string, f: AuditFilter, limit: number): Promise<AuditEntry[]>;
+}
+
 export class AuditLog {
-  private readonly col: Collection<AuditEntry>;
-  constructor(db: Db) {
-    this.col = db.collection<AuditEntry>(COLLECTIONS.auditLog);
-  }
+  constructor(private readonly entries: AuditEntries, private readonly now: () => Date = () => new Date()) {}
 
   async record(entry: Omit<AuditEntry, '_id' | 'timestamp'> & { timestamp?: Date }): Promise<AuditEntry> {
-    const doc: AuditEntry = { _id: randomUUID(), timestamp: new Date(), ...entry };
-    await this.col.insertOne(doc);
+    const doc: AuditEntry = { _id: randomUUID(), timestamp: this.now(), ...entry };
+    await this.entries.insert(doc);
     return doc;
   }
 
-  private filterOf(accountId: string, f: AuditFilter): Filter<AuditEntry> {
-    const q: Filter<AuditEntry> = { accountId };
-    if (f.resourceType) q.resourceType = f.resourceType;
-    if (f.action) q.action = f.action;
-    if (f.from || f.to) q.timestamp = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lt: f.to } : {}) };
-    return q;
-  }
-
-  /** Newest first; pages are read `batchSize` documents at a time. */
-  cursor(accountId: string, f: AuditFilter, batchSize: number): FindCursor<AuditEntry> {
-    return this.col.find(this.filterOf(accountId, f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize);
+  /** Newest first; pages are read `batchSize` entries at a time. */
+  cursor(accountId: string, f: AuditFilter, batchSize: number): AuditCursor {
+    return this.entries.cursor(accountId, f, batchSize);
   }
 
   list(accountId: string, f: AuditFilter, limit: number): Promise<AuditEntry[]> {
-    return this.col.find(this.filterOf(accountId, f)).sort({ timestamp: -1, _id: -1 }).limit(limit).toArray();
+    return this.entries.list(accountId, f, limit);
   }
 }

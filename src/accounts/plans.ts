@@ -24,7 +24,8 @@ export interface Plan {
   pythonSnippetOutputBytes: number;
 }
 
-const MB = 1024 * 1024;
+const KB = 1024;
+const MB = 1024 * KB;
 const GB = 1024 * MB;
 
 export const PLANS: Readonly<Record<PlanTier, Plan>> = {
@@ -60,18 +61,24 @@ export const FIXED_LIMITS = {
   scanReadsPerMinute: 60,
   autoDeferBytes: 25 * MB,
   maxPayloadDecodedBytes: 10 * MB,
+  /** Scan history pages (GET /api/scans). */
   historyPageDefault: 25,
   historyPageMax: 100,
   persistedExcerptChars: 200,
-  messageDataBytes: 5 * 1024,
+  messageDataBytes: 5 * KB,
+  /** One message as sent (HTTP body or MQTT payload), refused before parsing above this: 5 KB of data plus envelope. */
+  messageBodyBytes: 64 * KB,
   messagingRequestsPerSecondPerKey: 50,
   tagsPerMessage: 10,
   messagesPageDefault: 10,
+  messagesPageMax: 100,
   checkMessagesDefault: 1,
   exportPageRows: 1_000,
   batchMessagesMax: 100,
   bulkRegistrationMax: 1_000,
   jsonNestingDepth: 20,
+  /** A webhook receiver must answer within this (scan webhooks). */
+  webhookTimeoutMs: 10_000,
   workflowWritesPerMinute: 30,
   workflowRunsPerMinute: 60,
 } as const;

@@ -1,12 +1,11 @@
-/** HTTP for the account area of the scanning API: usage. */
+/** HTTP for the account: its entity roles, and the scanning API's usage answer. */
 import type { RouteRegistry } from '../http/route';
 import { actorOf } from './service';
 import { bodyOf, principalOf } from '../http/route';
+import type { CustomRoles } from './custom-roles';
 import { PERMISSIONS, Permission } from './roles';
-import type { Services } from '../services';
-import { planOf } from './plans';
 import { usageSchema } from './schemas';
-import { startOfNextMonthUtc } from '../limits/service';
+import type { AccountUsage } from './usage';
 
 const roleSchema = {
   type: 'object',
@@ -14,7 +13,7 @@ const roleSchema = {
 };
 const permissionsSchema = { type: 'array', items: { type: 'string', enum: [...PERMISSIONS] }, uniqueItems: true, maxItems: PERMISSIONS.length };
 
-export function registerAccountRoutes(r: RouteRegistry, s: Services): void {
+export function registerAccountRoutes(r: RouteRegistry, s: { roles: CustomRoles; usage: AccountUsage }): void {
   r.add({
     method: 'GET', path: '/api/roles', area: 'messaging', tags: ['roles'], auth: 'account', rate: 'account-messaging',
     summary: 'Entity roles of the account: the built-in default role and custom roles',
@@ -63,18 +62,7 @@ export function registerAccountRoutes(r: RouteRegistry, s: Services): void {
     summary: 'Scan usage of the current month and the last 30 days',
     responses: { 200: { description: 'Usage object', schema: usageSchema } },
     handler: async (ctx) => {
-      const { account } = principalOf(ctx);
-      const plan = planOf(account.plan);
-      const [used, daily] = await Promise.all([s.limits.scansUsedThisMonth(account._id), s.limits.dailyScanVolume(account._id, 30)]);
-      ctx.body = {
-        scans_used: used,
-        max_scans: plan.scansPerMonth,
-        scans_remaining: Math.max(0, plan.scansPerMonth - used),
-        max_file_size_mb: plan.maxFileSizeMb,
-        plan_tier: plan.tier,
-        reset_at: startOfNextMonthUtc(new Date()).toISOString(),
-        daily_volume: daily,
-      };
+      ctx.body = await s.usage.scanUsage(principalOf(ctx).account);
     },
   });
 }

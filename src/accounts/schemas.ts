@@ -1,7 +1,8 @@
-/** Schemas of the account endpoints (usage). */
-import type { JsonSchema } from '../http/schema';
+/** Schemas of the account endpoints (usage); the TypeScript types are derived from them. */
+import type { FromSchema } from 'json-schema-to-ts';
+import { PLAN_TIERS } from './plans';
 
-export const usageSchema: JsonSchema = {
+export const usageSchema = {
   type: 'object',
   required: ['scans_used', 'max_scans', 'scans_remaining', 'max_file_size_mb', 'plan_tier', 'reset_at', 'daily_volume'],
   properties: {
@@ -9,13 +10,14 @@ export const usageSchema: JsonSchema = {
     max_scans: { type: 'integer', description: 'Monthly scan quota of the plan' },
     scans_remaining: { type: 'integer' },
     max_file_size_mb: { type: 'integer' },
-    plan_tier: { type: 'string', enum: ['free', 'starter', 'standard', 'pro'] },
+    plan_tier: { type: 'string', enum: PLAN_TIERS },
     reset_at: { type: 'string', format: 'date-time', description: 'First instant of the next UTC month' },
     daily_volume: {
       type: 'object',
-      required: ['dates', 'counts'],
+          required: ['dates', 'counts'],
       description: 'Scans per UTC day over the last 30 days, oldest first, zero-filled',
       properties: { dates: { type: 'array', items: { type: 'string', format: 'date' } }, counts: { type: 'array', items: { type: 'integer' } } },
     },
   },
-};
+} as const;
+export type Usage = FromSchema<typeof usageSchema>;

@@ -9,12 +9,12 @@ import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { Principal } from '../accounts/service';
 import type { Permission } from '../accounts/roles';
 import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from '../errors';
+import type { RateClass } from '../limits/rates';
 import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
 export type Area = 'scan' | 'messaging' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-/** Which limiter a request is counted by (see http/limits.ts). */
-export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'none';
+export type { RateClass };
 
 export interface AppState {
   requestId: string;

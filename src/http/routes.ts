@@ -2,6 +2,7 @@
 import type { Services } from '../services';
 import type { RouteRegistry } from './route';
 import { registerAccountRoutes } from '../accounts/routes';
+import { registerEntityRoutes } from '../entities/routes';
 import { registerMessagingRoutes } from '../messaging/routes';
 import { registerMqttAuthRoutes } from '../mqtt/routes';
 import { registerScanRoutes } from '../scan/routes';
@@ -9,6 +10,8 @@ import { registerScanRoutes } from '../scan/routes';
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
   registerMessagingRoutes(r, s);
-  registerMqttAuthRoutes(r, s);
+  // After messaging: its fixed /api/entities/... paths must match before /api/entities/:name.
+  registerEntityRoutes(r, s);
+  registerMqttAuthRoutes(r, s.mqtt);
   registerScanRoutes(r, s);
 }

@@ -2,6 +2,7 @@
  * Rate limits (fixed one-minute or one-second windows) and calendar usage (UTC months and days).
  * Every limit number comes from accounts/plans.ts.
  */
+import { GroupCommit } from '../storage/group-commit';
 import { CounterStore } from './store';
 
 export interface WindowRule { name: string; limit: number }
@@ -13,9 +14,8 @@ export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTC
 
 export class LimitService {
   private lastSweep = 0;
-  private readonly windowQueue = new Map<string, Array<{ fields: string[]; expiresAt: Date; resolve: (c: Record<string, number>) => void; reject: (e: unknown) => void }>>();
-  private readonly windowInFlight = new Set<string>();
-
+  /** Hits on one window document: one `$inc` of their sum while an update of it is in flight. */
+  private readonly windowWrites = new GroupCommit<{ fields: string[]; expiresAt: Date }, Record<string, number>>((id, hits) => this.writeWindow(id, hits));
   constructor(readonly store: CounterStore, private readonly now: () => Date = () => new Date()) {}
 
   /**
@@ -40,38 +40,21 @@ export class LimitService {
   }
 
   private addToWindow(id: string, fields: string[], expiresAt: Date): Promise<Record<string, number>> {
-    return new Promise((resolve, reject) => {
-      let group = this.windowQueue.get(id);
-      if (!group) this.windowQueue.set(id, (group = []));
-      group.push({ fields, expiresAt, resolve, reject });
-      if (!this.windowInFlight.has(id)) void this.drainWindow(id);
-    });
+    return this.windowWrites.submit(id, { fields, expiresAt });
   }
 
-  private async drainWindow(id: string): Promise<void> {
-    this.windowInFlight.add(id);
-    try {
-      for (let group = this.windowQueue.get(id); group?.length; group = this.windowQueue.get(id)) {
-        this.windowQueue.delete(id);
-        const amounts: Record<string, number> = {};
-        for (const h of group) for (const f of h.fields) amounts[f] = (amounts[f] ?? 0) + 1;
-        try {
-          const totals = await this.store.hitWindow(id, amounts, group[0].expiresAt);
-          // Hand out places in arrival order: the first hit of the group gets total - amount + 1.
-          const next: Record<string, number> = {};
-          for (const [f, n] of Object.entries(amounts)) next[f] = (totals[f] ?? n) - n + 1;
-          for (const h of group) {
-            const mine: Record<string, number> = {};
-            for (const f of h.fields) mine[f] = next[f]++;
-            h.resolve(mine);
-          }
-        } catch (err) {
-          for (const h of group) h.reject(err);
-        }
-      }
-    } finally {
-      this.windowInFlight.delete(id);
-    }
+  private async writeWindow(id: string, hits: Array<{ fields: string[]; expiresAt: Date }>): Promise<Array<Record<string, number>>> {
+    const amounts: Record<string, number> = {};
+    for (const h of hits) for (const f of h.fields) amounts[f] = (amounts[f] ?? 0) + 1;
+    const totals = await this.store.hitWindow(id, amounts, hits[0].expiresAt);
+    // Hand out places in arrival order: the first hit of the group gets total - amount + 1.
+    const next: Record<string, number> = {};
+    for (const [f, n] of Object.entries(amounts)) next[f] = (totals[f] ?? n) - n + 1;
+    return hits.map((h) => {
+      const mine: Record<string, number> = {};
+      for (const f of h.fields) mine[f] = next[f]++;
+      return mine;
+    });
   }
 
   private maybeSweep(now: number): void {

@@ -6,7 +6,6 @@
  */
 import { Readable, Transform, pipeline } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import type { FindCursor } from 'mongodb';
 import type { AuditEntry, AuditFilter, AuditLog } from '../accounts/audit';
 import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
@@ -28,7 +27,10 @@ export const auditRow = (a: AuditEntry) => ({
   userEmail: a.userEmail, timestamp: a.timestamp.toISOString(), details: a.details,
 });
 
-async function* rowsOf<D, R>(cursor: FindCursor<D>, toRow: (d: D) => R): AsyncGenerator<R> {
+/** What an export reads: documents pulled page by page, closed when the client goes away. */
+type Source<D> = AsyncIterable<D> & { close(): Promise<void> };
+
+async function* rowsOf<D, R>(cursor: Source<D>, toRow: (d: D) => R): AsyncGenerator<R> {
   try {
     for await (const doc of cursor) yield toRow(doc);
   } finally {
@@ -67,7 +69,7 @@ function csv(columns: readonly string[]): Transform {
   });
 }
 
-function build<D, R>(cursor: FindCursor<D>, toRow: (d: D) => R, columns: readonly string[], format: ExportFormat, name: string, logger: Logger): ExportStream {
+function build<D, R>(cursor: Source<D>, toRow: (d: D) => R, columns: readonly string[], format: ExportFormat, name: string, logger: Logger): ExportStream {
   const source = Readable.from(rowsOf(cursor, toRow), { objectMode: true, highWaterMark: 64 });
   const encoder = format === 'json' ? jsonArray() : csv(columns);
   // pipeline() destroys every stage when the client goes away, which closes the cursor.

@@ -20,14 +20,14 @@
  *   state-table change (here and via PATCH/PUT) with the full table.
  */
 import { EventEmitter } from 'node:events';
-import { ObjectId } from 'mongodb';
+import { newTimeOrderedId } from '../storage/ids';
 import type { AccountDoc, EntityDoc } from '../accounts/store';
 import type { AccountService } from '../accounts/service';
 import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
-import { checkJsonShape, describeAjvError, validatorFor } from '../http/schema';
+import { checkJsonShape, describeAjvError, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
 import type { DeliveredMessage, InboxDoc, MessageStore, ValidationOutcome } from './store';
@@ -76,7 +76,8 @@ const ALLOWED_TYPES_TEXT = MESSAGE_TYPES.join(', ');
 const HEARTBEAT_METRICS = ['mem_free', 'mem_total', 'disk_free', 'disk_size'] as const;
 const validateMessage = validatorFor(messageSchema);
 
-export const newMessageId = (): string => new ObjectId().toHexString();
+/** Message ids sort by creation time. */
+const newMessageId = newTimeOrderedId;
 
 /** Top-level state-table keys become update paths, so "." and a leading "$" cannot be allowed. */
 export function checkStateKeys(table: Record<string, unknown>): void {

@@ -1,6 +1,6 @@
-/** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back. */
+/** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back (entity management: entities/routes.ts). */
 import { actorOf } from '../accounts/service';
-import { hasEntitlement } from '../accounts/plans';
+import { FIXED_LIMITS, hasEntitlement } from '../accounts/plans';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf, principalOf, queryOf } from '../http/route';
 import { ForbiddenError, PlanRequiredError } from '../errors';
@@ -8,15 +8,12 @@ import type { Services } from '../services';
 import { exportAuditLog, exportMessages, ExportStream } from './export';
 import type { Sender } from './pipeline';
 import {
-  auditExportQuerySchema, batchBodySchema, batchResultSchema, BulkRequest, bulkBodySchema, bulkResultSchema, checkMessagesQuerySchema,
-  checkMessagesResultSchema, entityInfoSchema, entityListQuerySchema, entityListSchema, EntityPatch, entityPatchSchema, entityViewSchema,
-  ExportQuery, messageItemSchema, messageListQuerySchema, messageListSchema, MessageSearch, messageSchema, messageSearchSchema,
-  messagesExportQuerySchema, notificationsSchema, publishResultSchema, rotatedKeySchema, serviceBodySchema, ServiceInput, serviceListSchema,
+  auditExportQuerySchema, batchBodySchema, batchResultSchema, checkMessagesQuerySchema, checkMessagesResultSchema, entityInfoSchema,
+  AuditExportQuery, MessagesExportQuery, messageItemSchema, messageListQuerySchema, messageListSchema, MessageSearch, messageSchema, messageSearchSchema,
+  messagesExportQuerySchema, notificationsSchema, publishResultSchema, serviceBodySchema, ServiceInput, serviceListSchema, ServicePatch,
   servicePatchSchema, serviceViewSchema, statusTableBodySchema, statusTableSchema,
 } from './schemas';
 
-/** Message bodies may carry 5 KB of data plus envelope; larger bodies are refused before parsing. */
-const MESSAGE_BODY_BYTES = 64 * 1024;
 const BATCH_BODY_BYTES = 1024 * 1024;
 
 function entityOf(ctx: AppContext): Sender {
@@ -31,7 +28,10 @@ function sendExport(ctx: AppContext, e: ExportStream): void {
   ctx.body = e.body;
 }
 
-export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
+/** Only the messaging services (and the audit log the audit export reads). */
+export type MessagingRouteServices = Pick<Services, 'messaging' | 'messagePipeline' | 'messagingInfo' | 'messageStore' | 'audit' | 'logger'>;
+
+export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServices): void {
   const m = s.messaging;
 
   // --- entity side ---------------------------------------------------------------------------
@@ -50,7 +50,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
     method: 'POST', path: '/api/entities/message', area: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:Publish', rate: 'entity',
     summary: 'Send one message (publish, heartbeat, state_new, state_update, client_cmd_resp)',
     description: 'A heartbeat is answered 200 with an empty body. state_new/state_update also need entity:State. A publish over the monthly data limit is refused with 429 code data_limit_exceeded; other types keep flowing. Unknown destination: 404.',
-    body: { schema: messageSchema, maxBytes: MESSAGE_BODY_BYTES },
+    body: { schema: messageSchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
     responses: { 200: { description: '{code: 200, content: message id}; empty body for a heartbeat', schema: publishResultSchema }, 404: { description: 'Destination entity not found' } },
     handler: async (ctx) => {
       const result = await s.messagePipeline.process(entityOf(ctx), bodyOf<unknown>(ctx));
@@ -83,7 +83,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
       method, path: '/api/entities/status-table', area: 'messaging', tags: ['state'], auth: 'entity', permission: 'entity:State', rate: 'entity',
       summary: method === 'PATCH' ? 'Merge keys into the state table (omitted keys unchanged)' : 'Replace the whole state table',
       description: 'Immediate, without message processing (no validation, flows or data accounting). Answers the full table after the change.',
-      body: { schema: statusTableBodySchema, maxBytes: MESSAGE_BODY_BYTES },
+      body: { schema: statusTableBodySchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
       responses: { 200: { description: '{statusTable}: the whole table after the change', schema: statusTableSchema } },
       handler: async (ctx) => {
         const e = entityOf(ctx);
@@ -135,70 +135,11 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
   // --- account side --------------------------------------------------------------------------
 
   r.add({
-    method: 'POST', path: '/api/entities/bulk', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Register up to 1,000 devices: count + prefix, or an explicit list (which takes precedence)',
-    description: 'Each device gets its own API key, shown once. A taken or invalid name, or the plan\'s entity quota, fails that entry only. One audit entry (bulk_create) per request.',
-    body: { schema: bulkBodySchema, maxBytes: 512 * 1024 },
-    responses: { 200: { description: '{created, failed, results}', schema: bulkResultSchema } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      ctx.body = await m.bulkRegister(p.account, bodyOf<BulkRequest>(ctx), actorOf(p));
-    },
-  });
-
-  r.add({
-    method: 'GET', path: '/api/entities', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Entities of the account by name',
-    query: entityListQuerySchema,
-    responses: { 200: { description: '{entities, next_cursor}', schema: entityListSchema } },
-    handler: async (ctx) => {
-      const q = queryOf<{ limit: number; offset: number }>(ctx);
-      ctx.body = await m.listEntities(principalOf(ctx).account._id, q.offset, q.limit);
-    },
-  });
-  r.add({
-    method: 'GET', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'One entity',
-    responses: { 200: { description: 'Entity', schema: entityViewSchema }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      ctx.body = await m.getEntity(principalOf(ctx).account._id, ctx.params.name);
-    },
-  });
-  r.add({
     method: 'GET', path: '/api/entities/:name/status-table', area: 'messaging', tags: ['state'], auth: 'account', rate: 'account-messaging',
     summary: 'An entity\'s state table, read by its account (the dashboard\'s device page)',
     responses: { 200: { description: '{statusTable}', schema: statusTableSchema }, 404: { description: 'No such entity in this account' } },
     handler: async (ctx) => {
       ctx.body = { statusTable: await m.getStatusTable(principalOf(ctx).account._id, ctx.params.name) };
-    },
-  });
-  r.add({
-    method: 'PATCH', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Change tags, metadata (replaced), role or validation service (null removes it)',
-    body: { schema: entityPatchSchema, maxBytes: 64 * 1024 },
-    responses: { 200: { description: 'The entity after the change', schema: entityViewSchema }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      ctx.body = await m.updateEntity(p.account, ctx.params.name, bodyOf<EntityPatch>(ctx), actorOf(p));
-    },
-  });
-  r.add({
-    method: 'DELETE', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Delete an entity: its key stops working at once (HTTP and MQTT) and its pending messages are dropped',
-    responses: { 204: { description: 'Deleted' }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      await m.deleteEntity(p.account._id, ctx.params.name, actorOf(p));
-      ctx.status = 204;
-    },
-  });
-  r.add({
-    method: 'POST', path: '/api/entities/:name/keys/rotate', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
-    summary: 'Revoke the entity\'s key at once and issue a new one (shown once)',
-    responses: { 200: { description: 'The new key', schema: rotatedKeySchema }, 404: { description: 'No such entity in this account' } },
-    handler: async (ctx) => {
-      const p = principalOf(ctx);
-      ctx.body = await m.rotateKey(p.account._id, ctx.params.name, actorOf(p));
     },
   });
 
@@ -232,7 +173,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
     responses: { 200: { description: 'The service after the change', schema: serviceViewSchema }, 404: { description: 'Unknown or another account\'s' } },
     handler: async (ctx) => {
       const p = principalOf(ctx);
-      ctx.body = await m.updateService(p.account._id, ctx.params.id, bodyOf<Partial<ServiceInput>>(ctx), actorOf(p));
+      ctx.body = await m.updateService(p.account._id, ctx.params.id, bodyOf<ServicePatch>(ctx), actorOf(p));
     },
   });
   r.add({
@@ -259,7 +200,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
     query: messagesExportQuerySchema,
     responses: { 200: { description: 'Attachment; columns id, source, destination, msgType, data (JSON), tags (JSON), timestamp', contentType: 'text/csv' } },
     handler: async (ctx) => {
-      const q = queryOf<ExportQuery>(ctx);
+      const q = queryOf<MessagesExportQuery>(ctx);
       sendExport(ctx, exportMessages(s.messageStore, s.logger, principalOf(ctx).account._id, {
         format: q.format, from: q.from ? new Date(q.from) : undefined, to: q.to ? new Date(q.to) : undefined,
       }));
@@ -273,7 +214,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: Services): void {
     handler: async (ctx) => {
       const p = principalOf(ctx);
       if (!hasEntitlement(p.account.plan, 'audit_log')) throw new PlanRequiredError('audit_log', p.account.plan);
-      const q = queryOf<ExportQuery>(ctx);
+      const q = queryOf<AuditExportQuery>(ctx);
       // Recorded before streaming, so an export cut short is still on record (and appears in itself).
       await s.audit.record({
         accountId: p.account._id, action: 'export', resourceType: 'audit_log', resourceId: ctx.state.requestId, resourceName: 'audit log',

@@ -1,7 +1,8 @@
 /**
  * Schemas of the messaging API: the single source for validation (routes and the message
- * pipeline), the TypeScript types below and the OpenAPI document.
+ * pipeline), the TypeScript types derived from them (json-schema-to-ts) and the OpenAPI document.
  */
+import type { FromSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from '../http/schema';
 import { FIXED_LIMITS } from '../accounts/plans';
 
@@ -9,9 +10,9 @@ export const MESSAGE_TYPES = ['publish', 'heartbeat', 'state_new', 'state_update
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 const ENTITY_NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
-const tagsSchema: JsonSchema = {
+export const tagsSchema = {
   type: 'array', maxItems: FIXED_LIMITS.tagsPerMessage, items: { type: 'string', minLength: 1, maxLength: 128 },
-};
+} as const;
 
 /** One message from an entity (HTTP body of POST /api/entities/message, MQTT publish payload). */
 export const messageSchema: JsonSchema = {
@@ -81,7 +82,7 @@ export const deliveredMessageSchema: JsonSchema = {
 };
 export const checkMessagesQuerySchema: JsonSchema = {
   type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.checkMessagesDefault } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.checkMessagesDefault } },
 };
 export const checkMessagesResultSchema: JsonSchema = {
   type: 'object', required: ['messages'],
@@ -111,111 +112,38 @@ export const messageListQuerySchema: JsonSchema = {
   type: 'object', additionalProperties: false,
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.messagesPageDefault },
+    limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
     offset: { type: 'integer', minimum: 0, default: 0 },
   },
 };
-export const messageSearchSchema: JsonSchema = {
+export const messageSearchSchema = {
   type: 'object', additionalProperties: false,
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
     tags: { type: 'array', maxItems: FIXED_LIMITS.tagsPerMessage, items: { type: 'string' }, description: 'Messages carrying any of these tags' },
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.messagesPageDefault },
+    limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
     offset: { type: 'integer', minimum: 0, default: 0 },
   },
-};
-export interface MessageSearch { entity_name?: string; tags?: string[]; from?: string; to?: string; limit: number; offset: number }
+} as const;
+export type MessageSearch = FromSchema<typeof messageSearchSchema>;
 
-export const bulkBodySchema: JsonSchema = {
-  type: 'object',
-  description: 'Either count + prefix, or entities (the explicit list takes precedence when both are given)',
-  properties: {
-    count: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.bulkRegistrationMax },
-    prefix: { type: 'string', minLength: 1, maxLength: 58 },
-    tags: tagsSchema,
-    metadata: { type: 'object' },
-    directoryId: { type: 'string', maxLength: 128 },
-    entities: {
-      type: 'array', minItems: 1, maxItems: FIXED_LIMITS.bulkRegistrationMax,
-      items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tags: tagsSchema } },
-    },
-  },
-};
-export interface BulkRequest {
-  count?: number; prefix?: string; tags?: string[]; metadata?: Record<string, unknown>; directoryId?: string;
-  entities?: Array<{ name: string; tags?: string[] }>;
-}
-export const bulkResultSchema: JsonSchema = {
-  type: 'object', required: ['created', 'failed', 'results'],
-  properties: {
-    created: { type: 'integer' },
-    failed: { type: 'integer' },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object', required: ['name', 'status'],
-        properties: {
-          name: { type: 'string' }, status: { type: 'string', enum: ['created', 'failed'] },
-          apiKeyId: { type: 'string' }, apiKey: { type: 'string', description: 'Shown once' }, resourcePath: { type: 'string' },
-          detail: { type: 'string', description: 'Why the entry failed' },
-        },
-      },
-    },
-  },
-};
-
-export const entityViewSchema: JsonSchema = {
-  type: 'object', required: ['name', 'resourcePath', 'apiKeyId', 'role', 'tags', 'metadata', 'service', 'online', 'createdAt'],
-  properties: {
-    name: { type: 'string' }, resourcePath: { type: 'string' }, apiKeyId: { type: 'string' }, role: { type: 'string' },
-    tags: { type: 'array', items: { type: 'string' } }, metadata: { type: 'object' },
-    directoryId: { type: 'string' },
-    service: { type: ['string', 'null'], description: 'Id of the validation service assigned, or null' },
-    online: { type: 'boolean', description: 'A heartbeat (HTTP or MQTT) or MQTT keep-alive within the last 5 minutes, and no MQTT disconnect since' },
-    lastSeenAt: { type: ['string', 'null'], format: 'date-time' },
-    metrics: { type: 'object', description: 'Last heartbeat metrics: mem_free, mem_total, disk_free, disk_size' },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-};
-export const entityListSchema: JsonSchema = {
-  type: 'object', required: ['entities', 'next_cursor'],
-  properties: { entities: { type: 'array', items: entityViewSchema }, next_cursor: { type: ['integer', 'null'] } },
-};
-export const entityListQuerySchema: JsonSchema = {
-  type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
-};
-export const entityPatchSchema: JsonSchema = {
-  type: 'object', additionalProperties: false, minProperties: 1,
-  properties: {
-    tags: tagsSchema,
-    metadata: { type: 'object', description: 'Replaces the metadata object' },
-    role: { type: 'string', description: '"default" or a custom role (Standard and Pro)' },
-    service: { type: ['string', 'null'], description: 'Validation service id; null removes it' },
-  },
-};
-export interface EntityPatch { tags?: string[]; metadata?: Record<string, unknown>; role?: string; service?: string | null }
-export const rotatedKeySchema: JsonSchema = {
-  type: 'object', required: ['name', 'resourcePath', 'apiKeyId', 'apiKey'],
-  properties: { name: { type: 'string' }, resourcePath: { type: 'string' }, apiKeyId: { type: 'string' }, apiKey: { type: 'string', description: 'Shown once' } },
-};
-
-const ruleSchema: JsonSchema = {
+const ruleSchema = {
   type: 'object', required: ['name', 'schema'], additionalProperties: false,
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, schema: { type: 'object', description: 'JSON Schema applied to the message data' } },
-};
-export const serviceBodySchema: JsonSchema = {
+} as const;
+export const serviceBodySchema = {
   type: 'object', required: ['name', 'rules'], additionalProperties: false,
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, rules: { type: 'array', maxItems: 50, items: ruleSchema } },
-};
-export const servicePatchSchema: JsonSchema = {
+} as const;
+export const servicePatchSchema = {
   type: 'object', additionalProperties: false, minProperties: 1,
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, rules: { type: 'array', maxItems: 50, items: ruleSchema } },
-};
-export interface ServiceRule { name: string; schema: Record<string, unknown> }
-export interface ServiceInput { name: string; rules: ServiceRule[] }
+} as const;
+export type ServiceRule = FromSchema<typeof ruleSchema>;
+export type ServiceInput = FromSchema<typeof serviceBodySchema>;
+export type ServicePatch = FromSchema<typeof servicePatchSchema>;
 export const serviceViewSchema: JsonSchema = {
   type: 'object', required: ['id', 'name', 'rules', 'createdAt', 'updatedAt'],
   properties: {
@@ -244,15 +172,15 @@ export const notificationsSchema: JsonSchema = {
   },
 };
 
-export const messagesExportQuerySchema: JsonSchema = {
+export const messagesExportQuerySchema = {
   type: 'object', additionalProperties: false,
   properties: {
     format: { type: 'string', enum: ['csv', 'json'], default: 'csv' },
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
   },
-};
-export const auditExportQuerySchema: JsonSchema = {
+} as const;
+export const auditExportQuerySchema = {
   type: 'object', additionalProperties: false,
   properties: {
     format: { type: 'string', enum: ['csv', 'json'], default: 'csv' },
@@ -261,8 +189,9 @@ export const auditExportQuerySchema: JsonSchema = {
     from: { type: 'string', format: 'date-time' },
     to: { type: 'string', format: 'date-time' },
   },
-};
-export interface ExportQuery { format: 'csv' | 'json'; from?: string; to?: string; resourceType?: string; action?: string }
+} as const;
+export type MessagesExportQuery = FromSchema<typeof messagesExportQuerySchema>;
+export type AuditExportQuery = FromSchema<typeof auditExportQuerySchema>;
 
 export const entityInfoSchema: JsonSchema = {
   type: 'object',

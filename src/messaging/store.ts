@@ -12,6 +12,7 @@
 import { Collection, Db, Filter, FindCursor, MongoBulkWriteError, Sort } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
 import { isDuplicateKey } from '../storage/mongo';
+import { GroupCommit, ItemFailure } from '../storage/group-commit';
 import type { EntityDoc } from '../accounts/store';
 import type { ServiceRule } from './schemas';
 
@@ -80,42 +81,20 @@ export interface NotificationDoc {
 
 export interface MessageFilter { accountId: string; sourceName?: string; tags?: string[]; from?: Date; to?: Date }
 
-/**
- * Groups concurrent inserts into one insertMany (a group commit): while one write is in flight,
- * newcomers wait and go out together in the next. One request alone is written at once.
- */
-class InsertBatcher<T extends { _id: string }> {
-  private pending: Array<{ doc: T; resolve: () => void; reject: (err: unknown) => void }> = [];
-  private flushing = false;
-
-  constructor(private readonly col: Collection<T>, private readonly maxBatch = 500) {}
-
-  insert(doc: T): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ doc, resolve, reject });
-      if (!this.flushing) void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    while (this.pending.length) {
-      const batch = this.pending.splice(0, this.maxBatch);
-      try {
-        await this.col.insertMany(batch.map((b) => b.doc) as unknown as Parameters<Collection<T>['insertMany']>[0], { ordered: false });
-        for (const b of batch) b.resolve();
-      } catch (err) {
-        // Unordered: only the documents named in writeErrors failed.
-        const failed = new Map<number, unknown>();
-        if (err instanceof MongoBulkWriteError) {
-          const list = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-          for (const we of list) failed.set(we.index, err);
-        }
-        batch.forEach((b, i) => (failed.size === 0 || failed.has(i) ? b.reject(err) : b.resolve()));
-      }
+/** Concurrent inserts into one collection go out as one unordered insertMany (group commit). */
+function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupCommit<T, void> {
+  return new GroupCommit<T, void>(async (_key, docs) => {
+    try {
+      await col.insertMany(docs as unknown as Parameters<Collection<T>['insertMany']>[0], { ordered: false });
+      return docs.map(() => undefined);
+    } catch (err) {
+      // Unordered: only the documents named in writeErrors failed.
+      if (!(err instanceof MongoBulkWriteError)) throw err;
+      const list = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+      const failed = new Set(list.map((we) => we.index));
+      return docs.map((_d, i) => (failed.size === 0 || failed.has(i) ? new ItemFailure(err) : undefined));
     }
-    this.flushing = false;
-  }
+  }, 500);
 }
 
 export class MessageStore {
@@ -124,8 +103,8 @@ export class MessageStore {
   readonly services: Collection<ServiceDoc>;
   readonly notifications: Collection<NotificationDoc>;
   private readonly entities: Collection<EntityDoc>;
-  private readonly messageWriter: InsertBatcher<MessageDoc>;
-  private readonly inboxWriter: InsertBatcher<InboxDoc>;
+  private readonly messageWriter: GroupCommit<MessageDoc, void>;
+  private readonly inboxWriter: GroupCommit<InboxDoc, void>;
   private fifoSort?: Promise<Sort | undefined>;
 
   constructor(private readonly db: Db) {
@@ -134,14 +113,14 @@ export class MessageStore {
     this.services = db.collection<ServiceDoc>(COLLECTIONS.services);
     this.notifications = db.collection<NotificationDoc>(COLLECTIONS.notifications);
     this.entities = db.collection<EntityDoc>(COLLECTIONS.entities);
-    this.messageWriter = new InsertBatcher(this.messages);
-    this.inboxWriter = new InsertBatcher(this.inbox);
+    this.messageWriter = insertBatcher(this.messages);
+    this.inboxWriter = insertBatcher(this.inbox);
   }
 
   // --- history -------------------------------------------------------------------------------
 
   insertMessage(doc: MessageDoc): Promise<void> {
-    return this.messageWriter.insert(doc);
+    return this.messageWriter.submit('', doc);
   }
 
   private publishFilter(f: MessageFilter): Filter<MessageDoc> {
@@ -169,7 +148,7 @@ export class MessageStore {
   // --- inbox ---------------------------------------------------------------------------------
 
   enqueue(doc: InboxDoc): Promise<void> {
-    return this.inboxWriter.insert(doc);
+    return this.inboxWriter.submit('', doc);
   }
 
   /**

@@ -10,6 +10,7 @@ import { AppError } from '../errors';
 import type { LimitService } from '../limits/service';
 import { monthKey, startOfNextMonthUtc } from '../limits/service';
 import type { Logger } from '../log';
+import { GroupCommit } from '../storage/group-commit';
 import type { MessageStore, NotificationKind } from './store';
 
 export class DataLimitExceededError extends AppError {
@@ -21,14 +22,11 @@ export class DataLimitExceededError extends AppError {
   }
 }
 
-interface PendingCharge { bytes: number; resolve: (r: { allowed: boolean; used: number }) => void; reject: (err: unknown) => void }
-
 export class MessagingUsage {
   /** Notifications this process already knows exist, so crossing traffic does not re-insert them. */
   private readonly raised = new Set<string>();
-  /** Charges waiting while one counter update of the same account and kind is in flight. */
-  private readonly queued = new Map<string, PendingCharge[]>();
-  private readonly inFlight = new Set<string>();
+  /** Charges of one account and kind: one `$inc` of their sum while an update is in flight. */
+  private readonly charges = new GroupCommit<{ accountId: string; bytes: number; max: number | undefined }, { allowed: boolean; used: number }>((_key, group) => this.writeCharges(group));
 
   constructor(
     private readonly limits: LimitService,
@@ -50,42 +48,21 @@ export class MessagingUsage {
     if (r.used >= 0.8 * limit) await this.warn(account, 'data_limit_80', r.used, limit);
   }
 
-  /**
-   * Counter updates grouped per account and kind: while one is in flight, newcomers wait and
-   * go out as one $inc of their sum (one round trip for a burst of devices of one account).
-   * A bounded group that does not fit as a whole is retried one by one, so every charge that
-   * fits on its own is still accepted.
-   */
   private add(accountId: string, bytes: number, max: number | undefined): Promise<{ allowed: boolean; used: number }> {
-    const key = `${accountId}:${max === undefined ? 'u' : 'b'}`;
-    return new Promise((resolve, reject) => {
-      const list = this.queued.get(key) ?? [];
-      list.push({ bytes, resolve, reject });
-      this.queued.set(key, list);
-      if (!this.inFlight.has(key)) void this.drain(key, accountId, max);
-    });
+    return this.charges.submit(`${accountId}:${max === undefined ? 'u' : 'b'}`, { accountId, bytes, max });
   }
 
-  private async drain(key: string, accountId: string, max: number | undefined): Promise<void> {
-    this.inFlight.add(key);
-    try {
-      for (let group = this.queued.get(key); group?.length; group = this.queued.get(key)) {
-        this.queued.delete(key);
-        try {
-          const sum = group.reduce((n, c) => n + c.bytes, 0);
-          const r = await this.limits.addMessagingBytes(accountId, sum, max);
-          if (r.allowed || group.length === 1) {
-            for (const c of group) c.resolve(r);
-            continue;
-          }
-          for (const c of group) c.resolve(await this.limits.addMessagingBytes(accountId, c.bytes, max));
-        } catch (err) {
-          for (const c of group) c.reject(err);
-        }
-      }
-    } finally {
-      this.inFlight.delete(key);
-    }
+  /**
+   * A group (one account, one kind) goes out as one $inc of its sum. A bounded group that does not
+   * fit as a whole is retried one by one, so every charge that fits on its own is still accepted.
+   */
+  private async writeCharges(group: Array<{ accountId: string; bytes: number; max: number | undefined }>): Promise<Array<{ allowed: boolean; used: number }>> {
+    const { accountId, max } = group[0];
+    const r = await this.limits.addMessagingBytes(accountId, group.reduce((n, c) => n + c.bytes, 0), max);
+    if (r.allowed || group.length === 1) return group.map(() => r);
+    const out: Array<{ allowed: boolean; used: number }> = [];
+    for (const c of group) out.push(await this.limits.addMessagingBytes(accountId, c.bytes, max));
+    return out;
   }
 
   private async warn(account: AccountDoc, kind: NotificationKind, used: number, limit: number): Promise<void> {

@@ -40,7 +40,7 @@ export function maySubscribe(d: DeviceIdentity, topic: string, permissions: Read
  * embedded broker and by the HTTP authenticator external brokers call.
  */
 export async function authenticateDevice(
-  accounts: AccountService, clientId: string | undefined, username: string | undefined, password: string | undefined,
+  accounts: Pick<AccountService, 'authenticateEntityKey'>, clientId: string | undefined, username: string | undefined, password: string | undefined,
 ): Promise<{ device: DeviceIdentity; permissions: ReadonlySet<Permission> } | undefined> {
   if (!clientId || !username || !password) return undefined;
   const p = await accounts.authenticateEntityKey(password);
@@ -53,7 +53,7 @@ export async function authenticateDevice(
 
 /** The device behind a key id (no password: the broker checked it at CONNECT), if the key is live and the client id matches. */
 export async function deviceOfKey(
-  accounts: AccountService, apiKeyId: string, clientId?: string,
+  accounts: Pick<AccountService, 'entityOfKey'>, apiKeyId: string, clientId?: string,
 ): Promise<{ device: DeviceIdentity; permissions: ReadonlySet<Permission> } | undefined> {
   const r = await accounts.entityOfKey(apiKeyId);
   if (!r || (clientId !== undefined && r.entity.resourcePath !== clientId)) return undefined;

@@ -18,7 +18,7 @@ import type { AccountService } from '../accounts/service';
 import type { Logger } from '../log';
 import { DeviceIdentity, deviceOfKey, parseDeviceTopic } from './acl';
 import type { DeviceGateway, DeviceTransport, Presence } from './gateway';
-import type { MqttStore } from './store';
+import type { MqttService } from './service';
 
 export interface BridgeOptions {
   url: string;
@@ -44,7 +44,7 @@ export interface Bridge extends DeviceTransport, Presence {
 
 const IDENTITY_CACHE_MS = 60_000;
 
-export async function startBridge(opts: BridgeOptions & { accounts: AccountService; store: MqttStore; logger: Logger; now?: () => Date }): Promise<Bridge> {
+export async function startBridge(opts: BridgeOptions & { accounts: AccountService; mqtt: MqttService; logger: Logger; now?: () => Date }): Promise<Bridge> {
   const log = opts.logger.child({ component: 'mqtt-bridge' });
   const now = opts.now ?? (() => new Date());
   const maxInFlight = opts.maxInFlight ?? 256;
@@ -90,7 +90,7 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
     const t0 = now().getTime();
     if (t0 - (presenceRefreshed.get(key) ?? 0) > opts.presenceTtlMs / 4) {
       presenceRefreshed.set(key, t0);
-      await opts.store.refreshPresence(device, now(), opts.presenceTtlMs);
+      await opts.mqtt.refreshPresence(device);
     }
   };
 
@@ -106,8 +106,8 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
     if (typeof username !== 'string') return;
     const hit = await deviceOfKey(opts.accounts, username);
     if (!hit) return;
-    await opts.store.dropPresence({ apiKeyId: username });
-    if (gateway) await gateway.markOffline(hit.device);
+    await opts.mqtt.dropPresence(username);
+    await opts.mqtt.markOffline(hit.device);
   };
 
   // mqtt.js reads inbound packets strictly in order and waits for handleMessage's callback, so
@@ -168,13 +168,13 @@ export async function startBridge(opts: BridgeOptions & { accounts: AccountServi
     },
     forgetKey: async (apiKeyId) => {
       identities.delete(apiKeyId);
-      await opts.store.dropPresence({ apiKeyId });
+      await opts.mqtt.dropPresence(apiKeyId);
     },
     processed: () => processed,
     send: async (topic, payload, o) => {
       await client.publishAsync(topic, payload, { qos: o.qos, retain: o.retain });
     },
-    subscribedDevice: (accountId, entityName) => opts.store.subscribedDevice(accountId, entityName, now()),
+    subscribedDevice: (accountId, entityName) => opts.mqtt.subscribedDevice(accountId, entityName),
     close: async () => {
       await client.endAsync();
       log.info({ processed }, 'bridge stopped');

@@ -9,10 +9,11 @@
  * - after every state-table change the full table is published retained on the state topic;
  * - connect, disconnect and keep-alive traffic keep the entity's online status.
  */
+import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
 import type { Services } from '../services';
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../errors';
-import { checkMessagingRate } from '../http/limits';
+import { enforceMessagingRate } from '../limits/rates';
 import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/store';
 import { DeviceIdentity, topicsOfDevice } from './acl';
@@ -27,11 +28,9 @@ export interface Presence {
   subscribedDevice(accountId: string, entityName: string): Promise<DeviceIdentity | undefined>;
 }
 
-/** A publish payload bigger than this is refused before parsing (the HTTP body limit of one message). */
-export const MAX_PAYLOAD_BYTES = 64 * 1024;
 const SENDER_CACHE_MS = 10_000;
 
-type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'messageStore' | 'limits' | 'accounts'>;
+type GatewayServices = Pick<Services, 'messagePipeline' | 'messaging' | 'mqtt' | 'limits' | 'accounts'>;
 
 export class DeviceGateway {
   private readonly regions = new Map<string, string>();
@@ -52,8 +51,8 @@ export class DeviceGateway {
    */
   async handlePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date = this.now()): Promise<void> {
     try {
-      await checkMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
-      if (payload.length > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError(`Message exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+      await enforceMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
+      if (payload.length > FIXED_LIMITS.messageBodyBytes) throw new PayloadTooLargeError(`Message exceeds ${FIXED_LIMITS.messageBodyBytes} bytes`);
       let raw: unknown;
       try {
         raw = JSON.parse(payload.toString('utf8'));
@@ -142,11 +141,11 @@ export class DeviceGateway {
   }
 
   async markOnline(device: DeviceIdentity): Promise<void> {
-    await this.s.messageStore.recordHeartbeat(device.accountId, device.entityName, this.now(), {});
+    await this.s.mqtt.markOnline(device);
   }
 
   async markOffline(device: DeviceIdentity): Promise<void> {
-    await this.s.messageStore.recordDisconnect(device.accountId, device.entityName, this.now());
+    await this.s.mqtt.markOffline(device);
   }
 
   private async regionOf(accountId: string): Promise<string> {

@@ -28,7 +28,7 @@ export async function startMqttRole(s: Services, logger: Logger): Promise<MqttRo
   if (c.mqttUrl) {
     bridge = await startBridge({
       url: c.mqttUrl, username: c.mqttBridgeUsername, password: c.mqttBridgePassword, shareGroup: c.mqttShareGroup,
-      presenceTtlMs: c.mqttPresenceTtlSeconds * 1000, accounts: s.accounts, store: s.mqttStore, logger,
+      presenceTtlMs: c.mqttPresenceTtlSeconds * 1000, accounts: s.accounts, mqtt: s.mqtt, logger,
     });
   } else {
     broker = await startEmbeddedBroker({ port: c.mqttPort, accounts: s.accounts, logger });

@@ -5,32 +5,32 @@
  * `result` and `is_superuser`; go-auth reads `ok`/`error`). The broker proves itself with the
  * shared secret MQTT_AUTH_SECRET, as `Authorization: Bearer <secret>` (EMQX headers) or the
  * `secret` query parameter (go-auth cannot add headers). Off when MQTT_AUTH_SECRET is unset.
- * The rules are acl.ts's, the same ones the embedded broker enforces. See docs/mqtt.md.
+ * The decisions are MqttService's (service.ts) over acl.ts's topic rules, the same ones the
+ * embedded broker enforces; this file only translates the two brokers' vocabularies. See docs/mqtt.md.
  */
-import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FromSchema } from 'json-schema-to-ts';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf } from '../http/route';
-import { UnauthorizedError } from '../errors';
 import type { JsonSchema } from '../http/schema';
-import type { Services } from '../services';
-import { authenticateDevice, deviceOfKey, mayPublish, maySubscribe, parseDeviceTopic } from './acl';
+import type { BrokerAccess, BrokerDecision, MqttService } from './service';
 
-interface AuthBody { clientid?: string; username?: string; password?: string }
-interface AclBody { clientid?: string; username?: string; topic: string; action?: string; acc?: number | string }
-interface SuperuserBody { username?: string }
-
-const authBodySchema: JsonSchema = {
+const authBodySchema = {
   type: 'object',
   properties: { clientid: { type: 'string' }, username: { type: 'string' }, password: { type: 'string' } },
-};
-const aclBodySchema: JsonSchema = {
+} as const;
+const aclBodySchema = {
   type: 'object', required: ['topic'],
   properties: {
     clientid: { type: 'string' }, username: { type: 'string' }, topic: { type: 'string' },
     action: { type: 'string', description: 'EMQX: publish | subscribe' },
     acc: { type: ['integer', 'string'], description: 'mosquitto-go-auth: 1 read, 2 write, 3 readwrite, 4 subscribe' },
   },
-};
+} as const;
+const superuserBodySchema = { type: 'object', properties: { username: { type: 'string' } } } as const;
+type AuthBody = FromSchema<typeof authBodySchema>;
+type AclBody = FromSchema<typeof aclBodySchema>;
+type SuperuserBody = FromSchema<typeof superuserBodySchema>;
+
 const decisionSchema: JsonSchema = {
   type: 'object', required: ['result', 'ok'],
   properties: {
@@ -39,14 +39,11 @@ const decisionSchema: JsonSchema = {
   },
 };
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-const sameSecret = (a: string, b: string): boolean => timingSafeEqual(digest(a), digest(b));
-
-const allow = (superuser = false) => ({ result: 'allow', ok: true, error: '', is_superuser: superuser });
-const deny = (why: string) => ({ result: 'deny', ok: false, error: why, is_superuser: false });
+/** The one answer both brokers read. */
+const answer = (d: BrokerDecision) => ({ result: d.allowed ? 'allow' : 'deny', ok: d.allowed, error: d.reason, is_superuser: d.superuser });
 
 /** What the client asks for, in either broker's words. */
-function accessOf(b: AclBody): 'publish' | 'subscribe' | 'read' | undefined {
+function accessOf(b: AclBody): BrokerAccess | undefined {
   if (b.action === 'publish' || b.action === 'subscribe') return b.action;
   switch (Number(b.acc)) {
     case 2: return 'publish';
@@ -56,22 +53,15 @@ function accessOf(b: AclBody): 'publish' | 'subscribe' | 'read' | undefined {
   }
 }
 
-export function registerMqttAuthRoutes(r: RouteRegistry, s: Services): void {
-  const secret = s.config.mqttAuthSecret;
-  if (!secret) return;
-  const bridgeUser = s.config.mqttBridgeUsername;
-  const bridgePassword = s.config.mqttBridgePassword;
-  const group = s.config.mqttShareGroup;
-  const ttlMs = s.config.mqttPresenceTtlSeconds * 1000;
+/** `Authorization: Bearer <secret>` (EMQX) or `?secret=` (go-auth cannot add headers). */
+function givenSecret(ctx: AppContext): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+  const q = ctx.query.secret;
+  return m?.[1] ?? (typeof q === 'string' ? q : undefined);
+}
 
-  const checkSecret = (ctx: AppContext) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-    const q = ctx.query.secret;
-    const given = m?.[1] ?? (typeof q === 'string' ? q : undefined);
-    if (!given || !sameSecret(given, secret)) throw new UnauthorizedError('Missing or invalid broker secret');
-  };
-  const isBridge = (username: string | undefined) => bridgeUser !== undefined && username === bridgeUser;
-
+export function registerMqttAuthRoutes(r: RouteRegistry, mqtt: MqttService): void {
+  if (!mqtt.brokerAuthEnabled) return;
   const common = { area: 'messaging' as const, tags: ['mqtt-broker'], auth: 'none' as const, rate: 'none' as const };
 
   r.add({
@@ -81,19 +71,9 @@ export function registerMqttAuthRoutes(r: RouteRegistry, s: Services): void {
     body: { schema: authBodySchema, maxBytes: 16 * 1024 },
     responses: { 200: { description: 'Decision', schema: decisionSchema }, 401: { description: 'Wrong broker secret' } },
     handler: async (ctx) => {
-      checkSecret(ctx);
+      mqtt.checkBrokerSecret(givenSecret(ctx));
       const b = bodyOf<AuthBody>(ctx);
-      if (isBridge(b.username)) {
-        ctx.body = bridgePassword !== undefined && b.password !== undefined && sameSecret(b.password, bridgePassword) ? allow(true) : deny('not authorized');
-        return;
-      }
-      const r2 = await authenticateDevice(s.accounts, b.clientid, b.username, b.password);
-      if (!r2) {
-        ctx.body = deny('not authorized');
-        return;
-      }
-      await s.messageStore.recordHeartbeat(r2.device.accountId, r2.device.entityName, new Date(), {});
-      ctx.body = allow();
+      ctx.body = answer(await mqtt.authenticate(b.clientid, b.username, b.password));
     },
   });
 
@@ -104,56 +84,23 @@ export function registerMqttAuthRoutes(r: RouteRegistry, s: Services): void {
     body: { schema: aclBodySchema, maxBytes: 16 * 1024 },
     responses: { 200: { description: 'Decision', schema: decisionSchema }, 401: { description: 'Wrong broker secret' } },
     handler: async (ctx) => {
-      checkSecret(ctx);
+      mqtt.checkBrokerSecret(givenSecret(ctx));
       const b = bodyOf<AclBody>(ctx);
       const access = accessOf(b);
-      if (!access) {
-        ctx.body = deny('unsupported access');
-        return;
-      }
-      if (isBridge(b.username)) {
-        const t = parseDeviceTopic(b.topic);
-        const ok = access === 'subscribe'
-          ? b.topic === `$share/${group}/+/+/+/publish` || b.topic === '$SYS/brokers/+/clients/+/disconnected'
-          : access === 'publish' ? t !== undefined && t.kind !== 'publish' : true;
-        ctx.body = ok ? allow(true) : deny('topic not allowed');
-        return;
-      }
-      if (!b.username) {
-        ctx.body = deny('not authorized');
-        return;
-      }
-      const r2 = await deviceOfKey(s.accounts, b.username, b.clientid);
-      if (!r2) {
-        ctx.body = deny('not authorized');
-        return;
-      }
-      const { device, permissions } = r2;
-      if (access === 'publish') {
-        ctx.body = mayPublish(device, b.topic) ? allow() : deny('topic not allowed');
-        return;
-      }
-      const kind = maySubscribe(device, b.topic, permissions);
-      if (!kind) {
-        ctx.body = deny('topic not allowed');
-        return;
-      }
-      if (access === 'subscribe') {
-        if (kind === 'messages') await s.mqttStore.markSubscribed(device, new Date(), ttlMs);
-        s.mqttSignals.write({ kind: 'subscribed', device, topic: kind });
-      }
-      ctx.body = allow();
+      ctx.body = answer(access
+        ? await mqtt.authorize({ clientId: b.clientid, username: b.username, topic: b.topic, access })
+        : { allowed: false, superuser: false, reason: 'unsupported access' });
     },
   });
 
   r.add({
     ...common, method: 'POST', path: '/api/mqtt/superuser',
     summary: 'mosquitto-go-auth superuser check: only the bridge user',
-    body: { schema: { type: 'object', properties: { username: { type: 'string' } } }, maxBytes: 16 * 1024 },
+    body: { schema: superuserBodySchema, maxBytes: 16 * 1024 },
     responses: { 200: { description: 'Decision', schema: decisionSchema }, 401: { description: 'Wrong broker secret' } },
     handler: async (ctx) => {
-      checkSecret(ctx);
-      ctx.body = isBridge(bodyOf<SuperuserBody>(ctx).username) ? allow(true) : deny('not a superuser');
+      mqtt.checkBrokerSecret(givenSecret(ctx));
+      ctx.body = answer(mqtt.superuser(bodyOf<SuperuserBody>(ctx).username));
     },
   });
 }

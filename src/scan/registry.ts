@@ -12,7 +12,7 @@
  */
 import type { Engine, FileType, ScanType } from './types';
 import { createArchiveEngine, type ArchiveLimits } from './engines/archive';
-import { clamdAddressFromEnv, createClamavEngine, type ClamdAddress } from './engines/clamav';
+import { createClamavEngine, type ClamdAddress } from './engines/clamav';
 import { createCveEngine } from './engines/cve';
 import { createFeedEngine, type FeedLookup } from './engines/feeds';
 import { createYaraEngine } from './engines/yara';
@@ -27,11 +27,11 @@ import { payloadEngines } from './engines/payload';
 
 /** Everything engines need from outside; each field optional with the documented default. */
 export interface EngineDeps {
-  /** clamd address; default CLAMD_HOST/CLAMD_PORT (127.0.0.1:3310). */
+  /** clamd address (config.ts); absent: clamav is 'unavailable'. */
   clamd?: ClamdAddress;
   /** Threat-feed lookup (mongoFeedLookup(db) in the service); absent = engine 'unavailable'. */
   feedLookup?: FeedLookup;
-  /** YARA rule directories; default bundled rules/yara + YARA_RULES_DIR. */
+  /** YARA rule directories; default the bundled rules/yara. */
   yaraRuleDirs?: string[];
   /** CVE dataset file; default datasets/cve/cves.json. */
   cveDatasetPath?: string;
@@ -61,7 +61,7 @@ const BOTH: readonly ScanType[] = ['file', 'payload'];
 const fixed = (e: Engine) => (): Engine => e;
 
 export const REGISTRY: readonly RegistryRow[] = [
-  { engine: 'clamav', fileTypes: 'all', scanTypes: BOTH, budgetMs: 30_000, members: 'if-container-flagged', create: (d) => createClamavEngine(d.clamd ?? clamdAddressFromEnv) },
+  { engine: 'clamav', fileTypes: 'all', scanTypes: BOTH, budgetMs: 30_000, members: 'if-container-flagged', create: (d) => createClamavEngine(d.clamd) },
   { engine: 'yara', fileTypes: 'all', scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: (d) => createYaraEngine({ ruleDirs: d.yaraRuleDirs }) },
   { engine: 'threat_feed', fileTypes: 'all', scanTypes: BOTH, budgetMs: 3_000, members: 'always', create: (d) => createFeedEngine(d.feedLookup) },
   { engine: 'archive', fileTypes: ['zip', 'jar', 'apk', 'tar', 'gzip', '7z', 'rar'], scanTypes: BOTH, budgetMs: 30_000, members: 'always', create: (d) => createArchiveEngine(d.archiveLimits) },

@@ -1,21 +1,20 @@
 /** HTTP for the scanning API: translates requests to ScanService calls and back. */
-import { planOf, FIXED_LIMITS } from '../accounts/plans';
+import { FIXED_LIMITS } from '../accounts/plans';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { AppContext, bodyOf, principalOf, queryOf, RouteRegistry } from '../http/route';
-import type { Services } from '../services';
 import { publicProfile, ProfileInput } from './profiles';
 import {
   envelopeSchema, historyQuerySchema, historySchema, payloadBodySchema, pendingAcceptedSchema, profileCreateSchema,
   profilePatchSchema, profileSchema, scanQuerySchema, scanResultSchema, scanUploadBody,
 } from './schemas';
-import type { ScanOutcome } from './service';
+import type { ScanOutcome, ScanService } from './service';
 import { readMultipartUpload } from './upload';
 
 /** Multipart framing around the file: boundaries, part headers and the small fields. */
 const MULTIPART_OVERHEAD = 64 * 1024;
 const PAYLOAD_JSON_LIMIT = 24 * 1024 * 1024;
 
-export function registerScanRoutes(r: RouteRegistry, s: Services): void {
+export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }): void {
   const answer = (ctx: AppContext, outcome: ScanOutcome) => {
     if (outcome.kind === 'deferred') {
       ctx.status = 202;
@@ -35,9 +34,7 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
       const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
-      const plan = planOf(account.plan);
-      const maxBytes = plan.maxFileSizeMb * 1024 * 1024;
-      const limitText = `File exceeds the ${plan.maxFileSizeMb} MB limit of the ${plan.tier} plan`;
+      const { maxBytes, message: limitText } = s.scans.fileSizeLimit(account.plan);
       const declared = Number(ctx.get('content-length') || 0);
       if (declared > maxBytes + MULTIPART_OVERHEAD) {
         // Answer now; the rest of the body is read and discarded (never buffered) so the client

@@ -1,5 +1,6 @@
 /** Schemas of the scanning API: requests validated by ajv and documented in OpenAPI. */
 import type { JsonSchema } from '../http/schema';
+import { FIXED_LIMITS } from '../accounts/plans';
 import { FILE_TYPES } from './types';
 
 const str = { type: 'string' };
@@ -97,7 +98,7 @@ export const payloadBodySchema: JsonSchema = {
 
 export const historyQuerySchema: JsonSchema = {
   type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 }, page: { type: 'integer', minimum: 1, maximum: 100000, default: 1 } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.historyPageMax, default: FIXED_LIMITS.historyPageDefault }, page: { type: 'integer', minimum: 1, maximum: 100000, default: 1 } },
   additionalProperties: true,
 };
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AccountDoc } from '../accounts/store';
-import { FIXED_LIMITS, hasEntitlement, planOf } from '../accounts/plans';
+import { FIXED_LIMITS, hasEntitlement, planOf, type PlanTier } from '../accounts/plans';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../errors';
 import type { LimitService } from '../limits/service';
 import type { Logger } from '../log';
@@ -126,13 +126,17 @@ export class ScanService {
     private readonly logger: Logger,
   ) {}
 
+  /** The plan's file size limit: HTTP stops reading an upload past it, scan() refuses content over it. */
+  fileSizeLimit(tier: PlanTier): { maxBytes: number; message: string } {
+    const plan = planOf(tier);
+    return { maxBytes: plan.maxFileSizeMb * 1024 * 1024, message: `File exceeds the ${plan.maxFileSizeMb} MB limit of the ${plan.tier} plan` };
+  }
+
   /** The one entry point for file and payload scans. */
   async scan(req: ScanRequest): Promise<ScanOutcome> {
     const { account } = req;
-    const plan = planOf(account.plan);
-    if (req.scanType === 'file' && req.content.length > plan.maxFileSizeMb * 1024 * 1024) {
-      throw new PayloadTooLargeError(`File exceeds the ${plan.maxFileSizeMb} MB limit of the ${plan.tier} plan`);
-    }
+    const limit = this.fileSizeLimit(account.plan);
+    if (req.scanType === 'file' && req.content.length > limit.maxBytes) throw new PayloadTooLargeError(limit.message);
     if (req.defer && !hasEntitlement(account.plan, 'async_scanning')) {
       throw new PlanRequiredError('async_scanning', account.plan, 'Deferred scanning (defer=true) requires the Standard or Pro plan');
     }
@@ -152,6 +156,7 @@ export class ScanService {
       }
     }
 
+    const plan = planOf(account.plan);
     if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) {
       throw new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
     }

@@ -12,7 +12,10 @@ export const FILE_TYPES = [
 export type FileType = (typeof FILE_TYPES)[number];
 
 export type Coverage = 'full' | 'partial' | 'minimal';
-export type Severity = 'info' | 'low' | 'medium' | 'high' | 'critical';
+export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+/** The one order of severities (info 0 .. critical 4), for every engine and the verdict. */
+export const SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((s, i) => [s, i])) as Record<Severity, number>;
 export type ThreatLevel = 'Clean' | 'Informational' | 'Suspicious' | 'Malicious' | 'Rejected' | 'Error';
 export type RecommendedAction = 'Allow' | 'Review' | 'Block';
 export type ConfidenceLabel = 'High' | 'Medium' | 'Low';

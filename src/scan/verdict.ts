@@ -15,18 +15,19 @@
  *  - If nothing worse than `low` fired, the penalty stays within Informational.
  *  - `minimal` coverage caps the score at 85 (never Clean); a detection is never softened.
  */
-import type {
-  ConfidenceLabel, Coverage, CveRecord, EngineResult, Finding, RecommendedAction, SafetyScore, Severity, ThreatLevel,
+import {
+  SEVERITY_RANK, type ConfidenceLabel, type Coverage, type CveRecord, type EngineResult, type Finding, type RecommendedAction,
+  type SafetyScore, type Severity, type ThreatLevel,
 } from './types';
 
 export const NO_THREATS = 'No threats detected';
 
-export const SEVERITY: Record<Severity, { rank: number; floor: number; ceiling: number; engineCap: number }> = {
-  info: { rank: 0, floor: 0, ceiling: 0, engineCap: 0 },
-  low: { rank: 1, floor: 15, ceiling: 20, engineCap: 29 },
-  medium: { rank: 2, floor: 30, ceiling: 40, engineCap: 55 },
-  high: { rank: 3, floor: 45, ceiling: 55, engineCap: 69 },
-  critical: { rank: 4, floor: 75, ceiling: 95, engineCap: 100 },
+export const SEVERITY: Record<Severity, { floor: number; ceiling: number; engineCap: number }> = {
+  info: { floor: 0, ceiling: 0, engineCap: 0 },
+  low: { floor: 15, ceiling: 20, engineCap: 29 },
+  medium: { floor: 30, ceiling: 40, engineCap: 55 },
+  high: { floor: 45, ceiling: 55, engineCap: 69 },
+  critical: { floor: 75, ceiling: 95, engineCap: 100 },
 };
 
 const SAME_ENGINE_WEIGHT = 0.25;
@@ -59,8 +60,8 @@ export function findingPenalty(f: Finding): number {
 }
 
 const worse = (a: Finding, b: Finding): boolean =>
-  SEVERITY[a.severity].rank !== SEVERITY[b.severity].rank
-    ? SEVERITY[a.severity].rank > SEVERITY[b.severity].rank
+  SEVERITY_RANK[a.severity] !== SEVERITY_RANK[b.severity]
+    ? SEVERITY_RANK[a.severity] > SEVERITY_RANK[b.severity]
     : a.confidence > b.confidence;
 
 export function bandFor(score: number): { threatLevel: ThreatLevel; action: RecommendedAction } {
@@ -87,8 +88,8 @@ function groupPenalty(member: string, byEngine: Map<string, Finding[]>): GroupSc
     .sort((a, b) => b.penalty - a.penalty);
   if (!perEngine.length) return { member, penalty: 0, engines: [] };
   let penalty = perEngine[0].penalty + OTHER_ENGINE_WEIGHT * perEngine.slice(1).reduce((s, e) => s + e.penalty, 0);
-  const maxRank = Math.max(...perEngine.map((e) => SEVERITY[e.worst.severity].rank));
-  if (maxRank <= SEVERITY.low.rank) penalty = Math.min(penalty, SEVERITY.low.engineCap);
+  const maxRank = Math.max(...perEngine.map((e) => SEVERITY_RANK[e.worst.severity]));
+  if (maxRank <= SEVERITY_RANK.low) penalty = Math.min(penalty, SEVERITY.low.engineCap);
   return { member, penalty: Math.min(100, penalty), engines: perEngine.map((e) => e.engine) };
 }
 

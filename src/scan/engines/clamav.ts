@@ -13,13 +13,6 @@ export interface ClamdAddress {
   port: number;
 }
 
-/** CLAMD_HOST (default 127.0.0.1) and CLAMD_PORT (default 3310). */
-export function clamdAddressFromEnv(env: NodeJS.ProcessEnv = process.env): ClamdAddress {
-  const port = Number(env.CLAMD_PORT ?? 3310);
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`CLAMD_PORT is not a port: ${env.CLAMD_PORT}`);
-  return { host: env.CLAMD_HOST || '127.0.0.1', port };
-}
-
 const CHUNK = 64 * 1024;
 const CONNECT_TIMEOUT_MS = 2000;
 
@@ -86,12 +79,13 @@ export function severityForSignature(signature: string): Pick<Finding, 'severity
   return { severity: 'critical', confidence: 0.95, category: /eicar/i.test(signature) ? 'test' : 'malware' };
 }
 
-export function createClamavEngine(addr: ClamdAddress | (() => ClamdAddress) = clamdAddressFromEnv): Engine {
+/** `addr` comes from config.ts (CLAMD_HOST / CLAMD_PORT, or the local clamd); without one the engine is unavailable. */
+export function createClamavEngine(addr?: ClamdAddress): Engine {
   return {
     name: 'clamav',
     async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
-      const address = typeof addr === 'function' ? addr() : addr;
-      const reply = await clamdInstream(address, subject.content, ctx.signal);
+      if (!addr) throw new EngineUnavailableError('no clamd address configured');
+      const reply = await clamdInstream(addr, subject.content, ctx.signal);
       if (reply.clean) return { findings: [], report: { clamav: { result: 'OK' } } };
       return {
         findings: [{

@@ -1,11 +1,10 @@
 /**
  * Known-vulnerable embedded components. Recognises components with versions (JAR pom.properties,
  * MANIFEST.MF, bundled jar file names; OpenSSL / zlib / libcurl version strings in binaries) and
- * matches them against the bundled dataset datasets/cve/cves.json.
- * Refresh: `npx tsx src/scan/engines/cve.ts refresh <nvd-2.0.json>...` merges NVD CVE API 2.0
- * (JSON 2.0) files into the dataset.
+ * matches them against the bundled dataset datasets/cve/cves.json (refreshed from NVD files by
+ * scan/cve-import.ts, `npm run cli -- cve refresh`).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CveRecord, Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../types';
 import { listZipEntries, readZipEntries } from '../zip';
@@ -191,6 +190,11 @@ export function loadCveDataset(file = CVE_DATASET_PATH): CveDataset {
   return data;
 }
 
+/** The dataset file changed (a refresh): the next scan reads it again. */
+export function forgetCveDataset(): void {
+  cached = null;
+}
+
 export function matchComponents(components: Component[], dataset: CveDataset): Array<{ component: Component; cve: CveEntry }> {
   const out: Array<{ component: Component; cve: CveEntry }> = [];
   const seen = new Set<string>();
@@ -249,104 +253,4 @@ export function createCveEngine(options: { datasetPath?: string } = {}): Engine 
       };
     },
   };
-}
-
-// ---- refresh from NVD JSON 2.0 ---------------------------------------------------------------
-
-/** CPE vendor:product -> the component names this engine recognises. */
-const CPE_COMPONENTS: Record<string, string[]> = {
-  'apache:log4j': ['log4j-core'],
-  'apache:commons_text': ['commons-text'],
-  'vmware:spring_framework': ['spring-beans', 'spring-core', 'spring-webmvc'],
-  'vmware:spring_cloud_function': ['spring-cloud-function-context'],
-  'openssl:openssl': ['openssl'],
-  'zlib:zlib': ['zlib'],
-  'gnu:zlib': ['zlib'],
-  'haxx:curl': ['curl'],
-  'haxx:libcurl': ['curl'],
-  'snakeyaml_project:snakeyaml': ['snakeyaml'],
-};
-
-interface NvdCpeMatch {
-  vulnerable?: boolean;
-  criteria?: string;
-  versionStartIncluding?: string;
-  versionStartExcluding?: string;
-  versionEndIncluding?: string;
-  versionEndExcluding?: string;
-}
-interface NvdCve {
-  id: string;
-  descriptions?: Array<{ lang: string; value: string }>;
-  metrics?: Record<string, Array<{ cvssData?: { baseScore?: number } }> | undefined>;
-  references?: Array<{ url: string }>;
-  configurations?: Array<{ nodes?: Array<{ cpeMatch?: NvdCpeMatch[] }> }>;
-}
-interface NvdFile { vulnerabilities?: Array<{ cve: NvdCve }> }
-
-export function fromNvd(file: NvdFile): CveEntry[] {
-  const out: CveEntry[] = [];
-  for (const { cve } of file.vulnerabilities ?? []) {
-    const affected: AffectedRange[] = [];
-    for (const cfg of cve.configurations ?? []) {
-      for (const node of cfg.nodes ?? []) {
-        for (const m of node.cpeMatch ?? []) {
-          if (!m.vulnerable || !m.criteria) continue;
-          const [, , part, vendor, product, version] = m.criteria.split(':');
-          if (part !== 'a' || !vendor || !product) continue;
-          const names = CPE_COMPONENTS[`${vendor}:${product}`] ?? [product.replace(/_/g, '-')];
-          const range: Omit<AffectedRange, 'component'> = {};
-          if (version && version !== '*' && version !== '-') {
-            range.versionStartIncluding = version;
-            range.versionEndIncluding = version;
-          }
-          for (const k of ['versionStartIncluding', 'versionStartExcluding', 'versionEndIncluding', 'versionEndExcluding'] as const) {
-            if (m[k]) range[k] = m[k];
-          }
-          for (const component of names) affected.push({ component, ...range });
-        }
-      }
-    }
-    if (!affected.length) continue;
-    const metrics = cve.metrics ?? {};
-    const score = ['cvssMetricV40', 'cvssMetricV31', 'cvssMetricV30', 'cvssMetricV2']
-      .map((k) => metrics[k]?.[0]?.cvssData?.baseScore)
-      .find((s): s is number => typeof s === 'number');
-    out.push({
-      id: cve.id,
-      description: cve.descriptions?.find((d) => d.lang === 'en')?.value ?? '',
-      cvss: score ?? 0,
-      references: (cve.references ?? []).map((r) => r.url).slice(0, 10),
-      affected,
-    });
-  }
-  return out;
-}
-
-/** Merges NVD JSON 2.0 files into the dataset file (same id: replaced). Returns counts. */
-export function refreshCveDataset(nvdFiles: string[], datasetPath = CVE_DATASET_PATH): { added: number; updated: number; total: number } {
-  const dataset = JSON.parse(readFileSync(datasetPath, 'utf8')) as CveDataset;
-  const byId = new Map(dataset.cves.map((c) => [c.id, c]));
-  let added = 0;
-  let updated = 0;
-  for (const f of nvdFiles) {
-    for (const entry of fromNvd(JSON.parse(readFileSync(f, 'utf8')) as NvdFile)) {
-      if (byId.has(entry.id)) updated++;
-      else added++;
-      byId.set(entry.id, entry);
-    }
-  }
-  const next: CveDataset = { ...dataset, generated: new Date().toISOString().slice(0, 10), cves: [...byId.values()].sort((a, b) => a.id.localeCompare(b.id)) };
-  writeFileSync(datasetPath, `${JSON.stringify(next, null, 2)}\n`);
-  cached = null;
-  return { added, updated, total: next.cves.length };
-}
-
-if (require.main === module) {
-  const [cmd, ...files] = process.argv.slice(2);
-  if (cmd !== 'refresh' || !files.length) {
-    console.error('usage: tsx src/scan/engines/cve.ts refresh <nvd-cve-2.0.json>...');
-    process.exit(2);
-  }
-  console.log(JSON.stringify(refreshCveDataset(files)));
 }

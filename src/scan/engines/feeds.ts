@@ -1,17 +1,14 @@
 /**
- * Threat-feed reputation: SHA-256 / MD5 / SHA-1 lookups in MongoDB collection
- * `threat_feed_hashes` ({_id: lowercase hex hash, algo, name, source, addedAt}).
+ * Threat-feed reputation: SHA-256 / MD5 / SHA-1 lookups through a FeedLookup (the MongoDB one is
+ * scan/feed-store.ts's, collection `threat_feed_hashes`).
  * The loader reads the formats real feeds publish: plain hash lists (one hash per line, `#`
  * comments, optional name after the hash) and abuse.ch CSV exports (MalwareBazaar's
  * `"first_seen_utc", "sha256_hash", "md5_hash", "sha1_hash", ..., "signature", ...`).
  * A hit is a strong, independent signal: severity critical.
  */
 import { parse } from 'csv-parse/sync';
-import type { Db } from 'mongodb';
 import type { Engine, EngineContext, EngineOutput, ScanSubject } from '../types';
 import { EngineUnavailableError } from '../runner';
-
-export const FEED_COLLECTION = 'threat_feed_hashes';
 
 export type HashAlgo = 'sha256' | 'md5' | 'sha1';
 
@@ -21,14 +18,6 @@ export interface FeedEntry {
   /** Malware family / signature name when the feed gives one. */
   name?: string;
   source: string;
-}
-
-export interface FeedDoc {
-  _id: string;
-  algo: HashAlgo;
-  name?: string;
-  source: string;
-  addedAt: Date;
 }
 
 export interface FeedHit { hash: string; algo: HashAlgo; name?: string; source: string }
@@ -116,39 +105,6 @@ export function parseFeed(text: string, source: string): FeedEntry[] {
   return csv ? parseAbuseChCsv(text, source) : parsePlainHashList(text, source);
 }
 
-/** Upserts feed entries; returns how many documents were inserted or changed. */
-export async function loadFeedEntries(db: Db, entries: FeedEntry[], batch = 1000): Promise<{ upserted: number; modified: number }> {
-  const coll = db.collection<FeedDoc>(FEED_COLLECTION);
-  let upserted = 0;
-  let modified = 0;
-  const now = new Date();
-  for (let i = 0; i < entries.length; i += batch) {
-    const ops = entries.slice(i, i + batch).map((e) => ({
-      updateOne: {
-        filter: { _id: e.hash },
-        update: {
-          $set: { algo: e.algo, source: e.source, ...(e.name ? { name: e.name } : {}) },
-          $setOnInsert: { addedAt: now },
-        },
-        upsert: true,
-      },
-    }));
-    const r = await coll.bulkWrite(ops, { ordered: false });
-    upserted += r.upsertedCount;
-    modified += r.modifiedCount;
-  }
-  return { upserted, modified };
-}
-
-/** The real lookup: one indexed `_id $in` query for the three hashes. */
-export function mongoFeedLookup(db: Db): FeedLookup {
-  const coll = db.collection<FeedDoc>(FEED_COLLECTION);
-  return async ({ sha256, md5, sha1 }) => {
-    const docs = await coll.find({ _id: { $in: [sha256, md5, sha1].map((h) => h.toLowerCase()) } }).toArray();
-    return docs.map((d) => ({ hash: d._id, algo: d.algo, source: d.source, ...(d.name ? { name: d.name } : {}) }));
-  };
-}
-
 /** Lookup over an in-memory list (tests, or a feed file loaded without MongoDB). */
 export function memoryFeedLookup(entries: FeedEntry[]): FeedLookup {
   const byHash = new Map(entries.map((e) => [e.hash, e]));
@@ -180,8 +136,13 @@ export function createFeedEngine(lookup: FeedLookup | undefined): Engine {
   };
 }
 
+/** Where loaded feed entries are kept. */
+export interface FeedEntrySink {
+  upsert(entries: FeedEntry[]): Promise<{ upserted: number; modified: number }>;
+}
+
 /** Reads feed files (plain lists or abuse.ch CSV; source = file name) and upserts them. */
-export async function loadFeedFiles(db: Db, files: string[]): Promise<{ parsed: number; upserted: number; modified: number }> {
+export async function loadFeedFiles(sink: FeedEntrySink, files: string[]): Promise<{ parsed: number; upserted: number; modified: number }> {
   const { readFile } = await import('node:fs/promises');
   const path = await import('node:path');
   let parsed = 0;
@@ -190,7 +151,7 @@ export async function loadFeedFiles(db: Db, files: string[]): Promise<{ parsed: 
   for (const file of files) {
     const entries = parseFeed(await readFile(file, 'utf8'), path.basename(file).replace(/\.(csv|txt)$/i, ''));
     parsed += entries.length;
-    const r = await loadFeedEntries(db, entries);
+    const r = await sink.upsert(entries);
     upserted += r.upserted;
     modified += r.modified;
   }

@@ -1,24 +1,20 @@
 /**
  * YARA rules through YARA-X (npm @litko/yara-x, whose native binary ships in the npm package).
  * Rules: the bundled set under rules/yara/ plus every *.yar / *.yara file in the operator's
- * YARA_RULES_DIR. Compiled once per directory set and cached for the life of the process.
+ * YARA_RULES_DIR (read by config.ts). Compiled once per directory set and cached for the life of the process.
  * Rule meta drives the finding: name, description, severity, category, confidence.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compile } from '@litko/yara-x';
 import type { RuleMatch, YaraX } from '@litko/yara-x';
-import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../types';
+import { SEVERITIES, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../types';
 
 export const BUNDLED_RULES_DIR = path.resolve(__dirname, '../../../rules/yara');
 
 export interface YaraOptions {
-  /** Directories of rule files; default: bundled rules + YARA_RULES_DIR when set. */
+  /** Directories of rule files; default: the bundled rules (services.ts adds YARA_RULES_DIR from config.ts). */
   ruleDirs?: string[];
-}
-
-export function defaultRuleDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  return env.YARA_RULES_DIR ? [BUNDLED_RULES_DIR, env.YARA_RULES_DIR] : [BUNDLED_RULES_DIR];
 }
 
 interface CompiledRules { sets: YaraX[]; files: string[] }
@@ -60,8 +56,6 @@ export function loadRules(dirs: string[]): CompiledRules {
   return compiled;
 }
 
-const SEVERITIES: Severity[] = ['info', 'low', 'medium', 'high', 'critical'];
-
 function metaString(meta: object, key: string): string | undefined {
   const v = (meta as Record<string, unknown>)[key];
   return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
@@ -75,7 +69,7 @@ export function matchToFinding(m: RuleMatch): Finding {
   return {
     id: `yara.${rule}`,
     name: metaString(m.meta, 'name') ?? rule,
-    severity: SEVERITIES.includes(sev as Severity) ? (sev as Severity) : 'medium',
+    severity: (SEVERITIES as readonly string[]).includes(sev ?? '') ? (sev as Severity) : 'medium',
     confidence: Number.isFinite(conf) ? conf : 0.7,
     description: metaString(m.meta, 'description') ?? `YARA rule ${rule} matched.`,
     ...(metaString(m.meta, 'category') ? { category: metaString(m.meta, 'category') } : {}),
@@ -87,7 +81,7 @@ export function createYaraEngine(options: YaraOptions = {}): Engine {
   return {
     name: 'yara',
     async scan(subject: ScanSubject, _ctx: EngineContext): Promise<EngineOutput> {
-      const { sets, files } = loadRules(options.ruleDirs ?? defaultRuleDirs());
+      const { sets, files } = loadRules(options.ruleDirs ?? [BUNDLED_RULES_DIR]);
       const matches: RuleMatch[] = [];
       for (const set of sets) matches.push(...(await set.scanAsync(subject.content)));
       return {

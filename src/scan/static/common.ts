@@ -92,10 +92,6 @@ export function round2(n: number): number {
   return Math.round(n * 100) / 100;
 }
 
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
-export function severityRank(s: Severity): number {
-  return SEVERITY_RANK[s];
-}
 
 /** Cheap abort check for long loops. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {

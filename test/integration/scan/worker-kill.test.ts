@@ -60,11 +60,10 @@ describe('deferred scan survives a killed worker', () => {
       const d = await handle.describe();
       const started = d.raw.pendingActivities?.some((a) => String(a.state) === 'PENDING_ACTIVITY_STATE_STARTED' || a.state === 2);
       if (started) break;
-      if (i > 200) throw new Error('activity never started');
+      if (i > 1200) throw new Error('activity never started');
       await new Promise((r) => setTimeout(r, 50));
     }
     process.kill(workers[0].env.pid, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 500));
     const mid = await fetch(`${e.baseUrl}/api/scan/${scanId}`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(((await mid.json()) as { status: string }).status).toBe('pending');
 

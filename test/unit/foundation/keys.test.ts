@@ -72,12 +72,11 @@ describe('account key format', () => {
     expect(parseAccountKey(token)).toBeUndefined();
   });
 
-  test('a very long key is refused quickly (no catastrophic backtracking)', () => {
-    const started = Date.now();
+  // Catastrophic backtracking would hang here until the test's timeout.
+  test('a very long key is refused', () => {
     expect(parseAccountKey(`sk_${id}.${'A'.repeat(1_000_000)}`)).toBeUndefined();
     expect(parseAccountKey(`sk_${'a'.repeat(1_000_000)}`)).toBeUndefined();
     expect(parseAccountKey('sk_'.repeat(300_000))).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(500);
   });
 });
 

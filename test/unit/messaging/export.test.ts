@@ -29,6 +29,11 @@ function fakeCursor<T>(source: Iterable<T>, opts: { failAfter?: number } = {}) {
   return { cursor: cursor as unknown as FindCursor<T>, state };
 }
 
+/** Lets `n` turns of the event loop pass (no wall clock: the fakes here settle within turns). */
+async function eventLoopTurns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
+
 const msg = (i: number, extra: Partial<MessageDoc> = {}): MessageDoc => ({
   _id: `66a000000000000000000${String(i).padStart(3, '0')}`, accountId: 'acc-1', msgType: 'publish',
   source: 'accounts/acc-1/entities/sensor-a', sourceName: 'sensor-a', destination: null,
@@ -227,13 +232,14 @@ describe('queries and streaming', () => {
     await new Promise((resolve) => out.body.once('readable', resolve));
     const first = out.body.read(64) as Buffer;
     expect(first.toString()).toMatch(/^id,source/);
-    await new Promise((r) => setTimeout(r, 50));
+    // The fake cursor answers in the next turns of the event loop: let many pass, counting reads.
+    await eventLoopTurns(20);
     const readWhilePaused = c.state.read;
-    await new Promise((r) => setTimeout(r, 50));
+    await eventLoopTurns(100);
     expect(c.state.read).toBe(readWhilePaused);
     expect(readWhilePaused).toBeLessThan(2000);
     out.body.destroy();
-    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 1000 && c.state.closed === 0; i++) await eventLoopTurns(1);
     expect(c.state.closed).toBe(1);
     expect(log.error).not.toHaveBeenCalled();
   });

@@ -223,13 +223,11 @@ describe('refused before anything happens', () => {
     expect((await refusal(s.pipeline.process(s.sender, { msg_type: 'publish', data: { v } }))).code).toBe('json_too_deep');
   });
 
-  test('extremely deep input (200,000 levels) is refused quickly without a stack overflow, before msg_type is looked at', async () => {
+  test('extremely deep input (200,000 levels) is refused without a stack overflow, before msg_type is looked at', async () => {
     const s = setup();
     const raw = JSON.parse(`${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`) as unknown;
-    const t0 = Date.now();
     const e = await refusal(s.pipeline.process(s.sender, raw));
     expect(e.code).toBe('json_too_deep');
-    expect(Date.now() - t0).toBeLessThan(1000);
   });
 
   test('permission: publish, heartbeat and command responses need entity:Publish', async () => {

@@ -4,8 +4,9 @@
  * in docs/messaging.md: page sizes, name patterns, tag limits, bulk and rule counts.
  */
 import { validatorFor } from '../../../src/http/schema';
+import { bulkBodySchema, entityPatchSchema } from '../../../src/entities/schemas';
 import {
-  batchBodySchema, bulkBodySchema, checkMessagesQuerySchema, entityPatchSchema, messageListQuerySchema, messageSchema,
+  batchBodySchema, checkMessagesQuerySchema, messageListQuerySchema, messageSchema,
   messageSearchSchema, messagesExportQuerySchema, serviceBodySchema, servicePatchSchema,
 } from '../../../src/messaging/schemas';
 

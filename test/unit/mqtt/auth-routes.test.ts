@@ -1,16 +1,17 @@
 /**
  * The HTTP endpoints an external broker (EMQX, mosquitto-go-auth) asks about CONNECT, publish and
  * subscribe (src/mqtt/routes.ts). The handlers are called directly with a fake context, so these
- * check the decisions (acl.ts rules in both brokers' vocabularies, the bridge superuser, the
- * broker secret), not Koa.
+ * check the decisions (MqttService over acl.ts rules, in both brokers' vocabularies: the bridge
+ * superuser, the broker secret), not Koa.
  */
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
 import { AppError } from '../../../src/errors';
 import type { RouteDef, RouteRegistry } from '../../../src/http/route';
-import type { Services } from '../../../src/services';
+import type { AccountService } from '../../../src/accounts/service';
 import type { DeviceIdentity } from '../../../src/mqtt/acl';
 import { registerMqttAuthRoutes } from '../../../src/mqtt/routes';
+import { MqttService } from '../../../src/mqtt/service';
 
 const SECRET = 'broker-secret-0123456789';
 const ACC = '5f0c6d2e-8b1a-4c3d-9e7f-0a1b2c3d4e5f';
@@ -35,24 +36,27 @@ function setup(opts: { permissions?: Permission[]; bridgeUser?: string; bridgePa
   const heartbeats: unknown[][] = [];
   const marked: unknown[][] = [];
   const signals: unknown[] = [];
-  const services = {
-    config: {
-      mqttAuthSecret: 'secret' in opts ? opts.secret : SECRET,
-      mqttBridgeUsername: 'bridgeUser' in opts ? opts.bridgeUser : 'sentinel-bridge',
-      mqttBridgePassword: 'bridgePassword' in opts ? opts.bridgePassword : 'bridge-pass',
-      mqttShareGroup: 'grp',
-      mqttPresenceTtlSeconds: 300,
+  const mqtt = new MqttService({
+    settings: {
+      authSecret: 'secret' in opts ? opts.secret : SECRET,
+      bridgeUsername: 'bridgeUser' in opts ? opts.bridgeUser : 'sentinel-bridge',
+      bridgePassword: 'bridgePassword' in opts ? opts.bridgePassword : 'bridge-pass',
+      shareGroup: 'grp',
+      presenceTtlMs: 300_000,
     },
-    accounts: {
+    keys: {
       authenticateEntityKey: async (t: string) => (t === TOKEN ? { kind: 'entity', account, entity, apiKeyId: KEY, permissions } : undefined),
       entityOfKey: async (id: string) => (id === KEY ? { account, entity, permissions } : undefined),
+    } as unknown as AccountService,
+    status: { recordHeartbeat: async (...a: unknown[]) => { heartbeats.push(a); }, recordDisconnect: async () => {} },
+    presence: {
+      markSubscribed: async (...a: unknown[]) => { marked.push(a); },
+      refreshPresence: async () => {}, subscribedDevice: async () => undefined, dropPresence: async () => {},
     },
-    messageStore: { recordHeartbeat: async (...a: unknown[]) => { heartbeats.push(a); } },
-    mqttStore: { markSubscribed: async (...a: unknown[]) => { marked.push(a); } },
-    mqttSignals: { write: (s: unknown) => { signals.push(s); } },
-  };
+    signals: { write: (s: unknown) => { signals.push(s); } },
+  });
   const registry = { add: (def: RouteDef) => routes.set(def.path, def) };
-  registerMqttAuthRoutes(registry as unknown as RouteRegistry, services as unknown as Services);
+  registerMqttAuthRoutes(registry as unknown as RouteRegistry, mqtt);
 
   async function call(path: string, body: Record<string, unknown>, auth: { header?: string; query?: Record<string, unknown> } = { header: `Bearer ${SECRET}` }): Promise<Decision> {
     const def = routes.get(path);

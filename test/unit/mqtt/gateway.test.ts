@@ -6,9 +6,12 @@
 import { AppError, BadRequestError } from '../../../src/errors';
 import type { Logger } from '../../../src/log';
 import type { DeviceIdentity } from '../../../src/mqtt/acl';
-import { DeviceGateway, MAX_PAYLOAD_BYTES } from '../../../src/mqtt/gateway';
+import { FIXED_LIMITS } from '../../../src/accounts/plans';
+import { DeviceGateway } from '../../../src/mqtt/gateway';
 import type { Services } from '../../../src/services';
 import { DataLimitExceededError } from '../../../src/messaging/usage';
+
+const MAX_PAYLOAD_BYTES = FIXED_LIMITS.messageBodyBytes;
 
 const device: DeviceIdentity = { accountId: 'acc1', region: 'local', apiKeyId: 'key1', entityName: 'sensor-1' };
 const messagesTopic = 'acc1/local/key1/messages';
@@ -39,7 +42,7 @@ function setup(opts: { allowed?: boolean; retryAfter?: number; currentKey?: stri
       },
     },
     messaging: { claimForDelivery: jest.fn(), checkMessages: jest.fn(), getStatusTable: jest.fn() },
-    messageStore: { recordHeartbeat: jest.fn(), recordDisconnect: jest.fn() },
+    mqtt: { markOnline: jest.fn(), markOffline: jest.fn() },
     accounts: { getAccount: jest.fn(async () => ({ region: 'local' })) },
   };
   const transport = {

@@ -8,10 +8,9 @@
 import { PassThrough } from 'node:stream';
 import type { RouteDef, RouteRegistry } from '../../../src/http/route';
 import { validatorFor } from '../../../src/http/schema';
-import type { Services } from '../../../src/services';
 import { registerScanRoutes } from '../../../src/scan/routes';
 import { historyQuerySchema, payloadBodySchema, profileCreateSchema, profilePatchSchema, scanQuerySchema } from '../../../src/scan/schemas';
-import type { ScanRequest } from '../../../src/scan/service';
+import { ScanService, type ScanRequest } from '../../../src/scan/service';
 import { appErr } from './support/app-err';
 
 const MB = 1024 * 1024;
@@ -124,9 +123,11 @@ function setup(plan: 'free' | 'pro' = 'free') {
         calls.push(req);
         return { kind: 'complete', result: { scanId: 's', name: req.name } };
       }),
+      // The real rule: the route applies the service's limit while streaming.
+      fileSizeLimit: ScanService.prototype.fileSizeLimit,
     },
   };
-  registerScanRoutes(registry as unknown as RouteRegistry, services as unknown as Services);
+  registerScanRoutes(registry as unknown as RouteRegistry, services as unknown as { scans: ScanService });
   const principal = { kind: 'account', account: { ...account, plan }, apiKeyId: 'k', permissions: new Set() };
 
   async function payload(b: Record<string, unknown>, q: Record<string, unknown> = {}) {

@@ -159,31 +159,24 @@ describe('deliverWebhook against a local receiver', () => {
   it('a non-2xx answer is a failure with its status; a redirect is not followed', async () => {
     expect(await deliverWebhook({ url: `http://127.0.0.1:${port}/fail`, authType: 'none', headers: {} }, body, 'r', opts)).toMatchObject({ ok: false, status: 500 });
     received.length = 0;
+    // Delivery settles only after any followed request, so none can arrive after this.
     expect(await deliverWebhook({ url: `http://127.0.0.1:${port}/redirect`, authType: 'none', headers: {} }, body, 'r', opts)).toMatchObject({ ok: false, status: 302 });
-    await new Promise((r) => setTimeout(r, 50));
     expect(received.map((x) => x.url)).toEqual(['/redirect']);
   });
 
   it('a receiver that never answers ends in a timeout failure', async () => {
-    const started = Date.now();
     const out = await deliverWebhook({ url: `http://127.0.0.1:${port}/silent`, authType: 'none', headers: {} }, body, 'r', opts);
     expect(out.ok).toBe(false);
     expect(out.error).toMatch(/300 ms/);
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   // Regression (fixed): `timeout` on http.request is a socket *idle* timeout. A receiver that answers 200 and
   // then trickles its body (one byte every 40 ms) never lets it fire, and the delivery promise
   // never settles: the activity times out in Temporal but this request, its socket and the
   // promise live on in the worker for as long as the receiver wants.
-  it('a receiver that trickles its answer forever still ends within the timeout', async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const out = await Promise.race([
-      deliverWebhook({ url: `http://127.0.0.1:${port}/drip`, authType: 'none', headers: {} }, body, 'r', opts),
-      new Promise<'hung'>((r) => { timer = setTimeout(() => r('hung'), 1500); }),
-    ]);
-    clearTimeout(timer);
-    expect(out).not.toBe('hung');
+  // Before the fix this delivery never settled, and the test ran into its timeout.
+  it('a receiver that trickles its answer forever still ends with the timeout failure', async () => {
+    const out = await deliverWebhook({ url: `http://127.0.0.1:${port}/drip`, authType: 'none', headers: {} }, body, 'r', opts);
     expect(out).toMatchObject({ ok: false, error: expect.stringMatching(/300 ms/) });
   });
 
@@ -197,7 +190,6 @@ describe('deliverWebhook against a local receiver', () => {
     const out = await deliverWebhook({ url: `http://127.0.0.1:${port}/ok`, authType: 'bearer', value: 'k', headers: {} }, body, 'r', { timeoutMs: 300, allowHosts: [] });
     expect(out.ok).toBe(false);
     expect(out.error).toMatch(/internal address/);
-    await new Promise((r) => setTimeout(r, 50));
     expect(received).toHaveLength(0);
   });
 
@@ -209,7 +201,6 @@ describe('deliverWebhook against a local receiver', () => {
     const out = await deliverWebhook({ url: `http://rebind.test:${port}/ok`, authType: 'none', headers: {} }, body, 'r', { timeoutMs: 1000, allowHosts: ['127.0.0.1'] });
     expect(out.ok).toBe(false);
     expect(out.error).toMatch(/internal address/);
-    await new Promise((r) => setTimeout(r, 50));
     expect(received).toHaveLength(0);
   });
 

@@ -14,9 +14,9 @@ let deps: AnalyzeDeps;
 
 beforeAll(async () => {
   corpus = await makeCorpus(path.join(os.tmpdir(), `scan-corpus-analyze-${process.pid}`));
+  // Under CI=true a missing clamd fails here, naming it; elsewhere clamav runs as 'unavailable'.
   const started = await startClamd();
-  if ('skipped' in started) console.warn(`clamd not available, clamav will be 'unavailable': ${started.skipped}`);
-  else clamd = started;
+  if (!('skipped' in started)) clamd = started;
   deps = {
     clamd: clamd ? { host: clamd.host, port: clamd.port } : { host: '127.0.0.1', port: 1 },
     feedLookup: memoryFeedLookup(parsePlainHashList('', 'test')),
@@ -70,12 +70,10 @@ describe('analyze', () => {
     const r = await run('eicarTarGz');
     expect(r.safetyScore.primaryThreat).toMatch(/eicar\.tar\.gz\/eicar\.tar\/docs\/eicar\.com/);
   });
-  it('zip bomb -> finding, within a time budget', async () => {
-    const started = Date.now();
+  it('zip bomb -> finding', async () => {
     const r = await run('zipBomb');
     expect(r.engines.archive.findings.map((f) => f.id)).toContain('archive.bomb');
     expect(['Suspicious', 'Malicious']).toContain(r.safetyScore.threatLevel);
-    expect(Date.now() - started).toBeLessThan(30_000);
   }, 60_000);
   it('deep nesting -> depth finding, named at the innermost opened level', async () => {
     const r = await run('deepNest');

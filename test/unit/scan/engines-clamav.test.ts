@@ -1,59 +1,55 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createClamavEngine, clamdAddressFromEnv, severityForSignature } from '../../../src/scan/engines/clamav';
+import { createClamavEngine, severityForSignature } from '../../../src/scan/engines/clamav';
 import { runEngine } from '../../../src/scan/runner';
 import { makeCorpus, type Corpus } from '../../fixtures/scripts/make-corpus';
+import { requireTool, CLAMD_INSTALL } from '../../support/tools';
 import { startClamd, type LocalClamd } from './support/clamd';
 import { ctx, subjectOf } from './support/subject';
 
-let clamd: LocalClamd | null = null;
-let skipReason = '';
+let clamd: LocalClamd;
 let corpus: Corpus;
 
-beforeAll(async () => {
-  corpus = await makeCorpus(path.join(os.tmpdir(), `scan-corpus-clamav-${process.pid}`));
-  const started = await startClamd();
-  if ('skipped' in started) {
-    skipReason = started.skipped;
-    console.warn(`clamd tests skipped: ${skipReason}`);
-  } else clamd = started;
-}, 120_000);
-afterAll(async () => { await clamd?.stop(); });
+// Under CI=true a missing clamd fails this file here, naming it; elsewhere these tests are skipped.
+const withClamd = requireTool('clamd', CLAMD_INSTALL) ? describe : describe.skip;
 
 const scan = async (file: string) => {
-  if (!clamd) throw new Error('no clamd');
   const content = readFileSync(file);
   return createClamavEngine({ host: clamd.host, port: clamd.port }).scan(await subjectOf(content, path.basename(file)), ctx());
 };
 
-describe('clamav engine (project signatures through a real clamd)', () => {
-  const maybe = (name: string, fn: () => Promise<void>) => it(name, async () => {
-    if (!clamd) { console.warn(`skipped "${name}": ${skipReason}`); return; }
-    await fn();
-  }, 60_000);
+withClamd('clamav engine (project signatures through a real clamd)', () => {
+  jest.setTimeout(60_000);
+  beforeAll(async () => {
+    corpus = await makeCorpus(path.join(os.tmpdir(), `scan-corpus-clamav-${process.pid}`));
+    const started = await startClamd();
+    if ('skipped' in started) throw new Error(started.skipped);
+    clamd = started;
+  }, 120_000);
+  afterAll(async () => { await clamd?.stop(); });
 
-  maybe('detects EICAR (ndb body signature) as critical', async () => {
+  it('detects EICAR (ndb body signature) as critical', async () => {
     const out = await scan(corpus.files.eicar);
     expect(out.findings).toEqual([expect.objectContaining({ name: 'Eicar-Test-Signature', severity: 'critical', category: 'test' })]);
   });
-  maybe('detects EICAR inside a zip and a nested zip (clamd unpacks)', async () => {
+  it('detects EICAR inside a zip and a nested zip (clamd unpacks)', async () => {
     expect((await scan(corpus.files.eicarZip)).findings[0].name).toBe('Eicar-Test-Signature');
     expect((await scan(corpus.files.eicarNested)).findings[0].name).toBe('Eicar-Test-Signature');
   });
-  maybe('detects the base64 EICAR, the MD5 (hdb) sample and the logical (ldb) web-shell signature', async () => {
+  it('detects the base64 EICAR, the MD5 (hdb) sample and the logical (ldb) web-shell signature', async () => {
     expect((await scan(corpus.files.eicarBase64)).findings[0].name).toBe('Sentinel.Test.EICAR-Base64');
     expect((await scan(corpus.files.hdbSample)).findings[0].name).toBe('Sentinel.Test.HashSample');
     expect((await scan(corpus.files.webshell)).findings[0].name).toBe('Sentinel.Test.Webshell-PHP-EvalPost');
   });
-  maybe('stays quiet on benign files', async () => {
+  it('stays quiet on benign files', async () => {
     for (const k of ['benignText', 'benignZip', 'benignHtml', 'log4jJar']) expect((await scan(corpus.files[k])).findings).toEqual([]);
     const ls = readFileSync('/bin/ls');
-    expect((await createClamavEngine({ host: clamd!.host, port: clamd!.port }).scan(await subjectOf(ls), ctx())).findings).toEqual([]);
+    expect((await createClamavEngine({ host: clamd.host, port: clamd.port }).scan(await subjectOf(ls), ctx())).findings).toEqual([]);
   });
-  maybe('streams a 40 MB file in chunks', async () => {
+  it('streams a 40 MB file in chunks', async () => {
     const big = Buffer.alloc(40 * 1024 * 1024, 0x41);
-    const out = await createClamavEngine({ host: clamd!.host, port: clamd!.port }).scan(await subjectOf(big), ctx());
+    const out = await createClamavEngine({ host: clamd.host, port: clamd.port }).scan(await subjectOf(big), ctx());
     expect(out.findings).toEqual([]);
   });
 });
@@ -65,10 +61,9 @@ describe('clamav engine without clamd', () => {
     expect(r.note).toMatch(/clamd not reachable at 127\.0\.0\.1:1/);
     expect(r.findings).toEqual([]);
   });
-  it('reads CLAMD_HOST / CLAMD_PORT', () => {
-    expect(clamdAddressFromEnv({ CLAMD_HOST: 'av', CLAMD_PORT: '3311' })).toEqual({ host: 'av', port: 3311 });
-    expect(clamdAddressFromEnv({})).toEqual({ host: '127.0.0.1', port: 3310 });
-    expect(() => clamdAddressFromEnv({ CLAMD_PORT: 'x' })).toThrow(/CLAMD_PORT/);
+  it('without a configured address it is unavailable, not clean', async () => {
+    const r = await runEngine(createClamavEngine(), await subjectOf(Buffer.from('hello')), 5000);
+    expect(r).toMatchObject({ status: 'unavailable', note: 'no clamd address configured', findings: [] });
   });
   it('maps signature families to severities', () => {
     expect(severityForSignature('Win.Trojan.Agent-1').severity).toBe('critical');

@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CVE_DATASET_PATH, compareVersions, createCveEngine, fromNvd, inRange, loadCveDataset, refreshCveDataset } from '../../../src/scan/engines/cve';
+import { CVE_DATASET_PATH, compareVersions, createCveEngine, inRange, loadCveDataset } from '../../../src/scan/engines/cve';
+import { fromNvd, refreshCveDataset } from '../../../src/scan/cve-import';
 import { makeCorpus, makeJar, type Corpus } from '../../fixtures/scripts/make-corpus';
 import { ctx, subjectOf } from './support/subject';
 

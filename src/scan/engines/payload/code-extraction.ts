@@ -7,8 +7,8 @@
  * it lies inside an extracted block, so prose that merely mentions "xmrig" is not flagged.
  * All patterns are literal-anchored with bounded quantifiers (linear; see bench/payload.ts).
  */
-import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
-import { checkBudget, extensionOf, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK, type BudgetSignal, deadlineSignal } from './text';
+import { SEVERITY_RANK, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../../types';
+import { checkBudget, extensionOf, lowerSameLength, maxSeverity, payloadText, safeExcerpt, type BudgetSignal, deadlineSignal } from './text';
 
 export type BlockSource =
   | 'markdown_fence' | 'html_script' | 'html_event_handler' | 'javascript_url'

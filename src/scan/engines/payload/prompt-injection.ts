@@ -5,13 +5,13 @@
  * segments decoded), text hidden from a human reader (HTML comments, alt text, hidden
  * elements), and the project-trained classifier. Evasion findings quote the decoded text.
  */
-import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
+import { SEVERITY_RANK, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../../types';
 import { shippedModel } from './pi-classifier';
 import {
   BIDI, decodeSegments, foldFullwidth, foldHomoglyphs, foldLeet, hasFullwidth, hasHomoglyphs, hasLeet, rot13, stripInvisible, ZERO_WIDTH,
 } from './pi-normalize';
 import { RULES, type InjectionRule } from './pi-rules';
-import { checkBudget, lowerSameLength, maxSeverity, payloadText, safeExcerpt, SEVERITY_RANK, type BudgetSignal, deadlineSignal } from './text';
+import { checkBudget, lowerSameLength, maxSeverity, payloadText, safeExcerpt, type BudgetSignal, deadlineSignal } from './text';
 
 export type RiskLevel = 'none' | 'low' | 'medium' | 'high' | 'critical';
 

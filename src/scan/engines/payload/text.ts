@@ -4,7 +4,7 @@
  * that happens to sit inside quoted code, a prompt or a tool argument is never echoed raw.
  */
 import { performance } from 'node:perf_hooks';
-import type { EngineContext, ScanSubject, Severity } from '../../types';
+import { SEVERITY_RANK, type EngineContext, type ScanSubject, type Severity } from '../../types';
 import { maskSecrets } from './secrets';
 import { EngineTimeoutError } from '../../runner';
 
@@ -69,8 +69,6 @@ export function safeExcerpt(text: string, start: number, end: number, context = 
   const masked = maskSecrets(text.slice(wideStart, wideEnd));
   return clip(masked.slice(s - wideStart, e - wideStart), max);
 }
-
-export const SEVERITY_RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
 export function maxSeverity(list: Severity[]): Severity | undefined {
   let best: Severity | undefined;

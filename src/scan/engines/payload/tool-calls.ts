@@ -6,10 +6,10 @@
  * file operations, network exfiltration, credential access and privilege escalation.
  * Evidence quotes the flagged arguments (secrets masked) and is omitted for exfiltration.
  */
-import type { Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../../types';
+import { SEVERITY_RANK, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../../types';
 import { INDICATORS } from './code-extraction';
 import { findSensitive, maskSecrets } from './secrets';
-import { checkBudget, clip, extensionOf, payloadText, SEVERITY_RANK, type BudgetSignal, deadlineSignal } from './text';
+import { checkBudget, clip, extensionOf, payloadText, type BudgetSignal, deadlineSignal } from './text';
 
 export type ToolCallCategory =
   | 'command_execution' | 'destructive_file_operation' | 'network_exfiltration' | 'credential_access' | 'privilege_escalation';

@@ -13,7 +13,7 @@ import { engine as pdf } from '../../../../src/scan/engines/pdf';
 import { engine as script } from '../../../../src/scan/engines/script';
 import { engine as behavior } from '../../../../src/scan/engines/behavior';
 import { engine as ml } from '../../../../src/scan/engines/ml';
-import { severityRank } from '../../../../src/scan/static/common';
+import { SEVERITY_RANK } from '../../../../src/scan/types';
 import { subject } from './helpers';
 
 const ENGINES: Engine[] = [pe, elf, office, pdf, script, behavior, ml];
@@ -60,7 +60,7 @@ it('no static engine reports above low on >= 200 real benign files', async () =>
     const { fileType } = await identify(content, path.basename(f));
     for (const e of ENGINES) {
       const out = await e.scan(subject(content, fileType, path.basename(f)), { signal: new AbortController().signal, budgetMs: 30_000 });
-      const loud = out.findings.filter((x: Finding) => severityRank(x.severity) > severityRank('low'));
+      const loud = out.findings.filter((x: Finding) => SEVERITY_RANK[x.severity] > SEVERITY_RANK.low);
       for (const x of loud) hits.push(`${f} [${fileType}] ${x.id}:${x.severity} ${x.excerpt ?? ''}`);
     }
   }

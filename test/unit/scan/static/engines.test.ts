@@ -150,11 +150,10 @@ describe('static_script', () => {
   it.each([['benign_build.sh', 'shell'], ['benign_util.py', 'python'], ['benign_app.js', 'javascript'], ['benign_admin.ps1', 'powershell']] as const)('benign %s is quiet', async (f, t) => {
     expect(await ids(script, f, t)).toEqual([]);
   });
-  it('patterns stay linear on hostile input', () => {
+  // A pattern with catastrophic backtracking would not finish before the test's timeout.
+  it('finishes on hostile input built to make patterns backtrack', () => {
     const hostile = `${'curl '.repeat(20000)}${'IEX '.repeat(20000)}${'A'.repeat(199).concat(' ').repeat(2000)}${'/dev/tcp/'.repeat(5000)}`;
-    const t0 = Date.now();
-    analyzeScriptText(hostile);
-    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(analyzeScriptText(hostile).stats.length).toBe(hostile.length);
   });
 });
 

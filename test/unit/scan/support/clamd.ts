@@ -1,23 +1,18 @@
 /**
  * Starts a private clamd for tests and benchmarks: a temp config (Foreground, TCPSocket on a free
  * port, DatabaseDirectory = a temp copy of signatures/clamav plus any official databases present
- * in /var/lib/clamav). Returns null with a reason when clamd is not installed.
+ * in /var/lib/clamav). Without clamd on PATH: throws under CI=true, else returns the reason.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { CLAMD_INSTALL, requireTool } from '../../../support/tools';
 
 export const PROJECT_SIGNATURES = path.resolve(__dirname, '../../../../signatures/clamav');
 
 export interface LocalClamd { host: string; port: number; stop(): Promise<void>; dir: string }
-
-export function clamdBinary(): string | null {
-  for (const p of ['/usr/sbin/clamd', '/usr/bin/clamd', '/usr/local/sbin/clamd']) if (existsSync(p)) return p;
-  const r = spawnSync('sh', ['-c', 'command -v clamd'], { encoding: 'utf8' });
-  return r.status === 0 && r.stdout.trim() ? r.stdout.trim() : null;
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -42,8 +37,8 @@ function ping(port: number): Promise<boolean> {
 }
 
 export async function startClamd(timeoutMs = 60_000): Promise<LocalClamd | { skipped: string }> {
-  const bin = clamdBinary();
-  if (!bin) return { skipped: 'clamd is not installed (apt-get install -y clamav-daemon)' };
+  const bin = requireTool('clamd', CLAMD_INSTALL);
+  if (!bin) return { skipped: `clamd is not on PATH (${CLAMD_INSTALL})` };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'clamd-test-'));
   const db = path.join(dir, 'db');
   spawnSync('mkdir', ['-p', db]);

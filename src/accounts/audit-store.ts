@@ -1,0 +1,32 @@
+/** The only code that speaks MongoDB for the audit log. */
+import { Collection, Db, Filter } from 'mongodb';
+import { COLLECTIONS } from '../storage/mongo';
+import type { AuditCursor, AuditEntries, AuditEntry, AuditFilter } from './audit';
+
+export class AuditStore implements AuditEntries {
+  private readonly col: Collection<AuditEntry>;
+
+  constructor(db: Db) {
+    this.col = db.collection<AuditEntry>(COLLECTIONS.auditLog);
+  }
+
+  async insert(doc: AuditEntry): Promise<void> {
+    await this.col.insertOne(doc);
+  }
+
+  private filterOf(accountId: string, f: AuditFilter): Filter<AuditEntry> {
+    const q: Filter<AuditEntry> = { accountId };
+    if (f.resourceType) q.resourceType = f.resourceType;
+    if (f.action) q.action = f.action;
+    if (f.from || f.to) q.timestamp = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lt: f.to } : {}) };
+    return q;
+  }
+
+  cursor(accountId: string, f: AuditFilter, batchSize: number): AuditCursor {
+    return this.col.find(this.filterOf(accountId, f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize);
+  }
+
+  list(accountId: string, f: AuditFilter, limit: number): Promise<AuditEntry[]> {
+    return this.col.find(this.filterOf(accountId, f)).sort({ timestamp: -1, _id: -1 }).limit(limit).toArray();
+  }
+}

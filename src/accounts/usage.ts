@@ -1,0 +1,26 @@
+/** The account's scan usage as GET /api/account/usage answers it: this month's count against the plan, and the last 30 days. */
+import type { AccountDoc } from './store';
+import { planOf } from './plans';
+import type { Usage } from './schemas';
+import { startOfNextMonthUtc, type LimitService } from '../limits/service';
+
+export class AccountUsage {
+  constructor(
+    private readonly counters: Pick<LimitService, 'scansUsedThisMonth' | 'dailyScanVolume'>,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async scanUsage(account: Pick<AccountDoc, '_id' | 'plan'>): Promise<Usage> {
+    const plan = planOf(account.plan);
+    const [used, daily] = await Promise.all([this.counters.scansUsedThisMonth(account._id), this.counters.dailyScanVolume(account._id, 30)]);
+    return {
+      scans_used: used,
+      max_scans: plan.scansPerMonth,
+      scans_remaining: Math.max(0, plan.scansPerMonth - used),
+      max_file_size_mb: plan.maxFileSizeMb,
+      plan_tier: plan.tier,
+      reset_at: startOfNextMonthUtc(this.now()).toISOString(),
+      daily_volume: daily,
+    };
+  }
+}

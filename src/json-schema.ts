@@ -1,0 +1,75 @@
+/**
+ * The one ajv instance, shared by HTTP routes and the message pipeline (HTTP and MQTT). Schemas
+ * are plain JSON Schema objects, the single source for validation and for the OpenAPI document.
+ */
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
+import { FIXED_LIMITS } from './accounts/plans';
+import { BadRequestError } from './errors';
+
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * RFC 3339 date-time that JavaScript can also represent. ajv-formats accepts a leap second
+ * (23:59:60) and an hour-only offset (+01), which `new Date()` turns into Invalid Date: stored as
+ * 1970 or thrown later as a RangeError. Such a timestamp is refused up front instead.
+ */
+const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean; compare: (a: string, b: string) => number | undefined };
+const dateTime = { type: 'string' as const, validate: (s: string) => rfc3339.validate(s) && !Number.isNaN(Date.parse(s)), compare: rfc3339.compare };
+
+export const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true });
+addFormats(ajv);
+ajv.addFormat('date-time', dateTime);
+/** Query strings arrive as text: this instance coerces "10" to 10 and "true" to true. */
+export const ajvQuery = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: true });
+addFormats(ajvQuery);
+ajvQuery.addFormat('date-time', dateTime);
+
+const cache = new WeakMap<JsonSchema, ValidateFunction>();
+const queryCache = new WeakMap<JsonSchema, ValidateFunction>();
+
+export function validatorFor(schema: JsonSchema, forQuery = false): ValidateFunction {
+  const c = forQuery ? queryCache : cache;
+  let v = c.get(schema);
+  if (!v) {
+    v = (forQuery ? ajvQuery : ajv).compile(schema);
+    c.set(schema, v);
+  }
+  return v;
+}
+
+/** One readable sentence from ajv's first error, e.g. "body.limit must be <= 100". */
+export function describeAjvError(where: string, errors: ErrorObject[] | null | undefined): string {
+  const e = errors?.[0];
+  if (!e) return `${where} is invalid`;
+  const at = `${where}${e.instancePath.replace(/\//g, '.')}`;
+  if (e.keyword === 'additionalProperties') return `${at} has unknown field "${String(e.params.additionalProperty)}"`;
+  if (e.keyword === 'required') return `${at} is missing required field "${String(e.params.missingProperty)}"`;
+  if (e.keyword === 'enum') return `${at} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
+  return `${at} ${e.message ?? 'is invalid'}`;
+}
+
+/**
+ * The structural checks every JSON request body and every MQTT message passes before its schema:
+ * nesting depth (one walk without recursion, so hostile input cannot blow the stack), and no NUL character in an object
+ * key. BSON cannot encode such a key, so storing it would fail late, after the message had been
+ * charged, as an internal error.
+ */
+export function checkJsonShape(value: unknown): void {
+  const limit = FIXED_LIMITS.jsonNestingDepth;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (d > limit) throw new BadRequestError(`JSON nesting exceeds ${limit} levels`, undefined, 'json_too_deep');
+    if (Array.isArray(v)) {
+      for (const child of v) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+      continue;
+    }
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      if (k.includes('\u0000')) throw new BadRequestError(`JSON object key ${JSON.stringify(k)} contains a NUL character`, undefined, 'invalid_json');
+      if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+    }
+  }
+}

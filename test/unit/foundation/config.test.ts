@@ -1,0 +1,15 @@
+/** The scan engines' settings are read by config.ts only (the engines take them as arguments). */
+import path from 'node:path';
+import { loadConfig } from '../../../src/config';
+
+describe('scan engine settings', () => {
+  it('CLAMD_HOST / CLAMD_PORT: unset host means the local clamd; a bad port stops start-up naming it', () => {
+    expect(loadConfig({ CLAMD_HOST: 'av', CLAMD_PORT: '3311' })).toMatchObject({ clamdHost: 'av', clamdPort: 3311 });
+    expect(loadConfig({})).toMatchObject({ clamdHost: undefined, clamdPort: 3310 });
+    expect(() => loadConfig({ CLAMD_PORT: 'x' })).toThrow(/CLAMD_PORT/);
+  });
+  it('YARA_RULES_DIR is made absolute', () => {
+    expect(loadConfig({ YARA_RULES_DIR: 'my-rules' }).yaraRulesDir).toBe(path.resolve('my-rules'));
+    expect(loadConfig({}).yaraRulesDir).toBeUndefined();
+  });
+});
