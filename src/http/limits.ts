@@ -42,6 +42,12 @@ export function makeRateLimiter(limits: LimitService) {
         rules = [cls, { name: 'plan', limit: planOf(p.account.plan).scanRequestsPerMinute }];
         break;
       }
+      // Writes of workflows, connectors and vault entries share one counter per account (spec: 30 per minute).
+      case 'workflow-write':
+        scope = `acct:${accountId}:wf`;
+        windowMs = 60_000;
+        rules = [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }];
+        break;
       case 'entity':
       case 'account-messaging':
         ({ scope, windowMs, rules } = messagingKeyWindow(accountId, p.apiKeyId));

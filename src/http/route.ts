@@ -14,7 +14,7 @@ import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './sc
 export type Area = 'scan' | 'messaging' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Which limiter a request is counted by (see http/limits.ts). */
-export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'none';
+export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'workflow-write' | 'none';
 
 export interface AppState {
   requestId: string;

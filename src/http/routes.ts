@@ -5,10 +5,14 @@ import { registerAccountRoutes } from '../accounts/routes';
 import { registerMessagingRoutes } from '../messaging/routes';
 import { registerMqttAuthRoutes } from '../mqtt/routes';
 import { registerScanRoutes } from '../scan/routes';
+import { registerVaultRoutes } from '../vault/routes';
+import { registerConnectorRoutes } from '../connectors/routes';
 
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
   registerMessagingRoutes(r, s);
   registerMqttAuthRoutes(r, s);
   registerScanRoutes(r, s);
+  registerVaultRoutes(r, s);
+  registerConnectorRoutes(r, s);
 }
