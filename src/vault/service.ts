@@ -6,6 +6,8 @@
 import { decryptSecret, encryptSecret } from '../crypto';
 import { NotFoundError } from '../errors';
 import type { VaultEntryView } from './schemas';
+import { Redactor } from './redact';
+import { fillVaultRefs, vaultRefs } from './template';
 
 export interface SealedVaultEntry {
   name: string;
@@ -53,5 +55,20 @@ export class VaultService {
     const missing = wanted.filter((n) => !found.some((e) => e.name === n));
     if (missing.length) throw new NotFoundError(`Vault entry ${missing.map((n) => `"${n}"`).join(', ')}`);
     return Object.fromEntries(found.map((e) => [e.name, decryptSecret(this.key, e.valueSealed)]));
+  }
+
+  /**
+   * The activity-side use of the vault: runs `use` with every `{{ vault.NAME }}` of `config`
+   * filled in, and returns its result (or throws its error) with each revealed value replaced
+   * by `[vault:NAME]`. Plaintext exists only inside this call.
+   */
+  async withSecrets<C, R>(accountId: string, config: C, use: (resolved: C, redactor: Redactor) => Promise<R>): Promise<R> {
+    const revealed = await this.reveal(accountId, vaultRefs(config));
+    const redactor = new Redactor(revealed);
+    try {
+      return redactor.json(await use(fillVaultRefs(config, revealed), redactor));
+    } catch (err) {
+      throw redactor.error(err);
+    }
   }
 }
