@@ -126,6 +126,18 @@ describe('connectors API', () => {
     expect((await api('GET', `/api/connectors/${id}`, { key: a.apiKey })).status).toBe(404);
   });
 
+  it('documents the routes in OpenAPI and answers unknown paths in the scanning error shape', async () => {
+    const doc = await api('GET', '/openapi.json');
+    expect(Object.keys(doc.body.paths['/api/connectors/{id}'] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
+    expect(Object.keys(doc.body.paths['/api/vault'] ?? {}).sort()).toEqual(['get', 'post']);
+    expect(doc.body.paths['/api/vault/{name}'].delete).toBeDefined();
+    for (const p of ['/api/connectors/a/b', '/api/vault/a/b']) {
+      const r = await api('GET', p, { key: a.apiKey });
+      expect(r.status).toBe(404);
+      expect(r.body).toMatchObject({ error: expect.any(String), code: 'not_found' });
+    }
+  });
+
   it('never writes credentials to the service log', () => {
     expectNoCredentials(readFileSync(stack().logFile, 'utf8'));
   });
