@@ -125,12 +125,19 @@ describe('Python snippet jail', () => {
   it('sees an empty environment, nothing of the host process', async () => {
     process.env.SANDBOX_TEST_MARKER = 'host-value-must-not-leak';
     try {
-      const out = await run('import os\nresult = dict(os.environ)\nprint(open("/proc/self/environ", "rb").read())');
+      const out = await run('import os\nresult = dict(os.environ)\nprint(open("/proc/self/environ", "rb").read(), open("/proc/1/environ", "rb").read())');
       expect(out.result).toEqual({});
-      expect(out.stdout).toBe("b''\n");
+      expect(out.stdout).toBe("b'' b''\n");
     } finally {
       delete process.env.SANDBOX_TEST_MARKER;
     }
+  });
+
+  it('sees none of the host processes', async () => {
+    const out = await run('import os\nresult = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())');
+    // bwrap's init and the snippet itself.
+    expect((out.result as number[]).length).toBeLessThanOrEqual(3);
+    expect(out.result).not.toContain(process.pid);
   });
 
   it('runs as an unprivileged uid and cannot write outside its tmpfs', async () => {
