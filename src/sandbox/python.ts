@@ -154,7 +154,8 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
       if (failure) return reject(failure);
       const errText = Buffer.concat(stderr).toString('utf8');
       const resultText = Buffer.concat(resultChunks).toString('utf8');
-      if (signal === 'SIGXCPU' || signal === 'SIGKILL' && /SIGXCPU|CPU time/i.test(errText)) {
+      // bwrap reports its child's death by signal N as exit code 128 + N (SIGXCPU = 24: the CPU limit).
+      if (code === 128 + 24) {
         return reject(new SnippetError('timeout', `Python snippet used its CPU time of ${Math.ceil(req.timeoutMs / 1000)} s`));
       }
       let outcome: { result?: unknown; error?: string } | undefined;

@@ -189,6 +189,13 @@ describe('Python snippet jail', () => {
     await waitFor(() => jailProcesses().length === 0, 'the looping process to end');
   });
 
+  it('reports the CPU limit (SIGXCPU from RLIMIT_CPU) as a timeout', async () => {
+    // The kernel's signal at the CPU limit, sent early: the wall clock would otherwise come first.
+    const err = await failure(run('import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)', { timeoutMs: 3_000 }));
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toBe('Python snippet used its CPU time of 3 s');
+  });
+
   it('kills a snippet printing 20 MB at the output limit', async () => {
     const err = await failure(run('import sys\nchunk = "x" * 65536\nfor _ in range(320):\n    sys.stdout.write(chunk)'));
     expect(err.kind).toBe('output_limit');
