@@ -119,7 +119,7 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
     const stop = (err: SnippetError) => {
       if (failure) return;
       failure = err;
-      // bwrap runs with --die-with-parent semantics for its sandbox: killing it ends every process in the jail.
+      // With --die-with-parent, killing bwrap kills the jail's init, and with it the whole pid namespace.
       child.kill('SIGKILL');
     };
     const collect = (stream: Readable, into: Buffer[]) => stream.on('data', (chunk: Buffer) => {
@@ -172,7 +172,8 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
       if (outcome && code === 0) {
         return resolve({ result: outcome.result ?? null, stdout: Buffer.concat(stdout).toString('utf8') });
       }
-      if (/bwrap:|setting up uid map|Operation not permitted|No permissions to create new namespace/i.test(errText) && !resultText) {
+      // bwrap's own failures (no user namespaces, a refused mount) come before Python ever starts.
+      if (/^bwrap: /m.test(errText) && !resultText) {
         return reject(new SnippetError('unavailable', `Python sandbox unavailable: ${trimTraceback(errText)}`));
       }
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
