@@ -216,6 +216,12 @@ describe('Python snippet jail', () => {
     expect(out.stdout.length).toBe(1536 * 1024);
   });
 
+  it('gives each of several concurrent snippets its own tmpfs', async () => {
+    const code = 'import os, time\nbefore = os.listdir("/tmp")\nopen("/tmp/mine", "w").write(str(input))\ntime.sleep(0.3)\nresult = [before, open("/tmp/mine").read()]';
+    const outs = await Promise.all(Array.from({ length: 6 }, (_, i) => run(code, { input: i })));
+    expect(outs.map((o) => o.result)).toEqual(Array.from({ length: 6 }, (_, i) => [[], String(i)]));
+  });
+
   it('stops when the caller aborts', async () => {
     const ac = new AbortController();
     const p = run('import time\ntime.sleep(30)', { signal: ac.signal });
