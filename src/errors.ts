@@ -81,3 +81,15 @@ export class ServiceUnavailableError extends AppError {
     super(503, message, { code: 'unavailable' });
   }
 }
+
+/**
+ * A Python snippet that did not return a result (src/sandbox/python.ts). Not an HTTP error: it
+ * fails a workflow node, and its message is what the run shows.
+ */
+export type SnippetFailure = 'python' | 'output_limit' | 'timeout' | 'memory' | 'killed' | 'unavailable';
+export class SnippetError extends Error {
+  constructor(readonly kind: SnippetFailure, message: string) {
+    super(message);
+    this.name = 'SnippetError';
+  }
+}

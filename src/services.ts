@@ -32,6 +32,10 @@ import { ScanService } from './scan/service';
 import { FeedStore } from './scan/feed-store';
 import { cveDatasetPath } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
+import { VaultService } from './vault/service';
+import { VaultStore } from './vault/store';
+import { ConnectorService } from './connectors/service';
+import { ConnectorStore } from './connectors/store';
 
 export interface Services {
   config: Config;
@@ -57,6 +61,10 @@ export interface Services {
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
   mqttSignals: MqttSignals;
   scans: ScanService;
+  /** Sealed secrets of workflows; `reveal` only inside the activity that uses them. */
+  vault: VaultService;
+  /** Connectors (aws); `runS3` is the aws.s3 node's operation. */
+  connectors: ConnectorService;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
 }
@@ -122,6 +130,8 @@ export function createServices(opts: {
       },
     }),
     mqttSignals,
+    vault: new VaultService(new VaultStore(db), secrets.dataEncryptionKey),
+    connectors: new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts),
     temporal: opts.temporal,
   };
 }

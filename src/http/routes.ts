@@ -6,6 +6,8 @@ import { registerEntityRoutes } from '../entities/routes';
 import { registerMessagingRoutes } from '../messaging/routes';
 import { registerMqttAuthRoutes } from '../mqtt/routes';
 import { registerScanRoutes } from '../scan/routes';
+import { registerVaultRoutes } from '../vault/routes';
+import { registerConnectorRoutes } from '../connectors/routes';
 
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
@@ -14,4 +16,6 @@ export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerEntityRoutes(r, s);
   registerMqttAuthRoutes(r, s.mqtt);
   registerScanRoutes(r, s);
+  registerVaultRoutes(r, s);
+  registerConnectorRoutes(r, s);
 }

@@ -1,7 +1,8 @@
 /**
  * Which counters each rate class is charged against, for HTTP requests and MQTT publishes alike:
  * scanning reads 60/min and writes 30/min plus the plan's requests per minute (one-minute window
- * per account), messaging 50 requests per second per API key (one-second window per account).
+ * per account), messaging 50 requests per second per API key (one-second window per account),
+ * workflow, connector and vault writes 30/min per account.
  * Every number comes from accounts/plans.ts.
  */
 import { FIXED_LIMITS, planOf, type PlanTier } from '../accounts/plans';
@@ -9,7 +10,7 @@ import { RateLimitedError } from '../errors';
 import type { LimitService, WindowRule } from './service';
 
 /** Which limiter a request is counted by; every HTTP route names one. */
-export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'none';
+export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'workflow-write' | 'none';
 
 interface Window { scope: string; windowMs: number; rules: WindowRule[] }
 
@@ -29,6 +30,11 @@ function scanWindow(accountId: string, plan: PlanTier, rate: 'scan-read' | 'scan
   return { scope: `acct:${accountId}:scan`, windowMs: 60_000, rules: [cls, { name: 'plan', limit: planOf(plan).scanRequestsPerMinute }] };
 }
 
+/** Writes of workflows, connectors and vault entries share one counter per account (spec: 30 per minute). */
+function workflowWriteWindow(accountId: string): Window {
+  return { scope: `acct:${accountId}:wf`, windowMs: 60_000, rules: [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }] };
+}
+
 async function enforce(limits: LimitService, w: Window, plan: PlanTier | undefined, arrivedAt?: Date): Promise<void> {
   const verdict = await limits.hit(w.scope, w.windowMs, w.rules, arrivedAt);
   if (verdict.allowed) return;
@@ -42,6 +48,7 @@ async function enforce(limits: LimitService, w: Window, plan: PlanTier | undefin
 export async function enforceRate(limits: LimitService, rate: RateClass, caller: { accountId: string; plan: PlanTier; apiKeyId: string }): Promise<void> {
   if (rate === 'none') return;
   if (rate === 'scan-read' || rate === 'scan-write') return enforce(limits, scanWindow(caller.accountId, caller.plan, rate), caller.plan);
+  if (rate === 'workflow-write') return enforce(limits, workflowWriteWindow(caller.accountId), caller.plan);
   return enforce(limits, messagingKeyWindow(caller.accountId, caller.apiKeyId), caller.plan);
 }
 

@@ -60,6 +60,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.messageInbox]: [{ key: { accountId: 1, dest: 1, queuedAt: 1, _id: 1 }, name: 'dest_fifo' }],
   [COLLECTIONS.services]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
   [COLLECTIONS.notifications]: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_time' }],
+  [COLLECTIONS.vault]: [{ key: { accountId: 1, name: 1 }, name: 'account_name' }],
+  [COLLECTIONS.connectors]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
   // MQTT processes poll signals newer than their last read; old ones are swept by time.
   [COLLECTIONS.mqttSignals]: [{ key: { at: 1 }, name: 'by_time' }],
 };

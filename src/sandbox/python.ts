@@ -1,0 +1,184 @@
+/**
+ * Runs a user's Python snippet in a jail (decisions.md section 7, "Python snippet"):
+ * bubblewrap gives fresh user, pid, network, ipc, uts and mount namespaces with nothing but a
+ * read-only /usr and an empty tmpfs, no environment and an unprivileged uid; prlimit bounds
+ * address space (256 MB), CPU seconds (the node timeout), processes, open files and file size;
+ * the parent kills the jail at the timeout and as soon as the output passes the plan's cap.
+ * Nothing runs outside the jail: without bubblewrap or user namespaces a snippet fails.
+ * How it works and what it guarantees: docs/workflows-sandbox.md.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { SnippetError } from '../errors';
+
+export const PYTHON_PATH = '/usr/bin/python3';
+const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/bin/bwrap'];
+const PRLIMIT_CANDIDATES = ['/usr/bin/prlimit', '/bin/prlimit'];
+
+/** The jail's fixed limits; the timeout and the output cap come from the node and the plan. */
+export const JAIL_LIMITS = {
+  memoryBytes: 256 * 1024 * 1024,
+  /** Processes (threads count too) of the jail's uid: bwrap, its init, Python and room for a few children. */
+  maxProcesses: 32,
+  openFiles: 64,
+  /** Largest file a snippet may write in its tmpfs, and the tmpfs size. */
+  fileBytes: 16 * 1024 * 1024,
+  /** Characters of a traceback kept in the node's error (its end, where the cause is). */
+  errorChars: 4_000,
+} as const;
+
+/**
+ * When the service runs as root, each snippet runs as its own uid from this range (never a real
+ * account), so one snippet's processes never count against another's process limit. A non-root
+ * service runs snippets as its own uid mapped to an unprivileged one inside the jail.
+ */
+const JAIL_UID_BASE = 1_900_000_000;
+const JAIL_UID_SPAN = 100_000;
+let uidCursor = 0;
+
+const RUNNER = readFileSync(path.join(__dirname, 'runner.py'), 'utf8');
+
+export interface SnippetRequest {
+  code: string;
+  /** The JSON value bound to `input` in the snippet. */
+  input?: unknown;
+  /** Wall clock for the whole run; CPU seconds are bounded by it too. */
+  timeoutMs: number;
+  /** The plan's snippet output cap (plans.ts pythonSnippetOutputBytes): stdout, stderr and result together. */
+  outputCapBytes: number;
+  signal?: AbortSignal;
+}
+
+export interface SnippetOutput {
+  /** The JSON value the snippet left in `result` (null when it set none). */
+  result: unknown;
+  stdout: string;
+}
+
+export interface JailTools { bwrap: string; prlimit: string; python: string }
+
+/** The tools the jail needs, or a SnippetError naming what is missing. */
+export function jailTools(): JailTools {
+  const bwrap = BWRAP_CANDIDATES.find((p) => existsSync(p));
+  const prlimit = PRLIMIT_CANDIDATES.find((p) => existsSync(p));
+  const missing = [!bwrap && 'bubblewrap (bwrap)', !prlimit && 'util-linux prlimit', !existsSync(PYTHON_PATH) && `Debian python3 (${PYTHON_PATH})`].filter(Boolean);
+  if (missing.length) throw new SnippetError('unavailable', `Python sandbox unavailable: ${missing.join(', ')} not installed (npm run setup)`);
+  return { bwrap: bwrap as string, prlimit: prlimit as string, python: PYTHON_PATH };
+}
+
+/**
+ * RLIMIT_NPROC counts every process of the real uid: it bounds a snippet only when the snippet
+ * has a uid of its own (root service). Otherwise the pid namespace and the timeout bound it.
+ */
+function jailArgs(tools: JailTools, timeoutMs: number, ownUid: boolean): string[] {
+  const cpuSeconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  return [
+    `--as=${JAIL_LIMITS.memoryBytes}`, `--cpu=${cpuSeconds}`, ...(ownUid ? [`--nproc=${JAIL_LIMITS.maxProcesses}`] : []),
+    `--nofile=${JAIL_LIMITS.openFiles}`, `--fsize=${JAIL_LIMITS.fileBytes}`, '--core=0', '--',
+    tools.bwrap,
+    '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv',
+    '--uid', '65534', '--gid', '65534', '--cap-drop', 'ALL',
+    '--ro-bind', '/usr', '/usr',
+    // Debian's merged /usr: the loader and python3 resolve through these.
+    '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
+    '--proc', '/proc', '--dev', '/dev',
+    '--size', String(JAIL_LIMITS.fileBytes), '--tmpfs', '/tmp',
+    '--chdir', '/tmp',
+    // env -i drops the PWD bwrap sets for --chdir.
+    '/usr/bin/env', '-i', tools.python, '-I', '-S', '-B', '-c', RUNNER,
+  ];
+}
+
+/** Keeps the end of a traceback, where the exception is, within the error budget. */
+function trimTraceback(text: string): string {
+  const t = text.trimEnd();
+  return t.length <= JAIL_LIMITS.errorChars ? t : `…${t.slice(t.length - JAIL_LIMITS.errorChars)}`;
+}
+
+/**
+ * Runs one snippet in a fresh jail. Resolves `{result, stdout}`; rejects with SnippetError:
+ * `python` (the trimmed traceback), `output_limit`, `timeout`, `memory`, `killed`, `unavailable`.
+ */
+export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
+  const tools = jailTools();
+  const ownUid = process.getuid?.() === 0;
+  const spawnAs = ownUid ? { uid: JAIL_UID_BASE + (uidCursor++ % JAIL_UID_SPAN), gid: JAIL_UID_BASE } : {};
+  const request = JSON.stringify({ code: req.code, input: req.input ?? null });
+  return new Promise<SnippetOutput>((resolve, reject) => {
+    if (req.signal?.aborted) return reject(new SnippetError('killed', 'Python snippet cancelled'));
+    const child = spawn(tools.prlimit, jailArgs(tools, req.timeoutMs, ownUid), {
+      env: {}, cwd: '/', stdio: ['pipe', 'pipe', 'pipe', 'pipe'], ...spawnAs,
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    const resultChunks: Buffer[] = [];
+    let total = 0;
+    let failure: SnippetError | undefined;
+    const stop = (err: SnippetError) => {
+      if (failure) return;
+      failure = err;
+      // With --die-with-parent, killing bwrap kills the jail's init, and with it the whole pid namespace.
+      child.kill('SIGKILL');
+    };
+    const collect = (stream: Readable, into: Buffer[]) => stream.on('data', (chunk: Buffer) => {
+      if (failure) return;
+      total += chunk.length;
+      if (total > req.outputCapBytes) {
+        stop(new SnippetError('output_limit', `Python snippet output limit of ${req.outputCapBytes} bytes exceeded (stdout, stderr and result count together)`));
+        return;
+      }
+      into.push(chunk);
+    });
+    collect(child.stdout, stdout);
+    collect(child.stderr, stderr);
+    collect(child.stdio[3] as Readable, resultChunks);
+
+    const timer = setTimeout(() => stop(new SnippetError('timeout', `Python snippet timed out after ${req.timeoutMs} ms`)), req.timeoutMs);
+    const onAbort = () => stop(new SnippetError('killed', 'Python snippet cancelled'));
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+
+    // The jail may end before it reads all of stdin (a limit hit at start-up); its exit says why.
+    (child.stdin as Writable).on('error', () => undefined);
+    child.stdin.end(request);
+
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      reject(new SnippetError('unavailable', `Python sandbox unavailable: ${err.message}`));
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+      if (failure) return reject(failure);
+      const errText = Buffer.concat(stderr).toString('utf8');
+      const resultText = Buffer.concat(resultChunks).toString('utf8');
+      // bwrap reports its child's death by signal N as exit code 128 + N (SIGXCPU = 24: the CPU limit).
+      if (code === 128 + 24) {
+        return reject(new SnippetError('timeout', `Python snippet used its CPU time of ${Math.ceil(req.timeoutMs / 1000)} s`));
+      }
+      let outcome: { result?: unknown; error?: string } | undefined;
+      try {
+        outcome = resultText ? (JSON.parse(resultText) as { result?: unknown; error?: string }) : undefined;
+      } catch {
+        outcome = undefined;
+      }
+      if (outcome?.error !== undefined) {
+        const kind = /^MemoryError\b/m.test(outcome.error) ? 'memory' : 'python';
+        const hint = kind === 'memory' ? ` (the jail allows ${JAIL_LIMITS.memoryBytes / (1024 * 1024)} MB)` : '';
+        return reject(new SnippetError(kind, `${trimTraceback(outcome.error)}${hint}`));
+      }
+      if (outcome && code === 0) {
+        return resolve({ result: outcome.result ?? null, stdout: Buffer.concat(stdout).toString('utf8') });
+      }
+      // bwrap's own failures (no user namespaces, a refused mount) come before Python ever starts.
+      if (/^bwrap: /m.test(errText) && !resultText) {
+        return reject(new SnippetError('unavailable', `Python sandbox unavailable: ${trimTraceback(errText)}`));
+      }
+      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      const detail = errText.trim() ? `: ${trimTraceback(errText)}` : '';
+      reject(new SnippetError(/MemoryError/.test(errText) ? 'memory' : 'killed', `Python snippet ${how} before returning a result${detail}`));
+    });
+  });
+}

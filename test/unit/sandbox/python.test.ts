@@ -1,0 +1,232 @@
+/**
+ * The Python snippet jail against real escape attempts. Needs Debian's bubblewrap and python3
+ * (npm run setup): without them every test fails with "Python sandbox unavailable".
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { PLANS } from '../../../src/accounts/plans';
+import { SnippetError } from '../../../src/errors';
+import { runPythonSnippet, SnippetRequest } from '../../../src/sandbox/python';
+
+const FREE_CAP = PLANS.free.pythonSnippetOutputBytes;
+
+function run(code: string, opts: Partial<SnippetRequest> = {}) {
+  return runPythonSnippet({ code, input: null, timeoutMs: 10_000, outputCapBytes: FREE_CAP, ...opts });
+}
+
+async function failure(p: Promise<unknown>): Promise<SnippetError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof SnippetError) return err;
+    throw err;
+  }
+  throw new Error('the snippet was expected to fail but returned a result');
+}
+
+/** Processes on the host whose uid is one the jail hands out (root service) — none must outlive a run. */
+function jailProcesses(): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      if (uid >= 1_900_000_000 && uid < 1_900_100_000) found.push(Number(pid));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+async function waitFor(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('Python snippet jail', () => {
+  it('returns the JSON value of result and the captured stdout', async () => {
+    const out = await run('print("hello", input["name"])\nresult = {"sum": sum(input["xs"]), "ok": True}', { input: { name: 'ada', xs: [1, 2, 3] } });
+    expect(out).toEqual({ result: { sum: 6, ok: true }, stdout: 'hello ada\n' });
+  });
+
+  it('returns null when the snippet sets no result', async () => {
+    expect(await run('x = 1')).toEqual({ result: null, stdout: '' });
+  });
+
+  it('fails with the snippet\'s trimmed traceback, without the runner\'s frames', async () => {
+    const err = await failure(run('def f(x):\n    return 1 / x\nresult = f(input)', { input: 0 }));
+    expect(err.kind).toBe('python');
+    expect(err.message).toMatch(/^Traceback \(most recent call last\):\n {2}File "<snippet>", line 3/);
+    expect(err.message).toContain('return 1 / x');
+    expect(err.message).toMatch(/ZeroDivisionError: division by zero$/);
+    expect(err.message).not.toContain('runner');
+  });
+
+  it('keeps only the end of a very long traceback', async () => {
+    const err = await failure(run('def f(n):\n    return f(n + 1)\nf(0)'));
+    expect(err.message.length).toBeLessThanOrEqual(4_001);
+    expect(err.message).toMatch(/RecursionError: maximum recursion depth exceeded/);
+  });
+
+  it('reports a syntax error', async () => {
+    const err = await failure(run('def (:'));
+    expect(err.kind).toBe('python');
+    expect(err.message).toMatch(/SyntaxError/);
+  });
+
+  it('refuses a result that is not JSON', async () => {
+    const err = await failure(run('result = {1, 2}'));
+    expect(err.message).toMatch(/result is not JSON-serialisable/);
+  });
+
+  it('has no network: a connection to a port listening on the host fails and never arrives', async () => {
+    let accepted = 0;
+    const server = net.createServer((s) => { accepted++; s.destroy(); });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const err = await failure(run(`import socket\nsocket.create_connection(("127.0.0.1", ${port}), timeout=3)`));
+      expect(err.kind).toBe('python');
+      expect(err.message).toMatch(/(ConnectionRefusedError|OSError: \[Errno 101\] Network is unreachable)/);
+      expect(accepted).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('cannot read host files: /etc/passwd does not exist in the jail', async () => {
+    const err = await failure(run('result = open("/etc/passwd").read()'));
+    expect(err.message).toMatch(/FileNotFoundError: \[Errno 2\] No such file or directory: '\/etc\/passwd'/);
+    expect(err.message).not.toMatch(/root:x:0:0/);
+  });
+
+  it("cannot read the service's DATA_DIR/secrets.json", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'jail-data-'));
+    const file = path.join(dataDir, 'secrets.json');
+    const marker = `secret-${process.pid}-${Date.now()}`;
+    writeFileSync(file, JSON.stringify({ dataEncryptionKey: marker }), { mode: 0o644 });
+    try {
+      const err = await failure(run(`result = open(${JSON.stringify(file)}).read()`));
+      expect(err.message).toContain('FileNotFoundError');
+      expect(err.message).not.toContain(marker);
+      // Nor by listing what the jail can see.
+      const out = await run('import os\nresult = [os.path.join(d, f) for d, _, fs in os.walk("/", onerror=None) if not d.startswith(("/usr", "/proc")) for f in fs]');
+      expect(JSON.stringify(out)).not.toContain('secrets.json');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('sees an empty environment, nothing of the host process', async () => {
+    process.env.SANDBOX_TEST_MARKER = 'host-value-must-not-leak';
+    try {
+      const out = await run('import os\nresult = dict(os.environ)\nprint(open("/proc/self/environ", "rb").read(), open("/proc/1/environ", "rb").read())');
+      expect(out.result).toEqual({});
+      expect(out.stdout).toBe("b'' b''\n");
+    } finally {
+      delete process.env.SANDBOX_TEST_MARKER;
+    }
+  });
+
+  it('sees none of the host processes', async () => {
+    const out = await run('import os\nresult = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())');
+    // bwrap's init and the snippet itself.
+    expect((out.result as number[]).length).toBeLessThanOrEqual(3);
+    expect(out.result).not.toContain(process.pid);
+  });
+
+  it('runs as an unprivileged uid and cannot write outside its tmpfs', async () => {
+    const out = await run([
+      'import os',
+      'try:',
+      '    open("/usr/evil", "w")',
+      '    wrote = True',
+      'except OSError as e:',
+      '    wrote = e.strerror',
+      'open("/tmp/scratch", "w").write("ok")',
+      'result = {"uid": os.getuid(), "usr": wrote, "tmp": open("/tmp/scratch").read()}',
+    ].join('\n'));
+    expect(out.result).toEqual({ uid: 65534, usr: 'Read-only file system', tmp: 'ok' });
+  });
+
+  it('bounds the process count: forking 1,000 processes fails, and none outlives the run', async () => {
+    const code = [
+      'import os, time',
+      'for i in range(1000):',
+      '    if os.fork() == 0:',
+      '        time.sleep(60)',
+      '        os._exit(0)',
+      'result = "forked 1000"',
+    ].join('\n');
+    if (process.getuid?.() === 0) {
+      const err = await failure(run(code));
+      expect(err.kind).toBe('python');
+      expect(err.message).toMatch(/BlockingIOError: \[Errno 11\] Resource temporarily unavailable/);
+      await waitFor(() => jailProcesses().length === 0, 'the jail processes to end');
+    } else {
+      // Without a uid of its own the process limit cannot apply (docs/workflows-sandbox.md); the
+      // pid namespace still ends every child with the snippet.
+      await run(code);
+    }
+  });
+
+  it('bounds memory: allocating 2 GB fails with MemoryError', async () => {
+    const err = await failure(run('x = bytearray(2 * 1024 ** 3)\nresult = len(x)'));
+    expect(err.kind).toBe('memory');
+    expect(err.message).toMatch(/MemoryError/);
+    expect(err.message).toMatch(/256 MB/);
+  });
+
+  it('kills an infinite loop at the timeout', async () => {
+    const err = await failure(run('while True:\n    pass', { timeoutMs: 1_500 }));
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toMatch(/timed out after 1500 ms|CPU time/);
+    await waitFor(() => jailProcesses().length === 0, 'the looping process to end');
+  });
+
+  it('reports the CPU limit (SIGXCPU from RLIMIT_CPU) as a timeout', async () => {
+    // The kernel's signal at the CPU limit, sent early: the wall clock would otherwise come first.
+    const err = await failure(run('import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)', { timeoutMs: 3_000 }));
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toBe('Python snippet used its CPU time of 3 s');
+  });
+
+  it('kills a snippet printing 20 MB at the output limit', async () => {
+    const err = await failure(run('import sys\nchunk = "x" * 65536\nfor _ in range(320):\n    sys.stdout.write(chunk)'));
+    expect(err.kind).toBe('output_limit');
+    expect(err.message).toContain('output limit');
+  });
+
+  it('counts stdout, stderr and the result against the cap', async () => {
+    const err = await failure(run('result = "y" * (2 * 1024 * 1024)'));
+    expect(err.message).toContain('output limit');
+  });
+
+  it('1.5 MB of output fails on the free plan and passes on pro', async () => {
+    const code = 'import sys\nsys.stdout.write("z" * (1536 * 1024))\nresult = "done"';
+    const err = await failure(run(code, { outputCapBytes: PLANS.free.pythonSnippetOutputBytes }));
+    expect(err.message).toContain('output limit');
+    const out = await run(code, { outputCapBytes: PLANS.pro.pythonSnippetOutputBytes });
+    expect(out.result).toBe('done');
+    expect(out.stdout.length).toBe(1536 * 1024);
+  });
+
+  it('gives each of several concurrent snippets its own tmpfs', async () => {
+    const code = 'import os, time\nbefore = os.listdir("/tmp")\nopen("/tmp/mine", "w").write(str(input))\ntime.sleep(0.3)\nresult = [before, open("/tmp/mine").read()]';
+    const outs = await Promise.all(Array.from({ length: 6 }, (_, i) => run(code, { input: i })));
+    expect(outs.map((o) => o.result)).toEqual(Array.from({ length: 6 }, (_, i) => [[], String(i)]));
+  });
+
+  it('stops when the caller aborts', async () => {
+    const ac = new AbortController();
+    const p = run('import time\ntime.sleep(30)', { signal: ac.signal });
+    setTimeout(() => ac.abort(), 200);
+    const err = await failure(p);
+    expect(err.kind).toBe('killed');
+  });
+});
