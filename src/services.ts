@@ -27,6 +27,9 @@ import { ScanService } from './scan/service';
 import { mongoFeedLookup } from './scan/engines/feeds';
 import { cveDatasetPath } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
+import { FileStore } from './files/store';
+import { FileService } from './files/service';
+import { ClipMaker } from './files/clip';
 
 export interface Services {
   config: Config;
@@ -47,6 +50,8 @@ export interface Services {
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
   mqttSignals: MqttSignals;
   scans: ScanService;
+  /** File transfer between entities and the clip gallery. */
+  files: FileService;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
 }
@@ -85,6 +90,19 @@ export function createServices(opts: {
   const mqttStore = new MqttStore(db);
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
+  const files = new FileService({
+    store: new FileStore(db),
+    scanner: scans,
+    recipients: accounts,
+    workflows: {
+      startFileWorkflow: async (fileId) => {
+        if (!opts.temporal) throw new Error('file transfer needs a Temporal client in this process');
+        await opts.temporal.workflow.start('fileTransfer', { taskQueue: config.temporalTaskQueue, workflowId: `file-${fileId}`, args: [{ fileId }] });
+      },
+    },
+    clips: new ClipMaker({ concurrency: 2 }),
+    logger: logger.child({ component: 'files' }),
+  });
   return {
     config,
     logger,
@@ -94,6 +112,7 @@ export function createServices(opts: {
     roles: new CustomRoles(accountStore, audit),
     limits,
     scans,
+    files,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
     messageStore,
     messagingEvents,
