@@ -52,7 +52,7 @@ export function registerFileRoutes(r: RouteRegistry, s: Services): void {
       const p = principalOf(ctx);
       if (p.kind !== 'entity') return;
       const { maxBytes, limitText } = fileSizeLimit(planOf(p.account.plan));
-      refuseDeclaredOverLimit(ctx.req, maxBytes, limitText);
+      refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
       ctx.status = 202;
       ctx.body = await s.files.upload({
         account: p.account, source: p.entity.name, requestId: ctx.state.requestId,

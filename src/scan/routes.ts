@@ -34,7 +34,7 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
       const { account } = principalOf(ctx);
       const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
       const { maxBytes, limitText } = fileSizeLimit(planOf(account.plan));
-      refuseDeclaredOverLimit(ctx.req, maxBytes, limitText);
+      refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
       const upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
       answer(ctx, await s.scans.scan({
         account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',

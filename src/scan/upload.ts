@@ -22,9 +22,8 @@ export function fileSizeLimit(plan: Plan): { maxBytes: number; limitText: string
  * A declared Content-Length over the limit is answered 413 now; the rest of the body is read and
  * discarded (never buffered) so the client sees the 413 instead of a reset connection.
  */
-export function refuseDeclaredOverLimit(req: IncomingMessage, maxFileBytes: number, limitText: string): void {
-  const declared = Number(req.headers['content-length'] || 0);
-  if (declared > maxFileBytes + MULTIPART_OVERHEAD) {
+export function refuseDeclaredOverLimit(req: IncomingMessage, declaredLength: number, maxFileBytes: number, limitText: string): void {
+  if (declaredLength > maxFileBytes + MULTIPART_OVERHEAD) {
     req.resume();
     throw new PayloadTooLargeError(limitText);
   }
