@@ -1,6 +1,6 @@
 /** HTTP for file transfer (entity keys) and the clip gallery (account key): FileService calls only. */
 import { planOf } from '../accounts/plans';
-import { RangeNotSatisfiableError } from '../errors';
+import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, RouteRegistry } from '../http/route';
 import { fileSizeLimit, refuseDeclaredOverLimit, streamMultipartUpload } from '../scan/upload';
 import type { Services } from '../services';
@@ -50,7 +50,8 @@ export function registerFileRoutes(r: RouteRegistry, s: Services): void {
     },
     handler: async (ctx) => {
       const p = principalOf(ctx);
-      if (p.kind !== 'entity') return;
+      // auth 'entity' already refused other keys; this narrows the type.
+      if (p.kind !== 'entity') throw new ForbiddenError('This endpoint requires an entity API key');
       const { maxBytes, limitText } = fileSizeLimit(planOf(p.account.plan));
       refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
       ctx.status = 202;
