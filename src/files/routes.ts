@@ -18,6 +18,8 @@ function contentDisposition(kind: 'attachment' | 'inline', filename: string): st
 
 function sendPart(ctx: AppContext, part: StoredPart, disposition: 'attachment' | 'inline'): void {
   ctx.set('Content-Disposition', contentDisposition(disposition, part.filename));
+  // The type comes from the content (or the device): a browser must not guess another one.
+  ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.type = part.contentType;
   if (part.range.kind === 'unsatisfiable') throw new RangeNotSatisfiableError(part.size);
   if (part.range.kind === 'partial') {

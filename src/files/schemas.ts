@@ -131,9 +131,10 @@ export const gallerySchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'source', 'createdAt', 'status'],
+        required: ['id', 'source', 'createdAt', 'status', 'size'],
         properties: {
           id: { type: 'string' }, source: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' },
+          size: { type: 'integer', description: 'Bytes of the clip as uploaded' },
           frames: { type: 'integer' }, fps: { type: 'number' }, width: { type: 'integer' }, height: { type: 'integer' },
           durationMs: { type: 'integer' }, status: { type: 'string', enum: [...FILE_STATUSES] },
           format: { type: 'string', enum: [...CLIP_FORMATS] }, error: { type: 'string' },

@@ -181,7 +181,7 @@ export class FileService {
     const page = await this.deps.store.clips(accountId, { source: q.entity_name, offset, limit: limit + 1 });
     return {
       files: page.slice(0, limit).map((f) => ({
-        id: f._id, source: f.source, createdAt: f.createdAt.toISOString(), status: f.status,
+        id: f._id, source: f.source, createdAt: f.createdAt.toISOString(), status: f.status, size: f.size,
         ...(f.clip ? { fps: f.clip.fps, ...(f.clip.format ? { format: f.clip.format } : {}) } : {}),
         ...(f.clip?.frames !== undefined ? { frames: f.clip.frames, width: f.clip.width, height: f.clip.height, durationMs: f.clip.durationMs } : {}),
         ...(f.error ? { error: f.error } : {}),
@@ -194,7 +194,8 @@ export class FileService {
   async openClipPart(accountId: string, id: string, part: BlobPart, rangeHeader?: string): Promise<StoredPart> {
     const { store } = this.deps;
     const f = await store.find(accountId, id);
-    if (!f || f.kind !== 'clip' || f.status === 'blocked' || (part !== 'raw' && f.status === 'scanning')) throw new NotFoundError('File');
+    // Only a scanned, accepted clip is served: not while scanning, never when blocked or failed.
+    if (!f || f.kind !== 'clip' || (f.status !== 'delivered' && f.status !== 'downloaded')) throw new NotFoundError('File');
     const size = await store.blobSize(id, part);
     if (size === undefined) throw new NotFoundError(part === 'video' ? 'Video' : part === 'poster' ? 'Poster' : 'File');
     const range = part === 'video' ? parseRange(rangeHeader, size) : { kind: 'full' as const };

@@ -198,6 +198,22 @@ describe('FileService', () => {
     await expect(t.service.status({ accountId: 'other' }, id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('serves clip parts only once the clip is delivered, the video by byte range', async () => {
+    const t = setup();
+    const { id } = await t.upload(Buffer.from('PK\u0003\u0004'), { kind: 'clip' });
+    await expect(t.service.openClipPart('acc', id, 'raw')).rejects.toMatchObject({ status: 404 });
+    await t.service.scanFile(id);
+    await expect(t.service.openClipPart('acc', id, 'raw')).rejects.toMatchObject({ status: 404 });
+    Object.assign(t.store.docs.get(id)!, { status: 'delivered' });
+    t.store.blobs.set(`${id}/video`, Buffer.from('0123456789'));
+    const part = await t.service.openClipPart('acc', id, 'video', 'bytes=2-4');
+    expect(part).toMatchObject({ size: 10, contentType: 'video/mp4', range: { kind: 'partial', start: 2, end: 4 } });
+    expect((await t.service.openClipPart('acc', id, 'video', 'bytes=10-')).range).toEqual({ kind: 'unsatisfiable' });
+    expect((await t.service.openClipPart('acc', id, 'raw')).contentType).toBe('application/zip');
+    await expect(t.service.openClipPart('acc', id, 'poster')).rejects.toMatchObject({ status: 404 });
+    await expect(t.service.openClipPart('other', id, 'raw')).rejects.toMatchObject({ status: 404 });
+  });
+
   it('expires files (record and every part) once their expiry has passed', async () => {
     const t = setup();
     const { id } = await t.upload(Buffer.from('%PDF'), { dest: 'b' });
