@@ -52,7 +52,7 @@ describe('clips', () => {
 
     const gallery = await api('GET', '/api/files?kind=clip&limit=10', { key: f.apiKey });
     expect(gallery.status).toBe(200);
-    expect(gallery.body.files).toContainEqual(expect.objectContaining({ id, source: 'cam', frames: 60, fps: 10, width: 640, height: 480, durationMs: 6000, status: 'delivered' }));
+    expect(gallery.body.files).toContainEqual(expect.objectContaining({ id, source: 'cam', size: zip.length, frames: 60, fps: 10, width: 640, height: 480, durationMs: 6000, status: 'delivered' }));
     expect((await api('GET', '/api/files?entity_name=viewer', { key: f.apiKey })).body.files).toEqual([]);
 
     const video = await getBytes(f.apiKey, `/api/files/${id}/video`);

@@ -124,6 +124,19 @@ describe('file transfer between devices', () => {
     expect((await api('GET', `/api/entities/files/${id}`, { key: f.apiKey })).body.status).toBe('delivered');
   });
 
+  it('documents every file endpoint in the OpenAPI document', async () => {
+    const doc = await api('GET', '/openapi.json');
+    const paths = doc.body.paths;
+    expect(paths['/api/entities/files'].post.responses['202']).toBeDefined();
+    expect(paths['/api/entities/files'].get).toBeDefined();
+    expect(paths['/api/entities/files/{id}'].get).toBeDefined();
+    expect(paths['/api/entities/files/download/{id}'].get).toBeDefined();
+    expect(paths['/api/files'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['kind', 'limit', 'offset', 'entity_name']));
+    expect(Object.keys(paths['/api/files/{id}/video'].get.responses)).toEqual(expect.arrayContaining(['200', '206', '416']));
+    expect(paths['/api/files/{id}/poster'].get).toBeDefined();
+    expect(paths['/api/files/{id}/raw'].get).toBeDefined();
+  });
+
   it('answers 413 while streaming a file over the plan\'s limit (Free: 10 MB)', async () => {
     const free = await fleet('free', ['p', 'q']);
     const before = await withDb((db) => db.collection('file_blobs.files').countDocuments());
