@@ -118,6 +118,9 @@ export function streamMultipartUpload<T>(
         },
       });
       fileStream = hashing;
+      // `fail` may destroy it before the consumer has attached its own listener: that error must
+      // not be an unhandled 'error' event (the consumer still sees it when it reads).
+      hashing.on('error', () => undefined);
       stream.on('error', (err: Error) => hashing.destroy(err));
       stream.on('limit', () => fail(new PayloadTooLargeError(limitText)));
       stream.pipe(hashing);
