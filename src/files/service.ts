@@ -123,7 +123,13 @@ export class FileService {
       ...(kind === 'clip' ? { clip: { fps: fields.meta?.fps ?? FIXED_LIMITS.clipFpsDefault, ...(fields.meta?.format ? { format: fields.meta.format } : {}) } } : {}),
       createdAt: now, expiresAt: new Date(now.getTime() + FIXED_LIMITS.fileRetentionDays * DAY_MS),
     });
-    await this.deps.workflows.startFileWorkflow(id);
+    try {
+      await this.deps.workflows.startFileWorkflow(id);
+    } catch (err) {
+      // Nothing would ever scan it: end it now rather than leave it `scanning` until it expires.
+      await this.fail(id, 'The file could not be queued for scanning');
+      throw err;
+    }
     return { id, status: 'scanning', filename: received.filename || id, size: received.size, sha256: received.sha256 };
   }
 

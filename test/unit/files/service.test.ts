@@ -43,7 +43,7 @@ class MemoryFiles implements FileRecords {
   async deleteBlob(id: string, part: BlobPart) { this.blobs.delete(`${id}/${part}`); }
 }
 
-function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Error } = {}) {
+function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Error; startFails?: boolean } = {}) {
   const store = new MemoryFiles();
   const scans: string[] = [];
   const started: string[] = [];
@@ -59,7 +59,12 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
       },
     },
     recipients: { getEntity: async (_acc, name) => { if (name !== 'b') throw new NotFoundError('Entity'); return {}; } },
-    workflows: { startFileWorkflow: async (id) => { started.push(id); } },
+    workflows: {
+      startFileWorkflow: async (id) => {
+        if (opts.startFails) throw new Error('Temporal unreachable');
+        started.push(id);
+      },
+    },
     clips: {
       make: async () => {
         if (opts.clipError) throw opts.clipError;
@@ -122,6 +127,13 @@ describe('FileService', () => {
     expect(t.store.blobs.size).toBe(0);
     expect(t.store.docs.size).toBe(0);
     expect(t.started).toEqual([]);
+  });
+
+  it('ends a file failed, bytes deleted, when its workflow cannot be started', async () => {
+    const t = setup({ startFails: true });
+    await expect(t.upload(Buffer.from('%PDF'), { dest: 'b' })).rejects.toThrow('Temporal unreachable');
+    expect([...t.store.docs.values()].map((d) => d.status)).toEqual(['failed']);
+    expect(t.store.blobs.size).toBe(0);
   });
 
   it('delivers a Clean file once; a repeated activity does not scan again', async () => {
