@@ -3,49 +3,24 @@
  * is delivered once, with one scan in the account's history. Runs its own stack: an api process
  * that owns the local stack and worker processes pointed at it.
  */
-import { randomBytes } from 'node:crypto';
 import { Connection, Client } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
-import { startServiceProcess, StartedService } from '../../support/service';
-import { loadConfig } from '../../../src/config';
-import { createLogger } from '../../../src/log';
-import { loadSecrets } from '../../../src/secrets';
-import { connectStorage } from '../../../src/storage/mongo';
-import { createServices } from '../../../src/services';
+import { activityStarted, SplitStack, startSplitStack } from '../../support/split-stack';
 
 jest.setTimeout(240_000);
 
-const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' };
-
 describe('file transfer survives a killed worker', () => {
-  let api: StartedService;
-  const workers: StartedService[] = [];
-
-  afterAll(async () => {
-    for (const w of workers) await w.stop();
-    await api?.stop();
-  });
+  let stack: SplitStack | undefined;
+  afterAll(async () => { await stack?.stop(); });
 
   it('delivers the file once after the worker is killed mid-scan and another worker starts', async () => {
-    api = await startServiceProcess({ extraEnv: { ...shared, ROLES: 'api,mqtt' } });
-    const e = api.env;
-    const workerEnv = {
-      ...shared,
-      ROLES: 'worker',
-      MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`,
-      TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
-      CLAMD_HOST: '127.0.0.1',
-      CLAMD_PORT: String(e.clamdPort),
-    };
-    workers.push(await startServiceProcess({ extraEnv: workerEnv }));
-
-    const config = loadConfig({ ...process.env, ...e.env, ...shared });
-    const storage = await connectStorage(config);
-    const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
-    const { accountId } = await services.accounts.createAccount({ name: 'kill', plan: 'pro' });
-    const sender = await services.accounts.createEntity(accountId, { name: 'sender' });
-    await services.accounts.createEntity(accountId, { name: 'receiver' });
-    await storage.close();
+    stack = await startSplitStack();
+    const e = stack.api.env;
+    const { accountId, sender } = await stack.withServices(async (s) => {
+      const acct = await s.accounts.createAccount({ name: 'kill', plan: 'pro' });
+      await s.accounts.createEntity(acct.accountId, { name: 'receiver' });
+      return { accountId: acct.accountId, sender: await s.accounts.createEntity(acct.accountId, { name: 'sender' }) };
+    });
 
     // Large enough that the scan is still running when the worker dies.
     const content = Buffer.alloc(90 * 1024 * 1024, 0x61);
@@ -59,17 +34,11 @@ describe('file transfer survives a killed worker', () => {
 
     const temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${e.temporalPort}` }) });
     const handle = temporal.workflow.getHandle(`file-${id}`);
-    for (let i = 0; ; i++) {
-      const d = await handle.describe();
-      const started = d.raw.pendingActivities?.some((a) => String(a.state) === 'PENDING_ACTIVITY_STATE_STARTED' || a.state === 2);
-      if (started) break;
-      if (i > 400) throw new Error('activity never started');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    process.kill(workers[0].env.pid, 'SIGKILL');
+    await activityStarted(handle);
+    process.kill(stack.workers[0].env.pid, 'SIGKILL');
     expect(await status()).toBe('scanning');
 
-    workers.push(await startServiceProcess({ extraEnv: workerEnv }));
+    await stack.startWorker();
     await handle.result();
     expect(await status()).toBe('delivered');
 
