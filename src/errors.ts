@@ -66,6 +66,11 @@ export class PayloadTooLargeError extends AppError {
     super(413, message, { code: 'payload_too_large', extra });
   }
 }
+export class RangeNotSatisfiableError extends AppError {
+  constructor(size: number) {
+    super(416, `Range not satisfiable: the content is ${size} bytes`, { code: 'range_not_satisfiable', headers: { 'Content-Range': `bytes */${size}` } });
+  }
+}
 export class ValidationError extends AppError {
   constructor(message: string, extra?: Record<string, unknown>) {
     super(422, message, { code: 'validation_error', extra });

@@ -26,6 +26,7 @@ import { startLocalStack, LocalStack } from './stack';
 import { canConnect } from './stack/net';
 import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
 import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/worker';
+import { ensureFileExpirySchedule } from '../temporal/schedules';
 
 const VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -101,6 +102,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       installTemporalRuntime(logger);
       const connection = await connectWorker(config);
       worker = await startWorker(config, connection, services, logger.child({ component: 'worker' }));
+      if (temporal) await ensureFileExpirySchedule(temporal, config.temporalTaskQueue);
       const w = worker;
       stoppers.push(async () => {
         await w.shutdown();

@@ -36,6 +36,9 @@ import { VaultService } from './vault/service';
 import { VaultStore } from './vault/store';
 import { ConnectorService } from './connectors/service';
 import { ConnectorStore } from './connectors/store';
+import { FileStore } from './files/store';
+import { FileService } from './files/service';
+import { ClipMaker } from './files/clip';
 
 export interface Services {
   config: Config;
@@ -65,6 +68,8 @@ export interface Services {
   vault: VaultService;
   /** Connectors (aws); `runS3` is the aws.s3 node's operation. */
   connectors: ConnectorService;
+  /** File transfer between entities and the clip gallery. */
+  files: FileService;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
 }
@@ -103,6 +108,19 @@ export function createServices(opts: {
   const mqttStore = new MqttStore(db);
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
+  const files = new FileService({
+    store: new FileStore(db),
+    scanner: scans,
+    recipients: accounts,
+    workflows: {
+      startFileWorkflow: async (fileId) => {
+        if (!opts.temporal) throw new Error('file transfer needs a Temporal client in this process');
+        await opts.temporal.workflow.start('fileTransfer', { taskQueue: config.temporalTaskQueue, workflowId: `file-${fileId}`, args: [{ fileId }] });
+      },
+    },
+    clips: new ClipMaker({ concurrency: 2 }),
+    logger: logger.child({ component: 'files' }),
+  });
   return {
     config,
     logger,
@@ -113,6 +131,7 @@ export function createServices(opts: {
     usage: new AccountUsage(limits),
     limits,
     scans,
+    files,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
     messageStore,
     messagingEvents,

@@ -81,6 +81,20 @@ export const FIXED_LIMITS = {
   webhookTimeoutMs: 10_000,
   workflowWritesPerMinute: 30,
   workflowRunsPerMinute: 60,
+  filesPageDefault: 50,
+  filesPageMax: 100,
+  /** Files not downloaded (and gallery clips) are deleted this long after upload. */
+  fileRetentionDays: 7,
+  clipFpsDefault: 10,
+  clipFpsMin: 1,
+  clipFpsMax: 60,
+  clipMaxFrames: 1_800,
+  clipMaxWidth: 1920,
+  clipMaxHeight: 1080,
+  clipMaxExpandedBytes: 100 * MB,
+  /** Wall-clock limit of one ffmpeg/ffprobe run, and the address-space limit it runs under. */
+  clipToolSeconds: 180,
+  clipToolMemoryBytes: 2 * GB,
 } as const;
 
 export const isPlanTier = (v: unknown): v is PlanTier => typeof v === 'string' && (PLAN_TIERS as readonly string[]).includes(v);

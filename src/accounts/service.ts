@@ -27,7 +27,7 @@ function entityNameOf(resourcePath: string, accountId: string): string | undefin
 
 export const ENTITY_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 /** Names that are path segments of the messaging API under /api/entities/, so no entity may take them. */
-export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set(['me', 'message', 'messages', 'check_messages', 'status-table', 'bulk']);
+export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set(['me', 'message', 'messages', 'check_messages', 'status-table', 'bulk', 'files']);
 
 export type Principal =
   | { kind: 'account'; account: AccountDoc; apiKeyId: string; permissions: ReadonlySet<Permission> }

@@ -3,6 +3,7 @@ import type { Services } from '../services';
 import type { RouteRegistry } from './route';
 import { registerAccountRoutes } from '../accounts/routes';
 import { registerEntityRoutes } from '../entities/routes';
+import { registerFileRoutes } from '../files/routes';
 import { registerMessagingRoutes } from '../messaging/routes';
 import { registerMqttAuthRoutes } from '../mqtt/routes';
 import { registerScanRoutes } from '../scan/routes';
@@ -11,6 +12,8 @@ import { registerConnectorRoutes } from '../connectors/routes';
 
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
+  // Before messaging: GET /api/entities/files must win over GET /api/entities/:name.
+  registerFileRoutes(r, s);
   registerMessagingRoutes(r, s);
   // After messaging: its fixed /api/entities/... paths must match before /api/entities/:name.
   registerEntityRoutes(r, s);

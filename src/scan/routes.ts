@@ -8,10 +8,8 @@ import {
   profilePatchSchema, profileSchema, scanQuerySchema, scanResultSchema, scanUploadBody,
 } from './schemas';
 import type { ScanOutcome, ScanService } from './service';
-import { readMultipartUpload } from './upload';
+import { readMultipartUpload, refuseDeclaredOverLimit } from './upload';
 
-/** Multipart framing around the file: boundaries, part headers and the small fields. */
-const MULTIPART_OVERHEAD = 64 * 1024;
 const PAYLOAD_JSON_LIMIT = 24 * 1024 * 1024;
 
 export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }): void {
@@ -35,13 +33,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
       const { account } = principalOf(ctx);
       const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
       const { maxBytes, message: limitText } = s.scans.fileSizeLimit(account.plan);
-      const declared = Number(ctx.get('content-length') || 0);
-      if (declared > maxBytes + MULTIPART_OVERHEAD) {
-        // Answer now; the rest of the body is read and discarded (never buffered) so the client
-        // sees the 413 instead of a reset connection.
-        ctx.req.resume();
-        throw new PayloadTooLargeError(limitText);
-      }
+      refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
       const upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
       answer(ctx, await s.scans.scan({
         account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',

@@ -10,6 +10,7 @@ import type { AccountDoc } from '../accounts/store';
 import { FIXED_LIMITS, hasEntitlement, planOf, type PlanTier } from '../accounts/plans';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../errors';
 import type { LimitService } from '../limits/service';
+import { isDuplicateKey } from '../storage/mongo';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';
 import { identify } from './filetype';
@@ -156,10 +157,7 @@ export class ScanService {
       }
     }
 
-    const plan = planOf(account.plan);
-    if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) {
-      throw new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
-    }
+    await this.reserveScan(account);
 
     const autoDefer = req.content.length > FIXED_LIMITS.autoDeferBytes;
     if (req.defer || autoDefer) return this.defer(req, scanId, profile, now, autoDefer);
@@ -168,6 +166,34 @@ export class ScanService {
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
     if (profile?.webhook) await this.startWebhook(scanId);
     return { kind: 'complete', result };
+  }
+
+  /** Takes one scan of the account's monthly quota (402 `quota_exceeded` when it is used up). */
+  async reserveScan(account: AccountDoc): Promise<void> {
+    const plan = planOf(account.plan);
+    if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) {
+      throw new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
+    }
+  }
+
+  /**
+   * File transfer's scan: the same analysis as POST /api/scan for bytes whose quota was reserved
+   * at upload (no scan profile: a transfer is not an API scan). Recorded once in the account's
+   * history under `scanId`; a retry after a worker died returns the recorded result.
+   */
+  async scanTransfer(input: { accountId: string; scanId: string; requestId: string; name: string; content: Buffer; at: Date }): Promise<ScanResult> {
+    const recorded = await this.store.findScanById(input.scanId);
+    if (recorded?.result) return recorded.result as unknown as ScanResult;
+    const result = await this.analyzeToResult(input.content, { ...input, scanType: 'file', profile: null });
+    try {
+      await this.store.insertScan({
+        _id: input.scanId, accountId: input.accountId, requestId: input.requestId, scanType: 'file', filename: input.name,
+        createdAt: input.at, size: input.content.length, creditsUsed: 1, status: 'complete', completedAt: new Date(), result: resultForStorage(result),
+      });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    return result;
   }
 
   private baseRecord(req: ScanRequest, scanId: string, profile: ProfileDoc | null, at: Date): Omit<StoredScan, 'status'> {

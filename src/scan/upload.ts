@@ -4,9 +4,26 @@
  * plan's limit, without buffering the rest.
  */
 import type { IncomingMessage } from 'node:http';
+import { Readable, Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
+import type { Plan } from '../accounts/plans';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
+
+/** Multipart framing around the file: boundaries, part headers and the small fields. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+/** The plan's file-size limit and the text of its 413. */
+/**
+ * A declared Content-Length over the limit is answered 413 now; the rest of the body is read and
+ * discarded (never buffered) so the client sees the 413 instead of a reset connection.
+ */
+export function refuseDeclaredOverLimit(req: IncomingMessage, declaredLength: number, maxFileBytes: number, limitText: string): void {
+  if (declaredLength > maxFileBytes + MULTIPART_OVERHEAD) {
+    req.resume();
+    throw new PayloadTooLargeError(limitText);
+  }
+}
 
 export interface ParsedUpload {
   content: Buffer;
@@ -16,12 +33,37 @@ export interface ParsedUpload {
   hashes: { sha256: string; md5: string; sha1: string };
 }
 
-export function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, limitText: string): Promise<ParsedUpload> {
+export interface StreamedUpload<T> extends Omit<ParsedUpload, 'content'> {
+  /** What `consume` made of the file part (e.g. where it was stored). */
+  stored: T;
+  size: number;
+  /** The part's declared media type. */
+  mimeType: string;
+}
+
+/** Buffers the `file` part in memory (scans need the bytes whole). */
+export async function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, limitText: string): Promise<ParsedUpload> {
+  const { stored, ...rest } = await streamMultipartUpload(req, maxFileBytes, limitText, async (file) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of file) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  });
+  return { content: stored, filename: rest.filename, fields: rest.fields, hashes: rest.hashes };
+}
+
+/**
+ * Hands the `file` part as a stream to `consume` (which must read it to its end) and resolves once
+ * both the body and `consume` are done. On a failure the part's stream is destroyed, so `consume`
+ * sees the error and can drop what it wrote.
+ */
+export function streamMultipartUpload<T>(
+  req: IncomingMessage, maxFileBytes: number, limitText: string, consume: (file: Readable) => Promise<T>,
+): Promise<StreamedUpload<T>> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) {
     return Promise.reject(new BadRequestError('Request must be multipart/form-data with a "file" part', undefined, 'invalid_upload'));
   }
-  return new Promise<ParsedUpload>((resolve, reject) => {
+  return new Promise<StreamedUpload<T>>((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
       // fileSize is one past the plan's limit: busboy reports 'limit' once a file *reaches*
@@ -33,15 +75,18 @@ export function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, 
       return;
     }
     const fields: Record<string, string> = {};
-    const chunks: Buffer[] = [];
     const digests = { sha256: createHash('sha256'), md5: createHash('md5'), sha1: createHash('sha1') };
     let filename: string | undefined;
-    let sawFile = false;
+    let mimeType = '';
+    let size = 0;
+    let fileStream: Readable | undefined;
+    let consumed: Promise<T> | undefined;
     let failed = false;
     const fail = (err: Error) => {
       if (failed) return;
       failed = true;
       req.unpipe(bb);
+      fileStream?.destroy(err);
       // Stop reading the rest of the body: the client gets the answer now.
       req.resume();
       reject(err);
@@ -50,32 +95,47 @@ export function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, 
     bb.on('file', (name, stream, info) => {
       // A body that ends inside a file part ("Unexpected end of form") destroys the part's stream
       // with an error; without a listener that error would be an uncaught exception.
-      stream.on('error', malformed);
-      if (name !== 'file' || sawFile) {
+      stream.on('error', (err: Error) => { if (!failed) malformed(err); });
+      if (name !== 'file' || fileStream) {
         stream.resume();
         return;
       }
-      sawFile = true;
       filename = info.filename ?? '';
-      stream.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        digests.sha256.update(chunk);
-        digests.md5.update(chunk);
-        digests.sha1.update(chunk);
+      mimeType = info.mimeType ?? '';
+      // Hashed on the way through; the transform holds the bytes (and pauses the body) until
+      // `consume` reads them, so none are lost while it gets ready.
+      const hashing = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          digests.sha256.update(chunk);
+          digests.md5.update(chunk);
+          digests.sha1.update(chunk);
+          done(null, chunk);
+        },
       });
+      fileStream = hashing;
+      // `fail` may destroy it before the consumer has attached its own listener: that error must
+      // not be an unhandled 'error' event (the consumer still sees it when it reads).
+      hashing.on('error', () => undefined);
+      stream.on('error', (err: Error) => hashing.destroy(err));
       stream.on('limit', () => fail(new PayloadTooLargeError(limitText)));
+      stream.pipe(hashing);
+      consumed = consume(hashing);
+      // Its failure is reported through `fail` or awaited below; never an unhandled rejection.
+      consumed.catch(() => undefined);
     });
     bb.on('field', (name, value) => { fields[name] = value; });
     bb.on('error', malformed);
     bb.on('close', () => {
       if (failed) return;
-      if (!sawFile) return reject(new BadRequestError('Missing "file" part in the multipart request', undefined, 'invalid_upload'));
-      resolve({
-        content: Buffer.concat(chunks),
-        filename: filename ?? '',
-        fields,
-        hashes: { sha256: digests.sha256.digest('hex'), md5: digests.md5.digest('hex'), sha1: digests.sha1.digest('hex') },
-      });
+      if (!consumed) return fail(new BadRequestError('Missing "file" part in the multipart request', undefined, 'invalid_upload'));
+      consumed.then((stored) => {
+        if (failed) return;
+        resolve({
+          stored, size, mimeType, filename: filename ?? '', fields,
+          hashes: { sha256: digests.sha256.digest('hex'), md5: digests.md5.digest('hex'), sha1: digests.sha1.digest('hex') },
+        });
+      }, (err: Error) => fail(err));
     });
     req.pipe(bb);
   });

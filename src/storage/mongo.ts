@@ -62,6 +62,12 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.notifications]: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_time' }],
   [COLLECTIONS.vault]: [{ key: { accountId: 1, name: 1 }, name: 'account_name' }],
   [COLLECTIONS.connectors]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
+  // File transfer: a recipient's inbox, the clip gallery newest first, the expiry sweep.
+  [COLLECTIONS.files]: [
+    { key: { accountId: 1, dest: 1, status: 1, createdAt: 1 }, name: 'account_dest_status' },
+    { key: { accountId: 1, kind: 1, createdAt: -1, _id: -1 }, name: 'account_kind_time' },
+    { key: { expiresAt: 1 }, name: 'expiry' },
+  ],
   // MQTT processes poll signals newer than their last read; old ones are swept by time.
   [COLLECTIONS.mqttSignals]: [{ key: { at: 1 }, name: 'by_time' }],
 };

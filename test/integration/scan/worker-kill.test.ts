@@ -3,47 +3,20 @@
  * completes, once. Runs its own stack: an api process that owns the local stack, and worker
  * processes pointed at it, as a scaled-out deployment would run them.
  */
-import { randomBytes } from 'node:crypto';
 import { Connection, Client } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
-import { startServiceProcess, StartedService } from '../../support/service';
-import { loadConfig } from '../../../src/config';
-import { createLogger } from '../../../src/log';
-import { loadSecrets } from '../../../src/secrets';
-import { connectStorage } from '../../../src/storage/mongo';
-import { createServices } from '../../../src/services';
+import { activityStarted, SplitStack, startSplitStack } from '../../support/split-stack';
 
 jest.setTimeout(240_000);
 
-const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' };
-
 describe('deferred scan survives a killed worker', () => {
-  let api: StartedService;
-  const workers: StartedService[] = [];
-
-  afterAll(async () => {
-    for (const w of workers) await w.stop();
-    await api?.stop();
-  });
+  let stack: SplitStack | undefined;
+  afterAll(async () => { await stack?.stop(); });
 
   it('completes once after the worker is killed mid-activity and another worker starts', async () => {
-    api = await startServiceProcess({ extraEnv: { ...shared, ROLES: 'api,mqtt' } });
-    const e = api.env;
-    const workerEnv = {
-      ...shared,
-      ROLES: 'worker',
-      MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`,
-      TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
-      CLAMD_HOST: '127.0.0.1',
-      CLAMD_PORT: String(e.clamdPort),
-    };
-    workers.push(await startServiceProcess({ extraEnv: workerEnv }));
-
-    const config = loadConfig({ ...process.env, ...e.env, ...shared });
-    const storage = await connectStorage(config);
-    const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
-    const { apiKey } = await services.accounts.createAccount({ name: 'kill', plan: 'pro' });
-    await storage.close();
+    stack = await startSplitStack();
+    const e = stack.api.env;
+    const { apiKey } = await stack.withServices((s) => s.accounts.createAccount({ name: 'kill', plan: 'pro' }));
 
     // Large enough that the analysis is still running when the worker dies.
     const content = Buffer.alloc(90 * 1024 * 1024, 0x61);
@@ -56,18 +29,12 @@ describe('deferred scan survives a killed worker', () => {
     const temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${e.temporalPort}` }) });
     const handle = temporal.workflow.getHandle(`scan-${scanId}`);
     // Wait until the scan activity has started on the first worker, then kill that worker.
-    for (let i = 0; ; i++) {
-      const d = await handle.describe();
-      const started = d.raw.pendingActivities?.some((a) => String(a.state) === 'PENDING_ACTIVITY_STATE_STARTED' || a.state === 2);
-      if (started) break;
-      if (i > 1200) throw new Error('activity never started');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    process.kill(workers[0].env.pid, 'SIGKILL');
+    await activityStarted(handle);
+    process.kill(stack.workers[0].env.pid, 'SIGKILL');
     const mid = await fetch(`${e.baseUrl}/api/scan/${scanId}`, { headers: { authorization: `Bearer ${apiKey}` } });
     expect(((await mid.json()) as { status: string }).status).toBe('pending');
 
-    workers.push(await startServiceProcess({ extraEnv: workerEnv }));
+    await stack.startWorker();
     await handle.result();
 
     const done = (await (await fetch(`${e.baseUrl}/api/scan/${scanId}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;

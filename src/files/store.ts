@@ -1,0 +1,154 @@
+/**
+ * MongoDB access for file transfer: one record per file in `files` (its `_id` is the public file
+ * id) and the bytes in the GridFS bucket `file_blobs`, named `<fileId>/<part>` (raw upload, clip
+ * video, clip poster) so every part of a file is found and deleted by its id alone.
+ */
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Collection, Db, GridFSBucket } from 'mongodb';
+import { COLLECTIONS } from '../storage/mongo';
+import type { UserJsonText } from '../storage/user-json';
+import type { ClipFormat, FileStatus } from './schemas';
+
+export type BlobPart = 'raw' | 'video' | 'poster';
+export const BLOB_PARTS: readonly BlobPart[] = ['raw', 'video', 'poster'];
+
+export interface Verdict { score: number; threatLevel: string; primaryThreat: string }
+
+export interface ClipInfo {
+  /** As declared in meta, else found from the bytes when the clip is made. */
+  format?: ClipFormat;
+  fps: number;
+  frames?: number;
+  width?: number;
+  height?: number;
+  durationMs?: number;
+  video?: boolean;
+}
+
+export interface FileRecord {
+  _id: string;
+  accountId: string;
+  /** Sender entity name. */
+  source: string;
+  /** Recipient entity name; absent for a clip that only goes to the gallery. */
+  dest?: string;
+  kind: 'file' | 'clip';
+  filename: string;
+  size: number;
+  sha256: string;
+  /** From the scan's content identification once scanned; the upload's part type until then. */
+  contentType: string;
+  tags: string[];
+  /** The device's `meta` object exactly as sent. */
+  meta: UserJsonText;
+  status: FileStatus;
+  /** The scan of this file in the account's history. */
+  scanId: string;
+  requestId: string;
+  verdict?: Verdict;
+  error?: string;
+  clip?: ClipInfo;
+  createdAt: Date;
+  expiresAt: Date;
+  deliveredAt?: Date;
+  downloadedAt?: Date;
+}
+
+export interface BlobRange { start: number; end: number }
+
+export class FileStore {
+  private readonly files: Collection<FileRecord>;
+  private readonly blobs: GridFSBucket;
+  private readonly chunks: Collection;
+
+  constructor(db: Db) {
+    this.files = db.collection<FileRecord>(COLLECTIONS.files);
+    this.blobs = new GridFSBucket(db, { bucketName: 'file_blobs', chunkSizeBytes: 1024 * 1024 });
+    this.chunks = db.collection('file_blobs.chunks');
+  }
+
+  async insert(doc: FileRecord): Promise<void> {
+    await this.files.insertOne(doc);
+  }
+
+  find(accountId: string, id: string) { return this.files.findOne({ _id: id, accountId }); }
+  findById(id: string) { return this.files.findOne({ _id: id }); }
+
+  /** Moves a file from one status to another exactly once; false when it was not in `from`. */
+  async transition(id: string, from: FileStatus, set: Partial<FileRecord>): Promise<boolean> {
+    const r = await this.files.updateOne({ _id: id, status: from }, { $set: set });
+    return r.modifiedCount === 1;
+  }
+
+  /** Records the verdict of a clip still being processed (status stays `scanning`). */
+  async setVerdict(id: string, verdict: Verdict, contentType: string): Promise<void> {
+    await this.files.updateOne({ _id: id, status: 'scanning' }, { $set: { verdict, contentType } });
+  }
+
+  inbox(accountId: string, dest: string, limit: number) {
+    return this.files.find({ accountId, dest, status: 'delivered' }).sort({ createdAt: 1, _id: 1 }).limit(limit).toArray();
+  }
+
+  clips(accountId: string, opts: { source?: string; offset: number; limit: number }) {
+    const filter = { accountId, kind: 'clip' as const, ...(opts.source ? { source: opts.source } : {}) };
+    return this.files.find(filter).sort({ createdAt: -1, _id: -1 }).skip(opts.offset).limit(opts.limit).toArray();
+  }
+
+  async expiredIds(now: Date, limit: number): Promise<string[]> {
+    const docs = await this.files.find({ expiresAt: { $lte: now } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.files.deleteOne({ _id: id });
+  }
+
+  /**
+   * Streams bytes into GridFS as `<id>/<part>`, replacing what an earlier, interrupted attempt left.
+   * A stream that fails leaves no chunks behind.
+   */
+  async saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> {
+    await this.deleteBlob(id, part);
+    const upload = this.blobs.openUploadStream(`${id}/${part}`);
+    try {
+      await pipeline(source, upload);
+    } catch (err) {
+      await this.chunks.deleteMany({ files_id: upload.id });
+      throw err;
+    }
+    return upload.length;
+  }
+
+  async blobSize(id: string, part: BlobPart): Promise<number | undefined> {
+    const doc = await this.blobs.find({ filename: `${id}/${part}` }).limit(1).next();
+    return doc?.length;
+  }
+
+  /** The bytes of a part, or of `range` (end inclusive) of it; undefined when the part is gone. */
+  async openBlob(id: string, part: BlobPart, range?: BlobRange): Promise<Readable | undefined> {
+    const doc = await this.blobs.find({ filename: `${id}/${part}` }).limit(1).next();
+    if (!doc) return undefined;
+    return this.blobs.openDownloadStream(doc._id, range ? { start: range.start, end: range.end + 1 } : {});
+  }
+
+  async readBlob(id: string, part: BlobPart): Promise<Buffer | undefined> {
+    const stream = await this.openBlob(id, part);
+    if (!stream) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Idempotent: deleting a part that is already gone is the desired state. */
+  async deleteBlob(id: string, part: BlobPart): Promise<void> {
+    for (const doc of await this.blobs.find({ filename: `${id}/${part}` }).toArray()) {
+      await this.chunks.deleteMany({ files_id: doc._id });
+      try {
+        await this.blobs.delete(doc._id);
+      } catch (err) {
+        if (!(err instanceof Error && /not found|FileNotFound/i.test(err.message))) throw err;
+      }
+    }
+  }
+}

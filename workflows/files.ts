@@ -1,0 +1,38 @@
+/**
+ * File transfer: one workflow per file, id `file-<fileId>`, so a repeated start never runs a
+ * second execution; and the expiry sweep the `files-expiry` schedule starts (temporal/schedules.ts).
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { FileActivities } from '../activities/files';
+
+/**
+ * Scanning and clip making heartbeat; a worker killed mid-way is noticed after the heartbeat
+ * timeout and the activity (idempotent) runs again on another worker, so the file completes once.
+ */
+const { scanTransferFile, makeClip } = proxyActivities<FileActivities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '60 seconds',
+  retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },
+});
+
+const { failTransferFile, expireFiles: sweepExpiredFiles } = proxyActivities<FileActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 10, initialInterval: '2 seconds', backoffCoefficient: 2 },
+});
+
+export interface FileWorkflowInput { fileId: string }
+
+export async function fileTransfer({ fileId }: FileWorkflowInput): Promise<void> {
+  try {
+    const { next } = await scanTransferFile(fileId);
+    if (next === 'clip') await makeClip(fileId);
+  } catch (err) {
+    // Retries are used up: the record must not stay `scanning` for ever.
+    await failTransferFile(fileId, 'The file could not be scanned or processed');
+    throw err;
+  }
+}
+
+export async function expireFiles(): Promise<{ deleted: number }> {
+  return sweepExpiredFiles();
+}
