@@ -4,12 +4,14 @@
  */
 import type { Services } from '../src/services';
 import { createScanActivities } from './scan';
+import { createFlowActivities } from './flows';
 
 export type ActivityDeps = Services;
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createScanActivities(deps.scans),
+    ...createFlowActivities(deps.nodeRunner),
   };
 }
 

@@ -27,6 +27,11 @@ import { ScanService } from './scan/service';
 import { mongoFeedLookup } from './scan/engines/feeds';
 import { cveDatasetPath } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
+import { OutputStore, RunStore, WorkflowStore } from './flows/store';
+import { FlowService, RunService } from './flows/service';
+import { NodeRunner } from './flows/node-runner';
+import { payloadScanner } from './flows/adapters';
+import { TemporalRunEngine } from '../temporal/runs';
 
 export interface Services {
   config: Config;
@@ -47,6 +52,10 @@ export interface Services {
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
   mqttSignals: MqttSignals;
   scans: ScanService;
+  /** User workflow definitions, their runs, and what the interpreter's activities call. */
+  flows: FlowService;
+  runs: RunService;
+  nodeRunner: NodeRunner;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
 }
@@ -85,6 +94,14 @@ export function createServices(opts: {
   const mqttStore = new MqttStore(db);
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
+  const messagePipeline = new MessagePipeline({
+    store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
+    usage: new MessagingUsage(limits, messageStore, messagingLog),
+  });
+  const workflowStore = new WorkflowStore(db);
+  const runStore = new RunStore(db);
+  const outputStore = new OutputStore(db);
+  const flows = new FlowService({ workflows: workflowStore });
   return {
     config,
     logger,
@@ -97,13 +114,19 @@ export function createServices(opts: {
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
     messageStore,
     messagingEvents,
-    messagePipeline: new MessagePipeline({
-      store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
-      usage: new MessagingUsage(limits, messageStore, messagingLog),
-    }),
+    messagePipeline,
     messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
     mqttStore,
     mqttSignals,
     temporal: opts.temporal,
+    flows,
+    runs: new RunService({
+      flows, runs: runStore, outputs: outputStore,
+      engine: opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined,
+    }),
+    nodeRunner: new NodeRunner({
+      outputs: outputStore, runs: runStore, workflows: workflowStore,
+      nodes: { allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts), logger: logger.child({ component: 'flows' }) },
+    }),
   };
 }

@@ -11,7 +11,8 @@ import type { Permission } from '../accounts/roles';
 import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedError } from '../errors';
 import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
-export type Area = 'scan' | 'messaging' | 'system';
+/** `workflow` answers errors in the scanning shape `{error, requestId, code?}` (decisions section 7). */
+export type Area = 'scan' | 'messaging' | 'workflow' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Which limiter a request is counted by (see http/limits.ts). */
 export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'none';

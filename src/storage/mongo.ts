@@ -27,6 +27,7 @@ export const COLLECTIONS = {
   files: 'files',
   workflows: 'workflows',
   workflowRuns: 'workflow_runs',
+  workflowOutputs: 'workflow_run_outputs',
   connectors: 'connectors',
   vault: 'vault',
   mqttSignals: 'mqtt_signals',
@@ -60,6 +61,12 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.messageInbox]: [{ key: { accountId: 1, dest: 1, queuedAt: 1, _id: 1 }, name: 'dest_fifo' }],
   [COLLECTIONS.services]: [{ key: { accountId: 1, name: 1 }, name: 'account_name', unique: true }],
   [COLLECTIONS.notifications]: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_time' }],
+  [COLLECTIONS.workflows]: [{ key: { accountId: 1, createdAt: 1, _id: 1 }, name: 'account_time' }],
+  // Runs list newest first per workflow; the sweeper finds running runs past their deadline.
+  [COLLECTIONS.workflowRuns]: [
+    { key: { accountId: 1, workflowId: 1, queuedAt: -1, _id: -1 }, name: 'account_workflow_time' },
+    { key: { status: 1, deadline: 1 }, name: 'status_deadline' },
+  ],
   // MQTT processes poll signals newer than their last read; old ones are swept by time.
   [COLLECTIONS.mqttSignals]: [{ key: { at: 1 }, name: 'by_time' }],
 };

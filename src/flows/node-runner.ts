@@ -1,0 +1,230 @@
+/**
+ * What the interpreter's activities do: run one node execution (templates resolved, the kind's
+ * executor called, the output stored), the forEach steps, child-run preparation and the final
+ * write of a run. Outputs never travel back through Temporal: they are stored here (GridFS above
+ * 256 KB) and only their size and the chosen branch return to the workflow.
+ */
+import { decodeUserJson, encodeUserJson } from '../storage/user-json';
+import { runOutputError, stepOutputError } from '../../temporal/limits';
+import type { RunLogEntry } from '../../temporal/limits';
+import { ExpressionContext, ExpressionError, evaluate, resolveTemplates } from './expressions';
+import { nodeKind } from './nodes';
+import { NodeDeps, NodeFailure } from './nodes/types';
+import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
+import type { OutputDoc, NodeStat, WorkflowDoc } from './store';
+
+export interface NodeRunnerDeps {
+  outputs: {
+    save(runId: string, key: string, json: string): Promise<number>;
+    load(runId: string, key: string): Promise<string | undefined>;
+    read(doc: OutputDoc): Promise<string>;
+    find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
+  };
+  runs: {
+    recordNode(runId: string, nodeId: string, stat: NodeStat, log: RunLogEntry[]): Promise<void>;
+    finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
+  };
+  workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
+  nodes: NodeDeps;
+}
+
+/** Identifies one node execution of one run. */
+export interface NodeRef {
+  runId: string;
+  accountId: string;
+  flowId: string;
+  nodeId: string;
+  execution: number;
+  /** Top-level runs have a run record to keep current; child runs (flow.call, forEach) do not. */
+  record: boolean;
+  /** Node ids whose outputs the node's config may read (`nodes.<id>`). */
+  contextKeys: string[];
+  timeoutMs: number;
+}
+
+export interface RunNodeArgs extends NodeRef {
+  type: string;
+  config: Record<string, unknown>;
+  attempt: number;
+  log: RunLogEntry[];
+}
+
+export interface NodeOutcome { bytes: number; branch?: string; durationMs: number; attempt: number }
+
+const ITEMS_CACHE = 4;
+
+export class NodeRunner {
+  /** The last few forEach item arrays, so the chunks of one forEach read it once per worker. */
+  private readonly itemsCache = new Map<string, unknown[]>();
+
+  constructor(private readonly deps: NodeRunnerDeps) {}
+
+  async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys'>): Promise<ExpressionContext> {
+    const nodes: Record<string, unknown> = {};
+    if (ref.contextKeys.length) {
+      for (const doc of await this.deps.outputs.find(ref.runId, ref.contextKeys)) nodes[doc.key] = decodeUserJson(await this.deps.outputs.read(doc));
+    }
+    const input = decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
+    return { input, nodes, vars: { runId: ref.runId, workflowId: ref.flowId, node: ref.nodeId, execution: ref.execution } };
+  }
+
+  private async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number) {
+    const kind = nodeKind(type);
+    if (!kind?.execute) throw new NodeFailure(`node kind "${type}" does not run as an activity`, false);
+    try {
+      const config = await resolveTemplates(rawConfig, ctx, ref.timeoutMs, kind.rawKeys ?? []);
+      return await kind.execute(config, ctx, {
+        accountId: ref.accountId, flowId: ref.flowId, runId: ref.runId, nodeId: ref.nodeId, execution: ref.execution,
+        index, timeoutMs: ref.timeoutMs, signal,
+      }, this.deps.nodes);
+    } catch (err) {
+      if (err instanceof ExpressionError) throw new NodeFailure(`expression failed: ${err.message}`, false);
+      throw err;
+    }
+  }
+
+  /** Stores a node's output and records its progress; fails the node above 10 MB. */
+  private async store(ref: NodeRef, key: string, value: unknown, started: number, attempt: number, log: RunLogEntry[]): Promise<number> {
+    const json = encodeUserJson(value);
+    const bytes = Buffer.byteLength(json);
+    const tooBig = stepOutputError(ref.nodeId, bytes);
+    if (tooBig) throw new NodeFailure(tooBig, false);
+    await this.deps.outputs.save(ref.runId, key, json);
+    if (ref.record) {
+      await this.deps.runs.recordNode(ref.runId, ref.nodeId, {
+        status: 'completed', executions: ref.execution, attempts: attempt, durationMs: Date.now() - started, outputBytes: bytes,
+      }, log);
+    }
+    return bytes;
+  }
+
+  async runNode(args: RunNodeArgs, signal: AbortSignal): Promise<NodeOutcome> {
+    const started = Date.now();
+    const ctx = await this.context(args);
+    const result = await this.execute(args.type, args.config, ctx, args, signal);
+    const bytes = await this.store(args, args.nodeId, result.output, started, args.attempt, args.log);
+    return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
+  }
+
+  /** forEach step 1: the items array, stored for the chunks; returns its length. */
+  async prepareForEach(ref: NodeRef & { items: string }): Promise<{ length: number }> {
+    const ctx = await this.context(ref);
+    let items: unknown;
+    try {
+      items = await evaluate(ref.items, ctx, ref.timeoutMs);
+    } catch (err) {
+      throw new NodeFailure(`items expression failed: ${(err as Error).message}`, false);
+    }
+    if (items === null) items = [];
+    if (!Array.isArray(items)) throw new NodeFailure(`items must yield an array, not ${typeof items}`, false);
+    await this.deps.outputs.save(ref.runId, itemsKey(ref), encodeUserJson(items));
+    return { length: items.length };
+  }
+
+  private async items(ref: NodeRef): Promise<unknown[]> {
+    const key = `${ref.runId}/${itemsKey(ref)}`;
+    const cached = this.itemsCache.get(key);
+    if (cached) return cached;
+    const items = decodeUserJson<unknown[]>(await this.deps.outputs.load(ref.runId, itemsKey(ref))) ?? [];
+    this.itemsCache.set(key, items);
+    while (this.itemsCache.size > ITEMS_CACHE) this.itemsCache.delete(this.itemsCache.keys().next().value as string);
+    return items;
+  }
+
+  /**
+   * forEach step 2: the `do` node over items [from, to), each with the node timeout, ten at a
+   * time; the chunk's outputs are stored together. `continueOnError` keeps a failed item as
+   * `{error}` instead of failing the node.
+   */
+  async runForEachChunk(ref: NodeRef & { doNode: { type: string; config: Record<string, unknown> }; from: number; to: number; chunk: number; continueOnError: boolean }, beat: () => void, signal: AbortSignal): Promise<{ bytes: number }> {
+    const [items, base] = await Promise.all([this.items(ref), this.context(ref)]);
+    const outputs: unknown[] = new Array(ref.to - ref.from);
+    let next = ref.from;
+    const worker = async () => {
+      while (next < ref.to) {
+        const i = next++;
+        const itemSignal = AbortSignal.any([signal, AbortSignal.timeout(ref.timeoutMs)]);
+        try {
+          const r = await this.execute(ref.doNode.type, ref.doNode.config, { ...base, item: items[i], index: i }, ref, itemSignal, i);
+          outputs[i - ref.from] = r.output;
+        } catch (err) {
+          if (!ref.continueOnError) throw new NodeFailure(`item ${i}: ${(err as Error).message}`, !(err instanceof NodeFailure) || err.retryable);
+          outputs[i - ref.from] = { error: (err as Error).message };
+        }
+        beat();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(10, ref.to - ref.from) }, worker));
+    const json = encodeUserJson(outputs);
+    const bytes = Buffer.byteLength(json);
+    const tooBig = stepOutputError(ref.nodeId, bytes);
+    if (tooBig) throw new NodeFailure(tooBig, false);
+    await this.deps.outputs.save(ref.runId, `${itemsKey(ref)}#chunk-${ref.chunk}`, json);
+    return { bytes };
+  }
+
+  /** forEach step 3: the chunks joined in order become the node's output. */
+  async assembleForEach(ref: NodeRef & { chunks: number; attempt: number; log: RunLogEntry[]; startedAt: number }): Promise<NodeOutcome> {
+    const parts: string[] = [];
+    let total = 0;
+    for (let c = 0; c < ref.chunks; c++) {
+      const text = (await this.deps.outputs.load(ref.runId, `${itemsKey(ref)}#chunk-${c}`)) ?? '[]';
+      total += text.length;
+      const tooBig = stepOutputError(ref.nodeId, total);
+      if (tooBig) throw new NodeFailure(tooBig, false);
+      const inner = text.slice(1, -1);
+      if (inner) parts.push(inner);
+    }
+    const value = decodeUserJson(`[${parts.join(',')}]`);
+    const bytes = await this.store(ref, ref.nodeId, value, ref.startedAt, ref.attempt, ref.log);
+    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /** flow.call: the child workflow's definition, and its input stored under the child run id. */
+  async prepareChildRun(ref: NodeRef & { workflowId: string; input: unknown; childRunId: string }): Promise<{ nodes: NodeDef[]; edges: EdgeDef[]; name: string }> {
+    const doc = await this.deps.workflows.get(ref.accountId, ref.workflowId);
+    if (!doc) throw new NodeFailure(`workflow "${ref.workflowId}" not found in this account`, false);
+    let input: unknown = null;
+    if (ref.input !== undefined) {
+      try {
+        input = await resolveTemplates(ref.input, await this.context(ref), ref.timeoutMs);
+      } catch (err) {
+        throw new NodeFailure(`input template failed: ${(err as Error).message}`, false);
+      }
+    }
+    await this.deps.outputs.save(ref.childRunId, '#input', encodeUserJson(input));
+    const def = decodeUserJson<WorkflowDefinition>(doc.definition);
+    return { nodes: def.nodes, edges: def.edges, name: doc.name };
+  }
+
+  /** flow.call: the child run's output becomes this node's output. */
+  async adoptChildOutput(ref: NodeRef & { childRunId: string; attempt: number; log: RunLogEntry[]; startedAt: number }): Promise<NodeOutcome> {
+    const text = (await this.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
+    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text), ref.startedAt, ref.attempt, ref.log);
+    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /**
+   * The end of one interpreter run: the run record's final state (top-level runs), or the
+   * child run's output `{<terminal node>: output}` for its parent.
+   */
+  async finishRun(args: {
+    runId: string; record: boolean; status: RunStatus; error: string | null; nodes: Record<string, NodeStat>;
+    log: RunLogEntry[]; outputBytes: number; terminals: string[];
+  }): Promise<void> {
+    if (args.record) {
+      await this.deps.runs.finish(args.runId, {
+        status: args.status, error: args.error, finishedAt: new Date(), nodes: args.nodes, log: args.log, outputBytes: args.outputBytes,
+      });
+      return;
+    }
+    const out: Record<string, unknown> = {};
+    for (const doc of await this.deps.outputs.find(args.runId, args.terminals)) out[doc.key] = decodeUserJson(await this.deps.outputs.read(doc));
+    const json = encodeUserJson(out);
+    const tooBig = runOutputError(Buffer.byteLength(json));
+    if (tooBig) throw new NodeFailure(tooBig, false);
+    await this.deps.outputs.save(args.runId, '#output', json);
+  }
+}
+
+const itemsKey = (ref: Pick<NodeRef, 'nodeId' | 'execution'>) => `${ref.nodeId}#${ref.execution}#items`;

@@ -1,0 +1,280 @@
+/**
+ * The user-workflow interpreter: one Temporal workflow that walks a definition's graph (the
+ * DSL-interpreter pattern). Node kinds whose work is I/O run as one activity per execution with
+ * that node's timeout and retry policy (temporal/limits.ts); `delay`, `forEach` and `flow.call`
+ * are sequenced here (a durable timer, chunked activities, a child workflow).
+ *
+ * Graph rules (decisions section 7): a run starts at every node with no incoming edge; a node
+ * runs once every forward incoming edge has been decided and at least one was taken (join);
+ * a node whose incoming edges were all not taken is skipped and passes "not taken" on. An edge
+ * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.
+ * Outputs stay in MongoDB; only sizes and branch labels reach this code, so history stays small,
+ * and the run continues-as-new when Temporal suggests it.
+ */
+import {
+  ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, continueAsNew, executeChild,
+  isCancellation, proxyActivities, sleep, workflowInfo,
+} from '@temporalio/workflow';
+import type { FlowActivities } from '../activities/flows';
+import { analyzeGraph } from '../src/flows/graph';
+import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
+import type { NodeStat } from '../src/flows/store';
+import {
+  RunLogEntry, executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError,
+} from '../temporal/limits';
+
+export interface FlowRunArgs {
+  runId: string;
+  accountId: string;
+  flowId: string;
+  nodes: NodeDef[];
+  edges: EdgeDef[];
+  /** 0 for a run started by a user or a device; each flow.call adds one. */
+  depth: number;
+  /** Epoch ms when the run's 10 minutes are over. */
+  deadline: number;
+  /** Top-level runs keep a run record; child runs hand their output to the parent. */
+  record: boolean;
+  /** Carried across continue-as-new. */
+  state?: InterpreterState;
+}
+
+export interface InterpreterState {
+  signals: Record<number, 'taken' | 'not_taken'>;
+  fresh: number[];
+  stats: Record<string, NodeStat>;
+  ready: string[];
+  log: RunLogEntry[];
+  outputBytes: number;
+}
+
+export interface FlowRunResult { status: RunStatus; outputBytes: number }
+
+/** Node executions in flight at once: keeps pending operations far below Temporal's 2,000. */
+const MAX_PARALLEL = 50;
+const ITEMS_PER_CHUNK = 100;
+const CHUNKS_IN_FLIGHT = 10;
+
+const bookkeeping = proxyActivities<FlowActivities>({
+  startToCloseTimeout: '60 seconds',
+  retry: { maximumAttempts: 10, initialInterval: '1 second', maximumInterval: '10 seconds' },
+});
+
+class NodeError extends Error {
+  constructor(message: string, readonly attempts: number) {
+    super(message);
+  }
+}
+
+function failureOf(err: unknown, fallbackAttempts: number): NodeError {
+  if (err instanceof NodeError) return err;
+  if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) {
+    const cause = err.cause;
+    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number } | undefined) : undefined;
+    const message = cause?.message || err.message;
+    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts);
+  }
+  return new NodeError(err instanceof Error ? err.message : String(err), fallbackAttempts);
+}
+
+export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
+  const { nodes, edges } = args;
+  const shape = analyzeGraph(nodes, edges);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const forwardIn = new Map(nodes.map((n) => [n.id, (shape.incoming.get(n.id) ?? []).filter((i) => !shape.backEdges.has(i))]));
+  const configText = new Map(nodes.map((n) => [n.id, JSON.stringify(n.config)]));
+  const state: InterpreterState = args.state ?? {
+    signals: {}, fresh: [], log: [], outputBytes: 0, ready: [...shape.starts],
+    stats: Object.fromEntries(nodes.map((n) => [n.id, { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 } as NodeStat])),
+  };
+  const fresh = new Set(state.fresh);
+  const inflight = new Map<string, Promise<void>>();
+  let failure: string | undefined;
+
+  const now = () => Date.now();
+  const remaining = () => args.deadline - now();
+  /** Outputs a node may read: the nodes its config names (an id is a plain word, so text search finds every use). */
+  const contextKeys = (n: NodeDef | { config: unknown }, extra = ''): string[] => {
+    const text = JSON.stringify(n.config) + extra;
+    return nodes.filter((m) => text.includes(m.id) && state.stats[m.id].executions > 0).map((m) => m.id);
+  };
+  const ref = (n: NodeDef, execution: number, timeoutMs: number) => ({
+    runId: args.runId, accountId: args.accountId, flowId: args.flowId, nodeId: n.id, execution,
+    record: args.record, contextKeys: contextKeys(n), timeoutMs,
+  });
+
+  const signal = (edgeIndex: number, taken: boolean) => {
+    state.signals[edgeIndex] = taken ? 'taken' : 'not_taken';
+    fresh.add(edgeIndex);
+    consider(edges[edgeIndex].to);
+  };
+
+  const consider = (id: string) => {
+    if (inflight.has(id) || state.ready.includes(id)) return;
+    if ((forwardIn.get(id) ?? []).some((i) => state.signals[i] === undefined)) return;
+    const arrived = (shape.incoming.get(id) ?? []).filter((i) => fresh.has(i));
+    if (arrived.length === 0) return;
+    for (const i of arrived) fresh.delete(i);
+    if (arrived.some((i) => state.signals[i] === 'taken')) {
+      state.ready.push(id);
+    } else if (state.stats[id].status === 'pending') {
+      state.stats[id].status = 'skipped';
+      for (const i of shape.outgoing.get(id) ?? []) signal(i, false);
+    }
+  };
+
+  /** Edges taken after a success with `branch` (condition: "true"/"false"; switch: the value). */
+  const decideEdges = (id: string, branch: string | undefined) => {
+    const outs = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when !== 'error');
+    const matched = branch !== undefined && outs.some((i) => edges[i].when === branch);
+    for (const i of shape.outgoing.get(id) ?? []) {
+      const when = edges[i].when;
+      const taken = when === undefined || (when !== 'error' && (when === branch || (!matched && branch !== undefined && when === 'default' && byId.get(id)?.type === 'switch')));
+      signal(i, taken);
+    }
+  };
+
+  const onSuccess = (id: string, outcome: { bytes: number; branch?: string; durationMs: number; attempt: number }) => {
+    const s = state.stats[id];
+    Object.assign(s, { status: 'completed', attempts: outcome.attempt, durationMs: s.durationMs + outcome.durationMs, outputBytes: outcome.bytes });
+    delete s.error;
+    state.outputBytes += outcome.bytes;
+    const over = runOutputError(state.outputBytes);
+    if (over) {
+      failure ??= over;
+      return;
+    }
+    decideEdges(id, outcome.branch);
+  };
+
+  const onFailure = (id: string, err: NodeError) => {
+    const n = byId.get(id) as NodeDef;
+    const s = state.stats[id];
+    Object.assign(s, { status: 'failed', attempts: err.attempts, error: err.message });
+    const errorEdges = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when === 'error');
+    if (errorEdges.length) {
+      state.log.push({ level: 'warn', node: id, message: `failed, following its error edges: ${err.message}`, at: new Date(now()).toISOString() });
+      for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === 'error');
+    } else if (n.on_error === 'continue') {
+      state.log.push({ level: 'warn', node: id, message: `failed, continuing (on_error: continue): ${err.message}`, at: new Date(now()).toISOString() });
+      for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === undefined);
+    } else {
+      state.log.push({ level: 'error', node: id, message: err.message, at: new Date(now()).toISOString() });
+      failure ??= `Node "${id}" failed: ${err.message}`;
+    }
+  };
+
+  const execute = async (n: NodeDef, execution: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number }> => {
+    const started = now();
+    const policy = nodePolicy(n, n.id, remaining(), started);
+    state.log.push(...policy.log);
+    const r = ref(n, execution, policy.timeoutMs);
+    switch (n.type) {
+      case 'delay': {
+        await sleep((n.config as { ms: number }).ms);
+        return { bytes: 0, durationMs: now() - started, attempt: 1 };
+      }
+      case 'flow.call': {
+        const tooDeep = flowCallDepthError(args.depth + 1);
+        if (tooDeep) throw new NodeError(tooDeep, 1);
+        const cfg = n.config as { workflow_id: string; input?: unknown };
+        const childRunId = `${args.runId}.${n.id}.${execution}`;
+        const child = await bookkeeping.prepareChildRun({ ...r, workflowId: cfg.workflow_id, input: cfg.input, childRunId });
+        await executeChild(flowRun, {
+          workflowId: `run-${childRunId}`,
+          args: [{ runId: childRunId, accountId: args.accountId, flowId: cfg.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1, deadline: args.deadline, record: false }],
+          workflowExecutionTimeout: Math.max(1_000, remaining()),
+          memo: { workflowName: child.name },
+        });
+        return bookkeeping.adoptChildOutput({ ...r, childRunId, log: policy.log, startedAt: started });
+      }
+      case 'forEach': {
+        const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } };
+        const { length } = await bookkeeping.prepareForEach({ ...r, items: cfg.items });
+        const counted = forEachCount(length, cfg.max_items, n.id, now());
+        state.log.push(...counted.log);
+        const doRef = { ...r, contextKeys: contextKeys({ config: cfg.do }) };
+        const chunks = Math.ceil(counted.count / ITEMS_PER_CHUNK);
+        const chunkActivity = proxyActivities<FlowActivities>({
+          startToCloseTimeout: Math.max(1_000, remaining()),
+          heartbeatTimeout: Math.min(policy.timeoutMs + 30_000, Math.max(1_000, remaining())),
+          retry: policy.activity.retry,
+        });
+        let nextChunk = 0;
+        const worker = async () => {
+          while (nextChunk < chunks) {
+            const c = nextChunk++;
+            await chunkActivity.runForEachChunk({
+              ...doRef, doNode: cfg.do, chunk: c, from: c * ITEMS_PER_CHUNK, to: Math.min(counted.count, (c + 1) * ITEMS_PER_CHUNK),
+              continueOnError: n.on_error === 'continue',
+            });
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks) }, worker));
+        return bookkeeping.assembleForEach({ ...r, chunks, log: policy.log, startedAt: started });
+      }
+      default: {
+        const act = proxyActivities<FlowActivities>(policy.activity);
+        return act.runFlowNode({ ...r, type: n.type, config: n.config as Record<string, unknown>, log: policy.log });
+      }
+    }
+  };
+
+  const launch = (id: string) => {
+    const s = state.stats[id];
+    const execution = s.executions + 1;
+    const capped = executionCapError(id, execution);
+    if (capped) {
+      state.log.push({ level: 'error', node: id, message: capped, at: new Date(now()).toISOString() });
+      failure ??= capped;
+      return;
+    }
+    s.executions = execution;
+    s.status = 'running';
+    const n = byId.get(id) as NodeDef;
+    const p = execute(n, execution)
+      .then((outcome) => onSuccess(id, outcome), (err: unknown) => {
+        if (isCancellation(err)) throw err;
+        onFailure(id, failureOf(err, 1));
+      })
+      .finally(() => {
+        inflight.delete(id);
+        // Signals that arrived while it ran (a loop coming round) are looked at now.
+        consider(id);
+      });
+    inflight.set(id, p);
+  };
+
+  const finish = async (status: RunStatus, error: string | null) => {
+    for (const s of Object.values(state.stats)) if (s.status === 'pending' || s.status === 'running') s.status = 'skipped';
+    const terminals = nodes.filter((n) => (shape.outgoing.get(n.id) ?? []).length === 0 && state.stats[n.id].status === 'completed').map((n) => n.id);
+    await bookkeeping.finishFlowRun({ runId: args.runId, record: args.record, status, error, nodes: state.stats, log: state.log, outputBytes: state.outputBytes, terminals });
+  };
+
+  let draining = false;
+  try {
+    for (;;) {
+      while (!failure && !draining && state.ready.length && inflight.size < MAX_PARALLEL) launch(state.ready.shift() as string);
+      if (inflight.size === 0) break;
+      await Promise.race(inflight.values());
+      if (workflowInfo().continueAsNewSuggested) draining = true;
+    }
+  } catch (err) {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => finish('cancelled', null));
+      throw err;
+    }
+    failure ??= err instanceof Error ? err.message : String(err);
+  }
+  if (!failure && draining && state.ready.length) {
+    // Temporal asked for a fresh history: the walk goes on in a new execution of this run.
+    state.fresh = [...fresh];
+    await continueAsNew<typeof flowRun>({ ...args, state });
+  }
+  if (failure) {
+    await finish('failed', failure);
+    throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true });
+  }
+  await finish('completed', null);
+  return { status: 'completed', outputBytes: state.outputBytes };
+}
