@@ -43,6 +43,9 @@ export function createFlowActivities(runner: NodeRunner) {
     async adoptChildOutput(args: Omit<Parameters<NodeRunner['adoptChildOutput']>[0], 'attempt'>) {
       return guarded(() => runner.adoptChildOutput({ ...args, attempt: Context.current().info.attempt }));
     },
+    async saveFlowProgress(args: Parameters<NodeRunner['saveProgress']>[0]) {
+      return runner.saveProgress(args);
+    },
     async finishFlowRun(args: Parameters<NodeRunner['finishRun']>[0]) {
       return guarded(() => runner.finishRun(args));
     },

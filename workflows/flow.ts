@@ -54,6 +54,7 @@ export interface FlowRunResult { status: RunStatus; outputBytes: number }
 const MAX_PARALLEL = 50;
 const ITEMS_PER_CHUNK = 100;
 const CHUNKS_IN_FLIGHT = 10;
+const PROGRESS_EVERY_MS = 2_000;
 
 const bookkeeping = proxyActivities<FlowActivities>({
   startToCloseTimeout: '60 seconds',
@@ -70,8 +71,9 @@ function failureOf(err: unknown, fallbackAttempts: number): NodeError {
   if (err instanceof NodeError) return err;
   if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) {
     const cause = err.cause;
-    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number } | undefined) : undefined;
-    const message = cause?.message || err.message;
+    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number; root?: string } | undefined) : undefined;
+    // A child run's failure carries the error that started it, not a chain of "Node failed".
+    const message = details?.root ?? (cause?.message || err.message);
     return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts);
   }
   return new NodeError(err instanceof Error ? err.message : String(err), fallbackAttempts);
@@ -90,6 +92,8 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   const fresh = new Set(state.fresh);
   const inflight = new Map<string, Promise<void>>();
   let failure: string | undefined;
+  /** The error at the origin of the failure, handed to a parent run as is. */
+  let root: string | undefined;
 
   const now = () => Date.now();
   const remaining = () => args.deadline - now();
@@ -160,6 +164,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
       for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === undefined);
     } else {
       state.log.push({ level: 'error', node: id, message: err.message, at: new Date(now()).toISOString() });
+      root ??= err.message;
       failure ??= `Node "${id}" failed: ${err.message}`;
     }
   };
@@ -186,7 +191,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
           workflowExecutionTimeout: Math.max(1_000, remaining()),
           memo: { workflowName: child.name },
         });
-        return bookkeeping.adoptChildOutput({ ...r, childRunId, log: policy.log, startedAt: started });
+        return bookkeeping.adoptChildOutput({ ...r, childRunId, startedAt: started });
       }
       case 'forEach': {
         const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } };
@@ -211,13 +216,33 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
           }
         };
         await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks) }, worker));
-        return bookkeeping.assembleForEach({ ...r, chunks, log: policy.log, startedAt: started });
+        return bookkeeping.assembleForEach({ ...r, chunks, startedAt: started });
       }
       default: {
         const act = proxyActivities<FlowActivities>(policy.activity);
-        return act.runFlowNode({ ...r, type: n.type, config: n.config as Record<string, unknown>, log: policy.log });
+        return act.runFlowNode({ ...r, type: n.type, config: n.config as Record<string, unknown> });
       }
     }
+  };
+
+  /**
+   * Top-level runs write their progress (changed nodes, new log entries) at most every 2 s, in
+   * the background, so the API shows a running run's nodes without a write per node.
+   */
+  const dirty = new Set<string>();
+  let logSaved = state.log.length;
+  let lastSave = now();
+  let saving: Promise<void> | undefined;
+  const saveProgress = (force = false) => {
+    if (!args.record || saving || (!force && now() - lastSave < PROGRESS_EVERY_MS) || (dirty.size === 0 && logSaved === state.log.length)) return;
+    const changed = Object.fromEntries([...dirty].map((id) => [id, { ...state.stats[id] }]));
+    const log = state.log.slice(logSaved);
+    dirty.clear();
+    logSaved = state.log.length;
+    lastSave = now();
+    saving = bookkeeping.saveFlowProgress({ runId: args.runId, nodes: changed, log, outputBytes: state.outputBytes })
+      .catch(() => undefined)
+      .finally(() => { saving = undefined; });
   };
 
   const launch = (id: string) => {
@@ -231,6 +256,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     }
     s.executions = execution;
     s.status = 'running';
+    dirty.add(id);
     const n = byId.get(id) as NodeDef;
     const p = execute(n, execution)
       .then((outcome) => onSuccess(id, outcome), (err: unknown) => {
@@ -239,6 +265,8 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
       })
       .finally(() => {
         inflight.delete(id);
+        dirty.add(id);
+        saveProgress();
         // Signals that arrived while it ran (a loop coming round) are looked at now.
         consider(id);
       });
@@ -246,6 +274,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   };
 
   const finish = async (status: RunStatus, error: string | null) => {
+    if (saving) await saving;
     for (const s of Object.values(state.stats)) if (s.status === 'pending' || s.status === 'running') s.status = 'skipped';
     const terminals = nodes.filter((n) => (shape.outgoing.get(n.id) ?? []).length === 0 && state.stats[n.id].status === 'completed').map((n) => n.id);
     await bookkeeping.finishFlowRun({ runId: args.runId, record: args.record, status, error, nodes: state.stats, log: state.log, outputBytes: state.outputBytes, terminals });
@@ -273,7 +302,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   }
   if (failure) {
     await finish('failed', failure);
-    throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true });
+    throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true, details: [{ root: root ?? failure }] });
   }
   await finish('completed', null);
   return { status: 'completed', outputBytes: state.outputBytes };

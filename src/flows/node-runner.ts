@@ -21,7 +21,7 @@ export interface NodeRunnerDeps {
     find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
   };
   runs: {
-    recordNode(runId: string, nodeId: string, stat: NodeStat, log: RunLogEntry[]): Promise<void>;
+    recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number): Promise<void>;
     finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
   };
   workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
@@ -46,7 +46,6 @@ export interface RunNodeArgs extends NodeRef {
   type: string;
   config: Record<string, unknown>;
   attempt: number;
-  log: RunLogEntry[];
 }
 
 export interface NodeOutcome { bytes: number; branch?: string; durationMs: number; attempt: number }
@@ -83,18 +82,13 @@ export class NodeRunner {
     }
   }
 
-  /** Stores a node's output and records its progress; fails the node above 10 MB. */
-  private async store(ref: NodeRef, key: string, value: unknown, started: number, attempt: number, log: RunLogEntry[]): Promise<number> {
+  /** Stores a node's output; fails the node above 10 MB. */
+  private async store(ref: NodeRef, key: string, value: unknown): Promise<number> {
     const json = encodeUserJson(value);
     const bytes = Buffer.byteLength(json);
     const tooBig = stepOutputError(ref.nodeId, bytes);
     if (tooBig) throw new NodeFailure(tooBig, false);
     await this.deps.outputs.save(ref.runId, key, json);
-    if (ref.record) {
-      await this.deps.runs.recordNode(ref.runId, ref.nodeId, {
-        status: 'completed', executions: ref.execution, attempts: attempt, durationMs: Date.now() - started, outputBytes: bytes,
-      }, log);
-    }
     return bytes;
   }
 
@@ -102,7 +96,7 @@ export class NodeRunner {
     const started = Date.now();
     const ctx = await this.context(args);
     const result = await this.execute(args.type, args.config, ctx, args, signal);
-    const bytes = await this.store(args, args.nodeId, result.output, started, args.attempt, args.log);
+    const bytes = await this.store(args, args.nodeId, result.output);
     return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
   }
 
@@ -164,7 +158,7 @@ export class NodeRunner {
   }
 
   /** forEach step 3: the chunks joined in order become the node's output. */
-  async assembleForEach(ref: NodeRef & { chunks: number; attempt: number; log: RunLogEntry[]; startedAt: number }): Promise<NodeOutcome> {
+  async assembleForEach(ref: NodeRef & { chunks: number; attempt: number; startedAt: number }): Promise<NodeOutcome> {
     const parts: string[] = [];
     let total = 0;
     for (let c = 0; c < ref.chunks; c++) {
@@ -176,7 +170,7 @@ export class NodeRunner {
       if (inner) parts.push(inner);
     }
     const value = decodeUserJson(`[${parts.join(',')}]`);
-    const bytes = await this.store(ref, ref.nodeId, value, ref.startedAt, ref.attempt, ref.log);
+    const bytes = await this.store(ref, ref.nodeId, value);
     return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
   }
 
@@ -198,10 +192,15 @@ export class NodeRunner {
   }
 
   /** flow.call: the child run's output becomes this node's output. */
-  async adoptChildOutput(ref: NodeRef & { childRunId: string; attempt: number; log: RunLogEntry[]; startedAt: number }): Promise<NodeOutcome> {
+  async adoptChildOutput(ref: NodeRef & { childRunId: string; attempt: number; startedAt: number }): Promise<NodeOutcome> {
     const text = (await this.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
-    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text), ref.startedAt, ref.attempt, ref.log);
+    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text));
     return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /** Progress of a top-level run while it runs (the interpreter sends what changed). */
+  async saveProgress(args: { runId: string; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<void> {
+    await this.deps.runs.recordProgress(args.runId, args.nodes, args.log, args.outputBytes);
   }
 
   /**

@@ -104,12 +104,11 @@ export class RunStore {
   async setTemporalRunId(runId: string, temporalRunId: string): Promise<void> {
     await this.col.updateOne({ _id: runId }, { $set: { 'temporal.runId': temporalRunId } });
   }
-  /** Live progress of one node, written by the activity that ran it. */
-  async recordNode(runId: string, nodeId: string, stat: NodeStat, log: RunLogEntry[]): Promise<void> {
-    await this.col.updateOne(
-      { _id: runId, status: 'running' },
-      { $set: { [`nodes.${nodeId}`]: stat }, ...(log.length ? { $push: { log: { $each: log } } } : {}) },
-    );
+  /** Live progress: the nodes that changed since the last write and the new log entries. */
+  async recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number): Promise<void> {
+    const set: Record<string, unknown> = { outputBytes };
+    for (const [id, stat] of Object.entries(nodes)) set[`nodes.${id}`] = stat;
+    await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
   }
   /** Final state; only a record not already final is changed (the first writer wins). */
   async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = []): Promise<boolean> {
@@ -138,7 +137,6 @@ export class OutputStore {
   async save(runId: string, key: string, json: string): Promise<number> {
     const bytes = Buffer.byteLength(json);
     const _id = `${runId}/${key}`;
-    const previous = await this.col.findOne({ _id }, { projection: { fileId: 1 } });
     let doc: OutputDoc;
     if (bytes > FIXED_LIMITS.workflowInlineOutputBytes) {
       const upload = this.files.openUploadStream(_id);
@@ -147,7 +145,8 @@ export class OutputStore {
     } else {
       doc = { _id, runId, key, bytes, json };
     }
-    await this.col.replaceOne({ _id }, doc, { upsert: true });
+    const previous = await this.col.findOneAndReplace({ _id }, doc, { upsert: true });
+    // A loop's earlier execution of the node left a file that nothing points to any more.
     if (previous?.fileId) await this.files.delete(previous.fileId).catch(() => undefined);
     return bytes;
   }
@@ -165,8 +164,13 @@ export class OutputStore {
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  /** The output documents of a run for the given keys (inline text or a GridFS reference). */
-  find(runId: string, keys: readonly string[]): Promise<OutputDoc[]> {
-    return this.col.find({ _id: { $in: keys.map((k) => `${runId}/${k}`) } }).toArray();
+  /**
+   * The output documents of a run for the given keys (inline text or a GridFS reference). One
+   * lookup by `_id` per key: the local FerretDB serves `_id` equality from its primary key but
+   * scans the whole collection for `$in`.
+   */
+  async find(runId: string, keys: readonly string[]): Promise<OutputDoc[]> {
+    const docs = await Promise.all(keys.map((k) => this.col.findOne({ _id: `${runId}/${k}` })));
+    return docs.filter((d): d is OutputDoc => d !== null);
   }
 }
