@@ -66,8 +66,9 @@ export const definitionSchema = {
   },
 } as const;
 
-export type WorkflowDefinition = FromSchema<typeof definitionSchema>;
-export type NodeDef = FromSchema<typeof nodeBaseSchema>;
+/** Defaults (enabled, exposed, on_error) are filled by ajv on input; stored definitions may lack them. */
+export type WorkflowDefinition = FromSchema<typeof definitionSchema, { keepDefaultedPropertiesOptional: true }>;
+export type NodeDef = FromSchema<typeof nodeBaseSchema, { keepDefaultedPropertiesOptional: true }>;
 export type EdgeDef = FromSchema<typeof edgeSchema>;
 
 /** For OpenAPI: the definition with each node kind's config schema spelled out. */
