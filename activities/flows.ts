@@ -40,6 +40,9 @@ export function createFlowActivities(runner: NodeRunner) {
     async prepareChildRun(args: Parameters<NodeRunner['prepareChildRun']>[0]) {
       return guarded(() => runner.prepareChildRun(args));
     },
+    async assembleForEachRuns(args: Omit<Parameters<NodeRunner['assembleForEachRuns']>[0], 'attempt'>) {
+      return guarded(() => runner.assembleForEachRuns({ ...args, attempt: Context.current().info.attempt }));
+    },
     async adoptChildOutput(args: Omit<Parameters<NodeRunner['adoptChildOutput']>[0], 'attempt'>) {
       return guarded(() => runner.adoptChildOutput({ ...args, attempt: Context.current().info.attempt }));
     },

@@ -19,6 +19,7 @@ import type { FlowActivities } from '../activities/flows';
 import { analyzeGraph } from '../src/flows/graph';
 import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
 import type { NodeStat } from '../src/flows/store';
+import type { ItemRef } from '../src/flows/node-runner';
 import {
   RunLogEntry, executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError,
 } from '../temporal/limits';
@@ -37,6 +38,8 @@ export interface FlowRunArgs {
   record: boolean;
   /** Carried across continue-as-new. */
   state?: InterpreterState;
+  /** A forEach child run: its input is this item of the parent's items. */
+  inputFrom?: ItemRef;
 }
 
 export interface InterpreterState {
@@ -54,6 +57,10 @@ export interface FlowRunResult { status: RunStatus; outputBytes: number }
 const MAX_PARALLEL = 50;
 const ITEMS_PER_CHUNK = 100;
 const CHUNKS_IN_FLIGHT = 10;
+/** forEach child runs: one batch workflow per 500 items (about 3,000 history events), two at a time, 20 runs each. */
+const RUNS_PER_BATCH = 500;
+const BATCHES_IN_FLIGHT = 2;
+const RUNS_IN_FLIGHT = 20;
 const PROGRESS_EVERY_MS = 2_000;
 
 const bookkeeping = proxyActivities<FlowActivities>({
@@ -104,7 +111,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   };
   const ref = (n: NodeDef, execution: number, timeoutMs: number) => ({
     runId: args.runId, accountId: args.accountId, flowId: args.flowId, nodeId: n.id, execution,
-    record: args.record, contextKeys: contextKeys(n), timeoutMs,
+    record: args.record, contextKeys: contextKeys(n), timeoutMs, inputFrom: args.inputFrom,
   });
 
   const signal = (edgeIndex: number, taken: boolean) => {
@@ -194,11 +201,37 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
         return bookkeeping.adoptChildOutput({ ...r, childRunId, startedAt: started });
       }
       case 'forEach': {
-        const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } };
-        const { length } = await bookkeeping.prepareForEach({ ...r, items: cfg.items });
+        const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } | { workflow_id: string } };
+        const { length, itemsKey } = await bookkeeping.prepareForEach({ ...r, items: cfg.items });
         const counted = forEachCount(length, cfg.max_items, n.id, now());
         state.log.push(...counted.log);
-        const doRef = { ...r, contextKeys: contextKeys({ config: cfg.do }) };
+        const does = cfg.do;
+        if ('workflow_id' in does) {
+          const tooDeep = flowCallDepthError(args.depth + 1);
+          if (tooDeep) throw new NodeError(tooDeep, 1);
+          const child = await bookkeeping.prepareChildRun({ ...r, workflowId: does.workflow_id });
+          const prefix = `${args.runId}.${n.id}.${execution}`;
+          const batches = Math.ceil(counted.count / RUNS_PER_BATCH);
+          let nextBatch = 0;
+          const batchWorker = async () => {
+            while (nextBatch < batches) {
+              const b = nextBatch++;
+              await executeChild(forEachRuns, {
+                workflowId: `run-${prefix}.batch-${b}`,
+                workflowExecutionTimeout: Math.max(1_000, remaining()),
+                args: [{
+                  base: { accountId: args.accountId, flowId: does.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1, deadline: args.deadline, record: false },
+                  prefix, items: { runId: args.runId, key: itemsKey }, from: b * RUNS_PER_BATCH, to: Math.min(counted.count, (b + 1) * RUNS_PER_BATCH),
+                  continueOnError: n.on_error === 'continue',
+                }],
+              });
+            }
+          };
+          await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches) }, batchWorker));
+          return bookkeeping.assembleForEachRuns({ ...r, childRunPrefix: prefix, count: counted.count, startedAt: started });
+        }
+        const doNode = does;
+        const doRef = { ...r, contextKeys: contextKeys({ config: doNode }) };
         const chunks = Math.ceil(counted.count / ITEMS_PER_CHUNK);
         const chunkActivity = proxyActivities<FlowActivities>({
           startToCloseTimeout: Math.max(1_000, remaining()),
@@ -210,7 +243,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
           while (nextChunk < chunks) {
             const c = nextChunk++;
             await chunkActivity.runForEachChunk({
-              ...doRef, doNode: cfg.do, chunk: c, from: c * ITEMS_PER_CHUNK, to: Math.min(counted.count, (c + 1) * ITEMS_PER_CHUNK),
+              ...doRef, doNode, chunk: c, from: c * ITEMS_PER_CHUNK, to: Math.min(counted.count, (c + 1) * ITEMS_PER_CHUNK),
               continueOnError: n.on_error === 'continue',
             });
           }
@@ -306,4 +339,42 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   }
   await finish('completed', null);
   return { status: 'completed', outputBytes: state.outputBytes };
+}
+
+export interface ForEachRunsArgs {
+  /** The child runs' arguments but their run id and item. */
+  base: Omit<FlowRunArgs, 'runId' | 'inputFrom' | 'state'>;
+  /** Child run ids are `<prefix>.<index>`. */
+  prefix: string;
+  items: { runId: string; key: string };
+  from: number;
+  to: number;
+  continueOnError: boolean;
+}
+
+/**
+ * One batch of a forEach's child runs (items [from, to)), kept apart from the parent so neither
+ * history holds thousands of child events. The first failed child fails the batch unless the
+ * forEach continues on error.
+ */
+export async function forEachRuns(a: ForEachRunsArgs): Promise<void> {
+  let next = a.from;
+  let failure: string | undefined;
+  const worker = async () => {
+    while (next < a.to && !failure) {
+      const i = next++;
+      try {
+        await executeChild(flowRun, {
+          workflowId: `run-${a.prefix}.${i}`,
+          workflowExecutionTimeout: Math.max(1_000, a.base.deadline - Date.now()),
+          args: [{ ...a.base, runId: `${a.prefix}.${i}`, inputFrom: { ...a.items, index: i } }],
+        });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        if (!a.continueOnError) failure ??= `item ${i}: ${failureOf(err, 1).message}`;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(RUNS_IN_FLIGHT, a.to - a.from) }, worker));
+  if (failure) throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true, details: [{ root: failure }] });
 }

@@ -3,4 +3,4 @@
  * code and `import type` of activities may be reached from here.
  */
 export { deferredScan, scanWebhook } from './scan';
-export { flowRun } from './flow';
+export { flowRun, forEachRuns } from './flow';

@@ -40,7 +40,12 @@ export interface NodeRef {
   /** Node ids whose outputs the node's config may read (`nodes.<id>`). */
   contextKeys: string[];
   timeoutMs: number;
+  /** A forEach child run reads its input from the parent's items instead of its own `#input`. */
+  inputFrom?: ItemRef;
 }
+
+/** One item of a forEach's stored items. */
+export interface ItemRef { runId: string; key: string; index: number }
 
 export interface RunNodeArgs extends NodeRef {
   type: string;
@@ -58,12 +63,15 @@ export class NodeRunner {
 
   constructor(private readonly deps: NodeRunnerDeps) {}
 
-  async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys'>): Promise<ExpressionContext> {
+  async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys' | 'inputFrom'>): Promise<ExpressionContext> {
     const nodes: Record<string, unknown> = {};
     if (ref.contextKeys.length) {
       for (const doc of await this.deps.outputs.find(ref.runId, ref.contextKeys)) nodes[doc.key] = decodeUserJson(await this.deps.outputs.read(doc));
     }
-    const input = decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
+    const from = ref.inputFrom;
+    const input = from
+      ? (await this.storedItems(from.runId, from.key))[from.index] ?? null
+      : decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
     return { input, nodes, vars: { runId: ref.runId, workflowId: ref.flowId, node: ref.nodeId, execution: ref.execution } };
   }
 
@@ -100,8 +108,8 @@ export class NodeRunner {
     return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
   }
 
-  /** forEach step 1: the items array, stored for the chunks; returns its length. */
-  async prepareForEach(ref: NodeRef & { items: string }): Promise<{ length: number }> {
+  /** forEach step 1: the items array, stored for the chunks or child runs; returns its length and where it is. */
+  async prepareForEach(ref: NodeRef & { items: string }): Promise<{ length: number; itemsKey: string }> {
     const ctx = await this.context(ref);
     let items: unknown;
     try {
@@ -112,14 +120,18 @@ export class NodeRunner {
     if (items === null) items = [];
     if (!Array.isArray(items)) throw new NodeFailure(`items must yield an array, not ${typeof items}`, false);
     await this.deps.outputs.save(ref.runId, itemsKey(ref), encodeUserJson(items));
-    return { length: items.length };
+    return { length: items.length, itemsKey: itemsKey(ref) };
   }
 
-  private async items(ref: NodeRef): Promise<unknown[]> {
-    const key = `${ref.runId}/${itemsKey(ref)}`;
+  private items(ref: NodeRef): Promise<unknown[]> {
+    return this.storedItems(ref.runId, itemsKey(ref));
+  }
+
+  private async storedItems(runId: string, itemsKeyOf: string): Promise<unknown[]> {
+    const key = `${runId}/${itemsKeyOf}`;
     const cached = this.itemsCache.get(key);
     if (cached) return cached;
-    const items = decodeUserJson<unknown[]>(await this.deps.outputs.load(ref.runId, itemsKey(ref))) ?? [];
+    const items = decodeUserJson<unknown[]>(await this.deps.outputs.load(runId, itemsKeyOf)) ?? [];
     this.itemsCache.set(key, items);
     while (this.itemsCache.size > ITEMS_CACHE) this.itemsCache.delete(this.itemsCache.keys().next().value as string);
     return items;
@@ -174,10 +186,15 @@ export class NodeRunner {
     return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
   }
 
-  /** flow.call: the child workflow's definition, and its input stored under the child run id. */
-  async prepareChildRun(ref: NodeRef & { workflowId: string; input: unknown; childRunId: string }): Promise<{ nodes: NodeDef[]; edges: EdgeDef[]; name: string }> {
+  /**
+   * flow.call: the child workflow's definition, and its input stored under the child run id.
+   * forEach child runs (`childRunId` absent) read their input from the items instead.
+   */
+  async prepareChildRun(ref: NodeRef & { workflowId: string; input?: unknown; childRunId?: string }): Promise<{ nodes: NodeDef[]; edges: EdgeDef[]; name: string }> {
     const doc = await this.deps.workflows.get(ref.accountId, ref.workflowId);
     if (!doc) throw new NodeFailure(`workflow "${ref.workflowId}" not found in this account`, false);
+    const def = decodeUserJson<WorkflowDefinition>(doc.definition);
+    if (!ref.childRunId) return { nodes: def.nodes, edges: def.edges, name: doc.name };
     let input: unknown = null;
     if (ref.input !== undefined) {
       try {
@@ -187,8 +204,25 @@ export class NodeRunner {
       }
     }
     await this.deps.outputs.save(ref.childRunId, '#input', encodeUserJson(input));
-    const def = decodeUserJson<WorkflowDefinition>(doc.definition);
     return { nodes: def.nodes, edges: def.edges, name: doc.name };
+  }
+
+  /**
+   * forEach with child runs: the outputs of runs `<prefix>.0` ... `<prefix>.<count - 1>` in order;
+   * a child that failed (kept with on_error: continue) is `{error}`.
+   */
+  async assembleForEachRuns(ref: NodeRef & { childRunPrefix: string; count: number; attempt: number; startedAt: number }): Promise<NodeOutcome> {
+    const parts: string[] = [];
+    let total = 0;
+    for (let i = 0; i < ref.count; i++) {
+      const text = (await this.deps.outputs.load(`${ref.childRunPrefix}.${i}`, '#output')) ?? '{"error":"the child run failed"}';
+      total += text.length + 1;
+      const tooBig = stepOutputError(ref.nodeId, total);
+      if (tooBig) throw new NodeFailure(tooBig, false);
+      parts.push(text);
+    }
+    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(`[${parts.join(',')}]`));
+    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
   }
 
   /** flow.call: the child run's output becomes this node's output. */

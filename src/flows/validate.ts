@@ -58,6 +58,7 @@ function checkConfig(type: string, config: unknown, base: string, details: Valid
   }
   for (const [rel, message] of kind.check?.(config) ?? []) details.push({ path: `${base}.config.${rel}`, message });
   if (type === 'forEach') {
+    // `do: {workflow_id}` names another workflow: whether it exists is known when the run starts.
     const d = (config as { do: { type?: string; config?: unknown } }).do;
     if (d.type !== undefined) checkConfig(d.type, d.config, `${base}.config.do`, details, true);
   }

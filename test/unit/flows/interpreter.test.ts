@@ -50,6 +50,10 @@ class MemoryRuns {
 }
 
 const sent: Array<{ entity: string; data: unknown }> = [];
+const flowDocs = new Map<string, WorkflowDoc>();
+const saveFlow = (id: string, def: { nodes: unknown[]; edges: unknown[] }) => flowDocs.set(id, {
+  _id: id, accountId: 'acc', name: id, enabled: true, exposed: false, trigger: null, definition: JSON.stringify({ name: id, ...def }), createdAt: new Date(), updatedAt: new Date(),
+});
 let env: TestWorkflowEnvironment;
 let worker: Worker;
 let running: Promise<void>;
@@ -63,7 +67,7 @@ beforeAll(async () => {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
   const runner = new NodeRunner({
-    outputs, runs, workflows: { get: async () => null },
+    outputs, runs, workflows: { get: async (accountId, id) => flowDocs.get(id) ?? null },
     nodes: {
       allowHosts: [], logger: createLogger('silent'),
       messenger: { sendToEntity: async (req) => { sent.push({ entity: req.entity, data: req.data }); return { messageId: req.messageId, duplicate: false }; } },
@@ -199,6 +203,20 @@ it('forEach over 12,000 items processes 10,000 and logs the truncation', async (
   expect(out[0]).toBe(2);
   expect(out[9_999]).toBe(10_000 * 2 + 9_999);
   expect(r.record.log.map((l) => l.message)).toContain('forEach items truncated from 12000 to 10000');
+});
+
+it('forEach runs a child run per item, with the item as its input, and flow.call nests runs', async () => {
+  saveFlow('double', { nodes: [t('twice', 'input * 2')], edges: [] });
+  const r = await run({
+    nodes: [
+      { id: 'each', type: 'forEach', config: { items: 'input.list', do: { workflow_id: 'double' } } },
+      { id: 'call', type: 'flow.call', config: { workflow_id: 'double', input: '{{ input.list[2] }}' } },
+    ],
+    edges: [],
+  }, { list: [1, 2, 3, 4, 5] });
+  expect(r.record.status).toBe('completed');
+  expect(r.out('each')).toEqual([1, 2, 3, 4, 5].map((n) => ({ twice: n * 2 })));
+  expect(r.out('call')).toEqual({ twice: 6 });
 });
 
 it('device.send hands the templated message to the message pipeline', async () => {
