@@ -264,7 +264,8 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
    */
   const dirty = new Set<string>();
   let logSaved = state.log.length;
-  let lastSave = now();
+  // The first progress write goes out at once, so a long first node (a delay) shows as running.
+  let lastSave = -Infinity;
   let saving: Promise<void> | undefined;
   const saveProgress = (force = false) => {
     if (!args.record || saving || (!force && now() - lastSave < PROGRESS_EVERY_MS) || (dirty.size === 0 && logSaved === state.log.length)) return;
@@ -318,6 +319,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     for (;;) {
       while (!failure && !draining && state.ready.length && inflight.size < MAX_PARALLEL) launch(state.ready.shift() as string);
       if (inflight.size === 0) break;
+      saveProgress();
       await Promise.race(inflight.values());
       if (workflowInfo().continueAsNewSuggested) draining = true;
     }

@@ -230,8 +230,10 @@ it('a delay past 10 minutes times the run out; the record says so, written from 
   const r = await run({ nodes: [{ id: 'wait', type: 'delay', config: { ms: 11 * 60_000 } }, t('after', '1')], edges: [{ from: 'wait', to: 'after' }] });
   expect(r.error).toBeInstanceOf(WorkflowFailedError);
   expect((await r.handle.describe()).status.name).toBe('TIMED_OUT');
-  // The execution could not write its end: the run is still `running` until settled.
+  // The execution could not write its end: the run is still `running` until settled, its
+  // progress showing the delay that was under way.
   expect(r.record.status).toBe('running');
+  expect(r.record.nodes.wait).toMatchObject({ status: 'running', executions: 1 });
   const engine: RunEngine = {
     start: async () => ({ temporalRunId: '' }),
     cancel: async () => undefined,
