@@ -3,20 +3,23 @@
  * that every limit (size, nesting, nodes, edges, config per kind) answers 422 with details.
  */
 import type { Services } from '../services';
-import { AppContext, RouteRegistry, bodyOf, principalOf, queryOf } from '../http/route';
+import { AppContext, RouteRegistry, principalOf, queryOf } from '../http/route';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { FIXED_LIMITS } from '../accounts/plans';
 import {
-  documentedDefinitionSchema, listQuerySchema, ListQuery, runBodySchema, RunBody, runListSchema, runSchema,
+  documentedDefinitionSchema, listQuerySchema, ListQuery, runBodySchema, runListSchema, runSchema,
   runStartedSchema, validationErrorSchema, workflowSchema,
 } from './schemas';
 
 /** Past the 1 MB definition limit a body is still read (to answer 422) up to this size. */
 const READ_LIMIT = 4 * 1024 * 1024;
 
-async function readDefinition(ctx: AppContext): Promise<{ value: unknown; bytes: number }> {
+/** The JSON body as sent, so limits on it are 422s; an empty body is `undefined` when allowed. */
+async function readJson(ctx: AppContext, allowEmpty = false): Promise<{ value: unknown; bytes: number }> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (allowEmpty && !ctx.request.type && !declared) return { value: undefined, bytes: 0 };
   if (!ctx.is('application/json', '+json')) throw new BadRequestError('Request body must be JSON (Content-Type: application/json)', undefined, 'invalid_json');
-  if (Number(ctx.get('content-length') || 0) > READ_LIMIT) throw new PayloadTooLargeError(`Request body exceeds ${READ_LIMIT} bytes`);
+  if (declared > READ_LIMIT) throw new PayloadTooLargeError(`Request body exceeds ${READ_LIMIT} bytes`);
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of ctx.req) {
@@ -24,6 +27,7 @@ async function readDefinition(ctx: AppContext): Promise<{ value: unknown; bytes:
     if (bytes > READ_LIMIT) throw new PayloadTooLargeError(`Request body exceeds ${READ_LIMIT} bytes`);
     chunks.push(chunk as Buffer);
   }
+  if (allowEmpty && bytes === 0) return { value: undefined, bytes };
   try {
     return { value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, bytes };
   } catch (err) {
@@ -52,7 +56,7 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
     rawBody: definitionBody,
     responses: { 201: { description: 'Created', schema: workflowSchema }, 422: invalid },
     handler: async (ctx) => {
-      const { value, bytes } = await readDefinition(ctx);
+      const { value, bytes } = await readJson(ctx);
       ctx.status = 201;
       ctx.body = await s.flows.create(principalOf(ctx).account._id, value, bytes);
     },
@@ -71,7 +75,7 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
     rawBody: definitionBody,
     responses: { 200: { description: 'The workflow', schema: workflowSchema }, 422: invalid },
     handler: async (ctx) => {
-      const { value, bytes } = await readDefinition(ctx);
+      const { value, bytes } = await readJson(ctx);
       ctx.body = await s.flows.replace(principalOf(ctx).account._id, ctx.params.id, value, bytes);
     },
   });
@@ -88,11 +92,12 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
   r.add({
     ...common, method: 'POST', path: '/api/workflows/:id/run', summary: 'Start a run',
     description: 'Answers 202 at once; follow the run at GET /api/workflows/runs/{runId}. A run has 10 minutes of wall clock.',
-    body: { schema: runBodySchema, maxBytes: FIXED_LIMITS.workflowDefinitionBytes },
+    rawBody: { contentType: 'application/json', schema: runBodySchema },
     responses: { 202: { description: 'Started', schema: runStartedSchema }, 422: invalid },
     handler: async (ctx) => {
+      const { value, bytes } = await readJson(ctx, true);
       ctx.status = 202;
-      ctx.body = await s.runs.start(principalOf(ctx).account._id, ctx.params.id, bodyOf<RunBody>(ctx).input);
+      ctx.body = await s.runs.startFromBody(principalOf(ctx).account._id, ctx.params.id, value, bytes);
     },
   });
 

@@ -10,7 +10,7 @@ import { NotFoundError, ValidationError } from '../errors';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_ERROR, RUN_TIMEOUT_MS } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
-import { ValidationDetail, validateDefinition } from './validate';
+import { ValidationDetail, checkRunBody, validateDefinition } from './validate';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './store';
 import { FINAL_STATUSES } from './store';
@@ -149,6 +149,13 @@ export class RunService {
   private engine(): RunEngine {
     if (!this.deps.engine) throw new Error('starting workflow runs needs a Temporal client in this process');
     return this.deps.engine;
+  }
+
+  /** POST .../run: the raw body (`{input?}`, empty = no input) checked, then `start`. */
+  async startFromBody(accountId: string, flowId: string, raw: unknown, bytes: number) {
+    const { details, body } = checkRunBody(raw ?? {}, bytes);
+    if (!body) throw validationError(details);
+    return this.start(accountId, flowId, body.input);
   }
 
   /**

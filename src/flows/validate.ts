@@ -7,11 +7,12 @@ import { FIXED_LIMITS as L } from '../accounts/plans';
 import { ajv, validatorFor } from '../http/schema';
 import { analyzeGraph, graphDepth } from './graph';
 import { nodeKind, NODE_TYPES } from './nodes';
-import { definitionSchema, WorkflowDefinition } from './schemas';
+import { definitionSchema, runBodySchema, RunBody, WorkflowDefinition } from './schemas';
 
 export interface ValidationDetail { path: string; message: string }
 
 const validateStructure = validatorFor(definitionSchema);
+const validateRunBody = validatorFor(runBodySchema);
 
 function pathOf(base: string, instancePath: string): string {
   const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -105,4 +106,15 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
     if (depth > L.workflowMaxDepth) details.push({ path: 'edges', message: `graph depth is ${depth} nodes on the longest path; at most ${L.workflowMaxDepth}` });
   }
   return details.length ? { details } : { details, definition: def };
+}
+
+/** The body of POST .../run: size and nesting answer 422 like a definition's (spec: Workflow component errors). */
+export function checkRunBody(raw: unknown, sizeBytes: number): { details: ValidationDetail[]; body?: RunBody } {
+  if (sizeBytes > L.workflowDefinitionBytes) {
+    return { details: [{ path: '', message: `body is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
+  }
+  const deep = tooDeepPath(raw);
+  if (deep !== undefined) return { details: [{ path: deep, message: `JSON nesting exceeds ${L.jsonNestingDepth} levels` }] };
+  if (!validateRunBody(raw)) return { details: (validateRunBody.errors ?? []).map((e) => ajvDetail('', e)) };
+  return { details: [], body: raw as RunBody };
 }

@@ -56,6 +56,11 @@ it('run input is checked against input_schema', async () => {
   const bad = await api('POST', `/api/workflows/${id}/run`, { key, body: { input: { n: 'x' } } });
   expect(bad.status).toBe(422);
   expect(bad.body.details[0].path).toBe('input.n');
+  let deep: unknown = 1;
+  for (let i = 0; i < 25; i++) deep = { d: deep };
+  const tooDeep = await api('POST', `/api/workflows/${id}/run`, { key, body: { input: deep } });
+  expect(tooDeep.status).toBe(422);
+  expect(tooDeep.body.details[0].message).toBe('JSON nesting exceeds 20 levels');
   const run = await waitForRun(key, await startRun(key, id, { n: 3 }));
   expect(run.output).toEqual({ a: 3 });
 });

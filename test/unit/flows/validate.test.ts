@@ -1,5 +1,5 @@
 /** Workflow definition validation: every limit answers a detail naming the path; a definition at each limit passes. */
-import { validateDefinition } from '../../../src/flows/validate';
+import { checkRunBody, validateDefinition } from '../../../src/flows/validate';
 import { graphDepth } from '../../../src/flows/graph';
 
 type Def = { name: string; nodes: Array<Record<string, unknown>>; edges: Array<Record<string, unknown>>; [k: string]: unknown };
@@ -131,5 +131,17 @@ describe('structure', () => {
 
   it('an input_schema must compile', () => {
     expect(check({ name: 'i', nodes: [t('a')], edges: [], input_schema: { type: 'nonsense' } })[0].path).toBe('input_schema');
+  });
+});
+
+describe('run body', () => {
+  it('accepts {input} up to 1 MB and 20 levels; past either is a detail with the path', () => {
+    expect(checkRunBody({ input: { a: [1, 2] } }, 20).details).toEqual([]);
+    expect(checkRunBody({}, 2).details).toEqual([]);
+    let deep: unknown = 1;
+    for (let i = 0; i < 20; i++) deep = { d: deep };
+    expect(checkRunBody({ input: deep }, 100).details[0]).toMatchObject({ message: 'JSON nesting exceeds 20 levels' });
+    expect(checkRunBody({ input: 'x' }, 1024 * 1024 + 1).details[0]).toMatchObject({ path: '' });
+    expect(checkRunBody({ inputs: 1 }, 12).details).toEqual([{ path: '', message: 'unknown field "inputs"' }]);
   });
 });
