@@ -22,13 +22,13 @@ export const runWorkflowId = (runId: string): string => `run-${runId}`;
 export class TemporalRunEngine implements RunEngine {
   constructor(private readonly client: Client, private readonly taskQueue: string) {}
 
-  async start(req: RunStartRequest): Promise<{ temporalRunId: string }> {
+  async start(req: RunStartRequest): Promise<void> {
     const args: FlowRunArgs = {
       runId: req.runId, accountId: req.accountId, flowId: req.flowId, nodes: req.nodes, edges: req.edges,
       depth: 0, deadline: req.deadline, record: true,
     };
     try {
-      const handle = await this.client.workflow.start('flowRun', {
+      await this.client.workflow.start('flowRun', {
         taskQueue: this.taskQueue,
         workflowId: runWorkflowId(req.runId),
         args: [args],
@@ -41,14 +41,9 @@ export class TemporalRunEngine implements RunEngine {
           { key: RUN_SEARCH_ATTRIBUTES.Trigger, value: req.trigger },
         ]),
       });
-      return { temporalRunId: handle.firstExecutionRunId };
     } catch (err) {
       // A retried start of the same run finds its execution already there: that is the run.
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        const d = await this.client.workflow.getHandle(runWorkflowId(req.runId)).describe();
-        return { temporalRunId: d.runId };
-      }
-      throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
 

@@ -274,7 +274,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     dirty.clear();
     logSaved = state.log.length;
     lastSave = now();
-    saving = bookkeeping.saveFlowProgress({ runId: args.runId, nodes: changed, log, outputBytes: state.outputBytes })
+    saving = bookkeeping.saveFlowProgress({ runId: args.runId, nodes: changed, log, outputBytes: state.outputBytes, temporalRunId: workflowInfo().firstExecutionRunId })
       .catch(() => undefined)
       .finally(() => { saving = undefined; });
   };

@@ -21,7 +21,8 @@ export interface NodeRunnerDeps {
     find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
   };
   runs: {
-    recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number): Promise<void>;
+    recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
+    input(runId: string): Promise<string | undefined>;
     finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
   };
   workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
@@ -56,22 +57,22 @@ export interface RunNodeArgs extends NodeRef {
 export interface NodeOutcome { bytes: number; branch?: string; durationMs: number; attempt: number }
 
 const ITEMS_CACHE = 4;
+const INPUT_CACHE = 200;
 
 export class NodeRunner {
   /** The last few forEach item arrays, so the chunks of one forEach read it once per worker. */
   private readonly itemsCache = new Map<string, unknown[]>();
+  private readonly inputCache = new Map<string, unknown>();
 
   constructor(private readonly deps: NodeRunnerDeps) {}
 
-  async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys' | 'inputFrom'>): Promise<ExpressionContext> {
+  async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys' | 'inputFrom' | 'record'>): Promise<ExpressionContext> {
     const nodes: Record<string, unknown> = {};
     if (ref.contextKeys.length) {
       for (const doc of await this.deps.outputs.find(ref.runId, ref.contextKeys)) nodes[doc.key] = decodeUserJson(await this.deps.outputs.read(doc));
     }
     const from = ref.inputFrom;
-    const input = from
-      ? (await this.storedItems(from.runId, from.key))[from.index] ?? null
-      : decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
+    const input = from ? (await this.storedItems(from.runId, from.key))[from.index] ?? null : await this.runInput(ref);
     return { input, nodes, vars: { runId: ref.runId, workflowId: ref.flowId, node: ref.nodeId, execution: ref.execution } };
   }
 
@@ -121,6 +122,17 @@ export class NodeRunner {
     if (!Array.isArray(items)) throw new NodeFailure(`items must yield an array, not ${typeof items}`, false);
     await this.deps.outputs.save(ref.runId, itemsKey(ref), encodeUserJson(items));
     return { length: items.length, itemsKey: itemsKey(ref) };
+  }
+
+  /** A top-level run's input is on its record (read once per worker); a child run's under `#input`. */
+  private async runInput(ref: Pick<NodeRef, 'runId' | 'record'>): Promise<unknown> {
+    if (!ref.record) return decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
+    const key = `${ref.runId}/#input`;
+    if (!this.inputCache.has(key)) {
+      this.inputCache.set(key, decodeUserJson(await this.deps.runs.input(ref.runId)));
+      while (this.inputCache.size > INPUT_CACHE) this.inputCache.delete(this.inputCache.keys().next().value as string);
+    }
+    return this.inputCache.get(key);
   }
 
   private items(ref: NodeRef): Promise<unknown[]> {
@@ -233,8 +245,8 @@ export class NodeRunner {
   }
 
   /** Progress of a top-level run while it runs (the interpreter sends what changed). */
-  async saveProgress(args: { runId: string; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<void> {
-    await this.deps.runs.recordProgress(args.runId, args.nodes, args.log, args.outputBytes);
+  async saveProgress(args: { runId: string; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number; temporalRunId: string }): Promise<void> {
+    await this.deps.runs.recordProgress(args.runId, args.nodes, args.log, args.outputBytes, args.temporalRunId);
   }
 
   /**

@@ -29,7 +29,6 @@ export interface RunRepository {
   insert(doc: RunDoc): Promise<void>;
   get(accountId: string, runId: string): Promise<RunDoc | null>;
   list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]>;
-  setTemporalRunId(runId: string, temporalRunId: string): Promise<void>;
   finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog?: RunLogEntry[]): Promise<boolean>;
   overdue(before: Date, limit: number): Promise<RunDoc[]>;
 }
@@ -55,7 +54,7 @@ export interface RunStartRequest {
 
 /** How runs meet the workflow engine (Temporal, temporal/runs.ts). */
 export interface RunEngine {
-  start(req: RunStartRequest): Promise<{ temporalRunId: string }>;
+  start(req: RunStartRequest): Promise<void>;
   /** How the execution ended, or `running`; `missing` when the engine does not know it. */
   outcome(runId: string): Promise<'running' | 'completed' | 'failed' | 'timed_out' | 'terminated' | 'cancelled' | 'missing'>;
   cancel(runId: string): Promise<void>;
@@ -172,7 +171,6 @@ export class RunService {
     const outgoing = new Set(def.edges.map((e) => e.from));
     const nodes: Record<string, NodeStat> = {};
     for (const n of def.nodes) nodes[n.id] = { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
-    await this.deps.outputs.save(runId, '#input', encodeUserJson(input ?? null));
     await this.deps.runs.insert({
       _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'running',
       input: encodeUserJson(input ?? null), error: null, log: [], nodes,
@@ -180,11 +178,11 @@ export class RunService {
       outputBytes: 0, queuedAt: now, startedAt: now, finishedAt: null, deadline,
       temporal: { workflowId: `run-${runId}`, runId: null },
     });
+    // The interpreter's first progress write fills in temporal.runId: one write less here.
     try {
-      const { temporalRunId } = await this.engine().start({
+      await this.engine().start({
         runId, accountId, flowId, flowName: flow.name, trigger: trigger.type, nodes: def.nodes, edges: def.edges, deadline: deadline.getTime(),
       });
-      await this.deps.runs.setTemporalRunId(runId, temporalRunId);
     } catch (err) {
       await this.deps.runs.finish(runId, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
       throw err;

@@ -101,12 +101,12 @@ export class RunStore {
     return this.col.find({ accountId, workflowId }, { projection: { log: 0, nodes: 0 } })
       .sort({ queuedAt: -1, _id: -1 }).skip(offset).limit(limit).toArray();
   }
-  async setTemporalRunId(runId: string, temporalRunId: string): Promise<void> {
-    await this.col.updateOne({ _id: runId }, { $set: { 'temporal.runId': temporalRunId } });
+  async input(runId: string): Promise<string | undefined> {
+    return (await this.col.findOne({ _id: runId }, { projection: { input: 1 } }))?.input;
   }
   /** Live progress: the nodes that changed since the last write and the new log entries. */
-  async recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number): Promise<void> {
-    const set: Record<string, unknown> = { outputBytes };
+  async recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void> {
+    const set: Record<string, unknown> = { outputBytes, ...(temporalRunId ? { 'temporal.runId': temporalRunId } : {}) };
     for (const [id, stat] of Object.entries(nodes)) set[`nodes.${id}`] = stat;
     await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
   }

@@ -64,7 +64,7 @@ it('http -> transform -> condition -> device.send reaches the entity; the run co
   expect(node(run, 'fine').status).toBe('skipped');
   expect(node(run, 'send').outputBytes).toBeGreaterThan(0);
   expect(run.output).toEqual({ send: node(run, 'send').output });
-  expect(run.temporal.workflowId).toBe(`run-${runId}`);
+  expect(run.temporal).toEqual({ workflowId: `run-${runId}`, runId: expect.any(String) });
 
   const inbox = await api('GET', '/api/entities/check_messages?limit=10', { key: entity.json?.apiKey });
   expect(inbox.status).toBe(200);

@@ -37,7 +37,7 @@ class MemoryRuns {
   async insert(doc: RunDoc) { this.docs.set(doc._id, doc); }
   async get(accountId: string, runId: string) { const d = this.docs.get(runId); return d && d.accountId === accountId ? d : null; }
   async list() { return [...this.docs.values()]; }
-  async setTemporalRunId() {}
+  async input(runId: string) { return this.docs.get(runId)?.input; }
   async recordProgress(runId: string, nodes: Record<string, NodeStat>) { const d = this.docs.get(runId); if (d) Object.assign(d.nodes, nodes); }
   async finish(runId: string, fields: Partial<RunDoc>, appendLog: RunDoc['log'] = []) {
     const d = this.docs.get(runId);
@@ -91,9 +91,8 @@ afterAll(async () => {
 let seq = 0;
 async function run(def: Pick<FlowRunArgs, 'nodes' | 'edges'>, input: unknown = null) {
   const runId = `r${++seq}`;
-  await outputs.save(runId, '#input', JSON.stringify(input));
   await runs.insert({
-    _id: runId, accountId: 'acc', workflowId: 'wf', workflowName: 'test', trigger: { type: 'manual' }, status: 'running', input: 'null',
+    _id: runId, accountId: 'acc', workflowId: 'wf', workflowName: 'test', trigger: { type: 'manual' }, status: 'running', input: JSON.stringify(input),
     error: null, log: [], nodes: {}, nodeOrder: def.nodes.map((n) => n.id), terminalNodes: [], outputBytes: 0,
     queuedAt: new Date(), startedAt: new Date(), finishedAt: null, deadline: new Date(Date.now() + 600_000), temporal: { workflowId: `run-${runId}`, runId: null },
   });
@@ -235,7 +234,7 @@ it('a delay past 10 minutes times the run out; the record says so, written from 
   expect(r.record.status).toBe('running');
   expect(r.record.nodes.wait).toMatchObject({ status: 'running', executions: 1 });
   const engine: RunEngine = {
-    start: async () => ({ temporalRunId: '' }),
+    start: async () => undefined,
     cancel: async () => undefined,
     outcome: async (runId) => ((await env.client.workflow.getHandle(`run-${runId}`).describe()).status.name === 'TIMED_OUT' ? 'timed_out' : 'running'),
   };
