@@ -152,7 +152,7 @@ export const runNodeSchema = {
     attempts: { type: 'integer' },
     durationMs: { type: 'integer' },
     outputBytes: { type: 'integer' },
-    output: { description: 'The latest output (an output over 256 KB is a reference object)' },
+    output: { description: 'The latest output, once the run has ended (an output over 256 KB is a reference object)' },
     error: { type: 'string' },
   },
 } as const;

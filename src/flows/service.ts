@@ -260,8 +260,10 @@ export class RunService {
     return settled;
   }
 
+  /** Node outputs are shown once the run is over: polls of a running run read only its record. */
   private async present(run: RunDoc): Promise<Record<string, unknown>> {
-    const ran = run.nodeOrder.filter((id) => (run.nodes[id]?.executions ?? 0) > 0 && run.nodes[id]?.status === 'completed');
+    const final = FINAL_STATUSES.includes(run.status);
+    const ran = final ? run.nodeOrder.filter((id) => (run.nodes[id]?.executions ?? 0) > 0 && run.nodes[id]?.status === 'completed') : [];
     const docs = ran.length ? await this.deps.outputs.find(run._id, ran) : [];
     const byKey = new Map(docs.map((d) => [d.key, d]));
     const outputOf = async (id: string): Promise<unknown> => {
@@ -277,7 +279,7 @@ export class RunService {
       nodes.push({ id, ...s, ...(output !== undefined ? { output } : {}) });
     }
     let output: Record<string, unknown> | null = null;
-    if (FINAL_STATUSES.includes(run.status)) {
+    if (final) {
       output = {};
       for (const id of run.terminalNodes) {
         const o = await outputOf(id);
