@@ -117,6 +117,17 @@ export function runOutputError(totalBytes: number): string | undefined {
     : undefined;
 }
 
+/**
+ * The interpreter continues-as-new when Temporal suggests it or once an execution's history
+ * reaches this many events: histories stay far below Temporal's limits (50,000 events, 50 MB)
+ * and a worker that takes a run over replays little.
+ */
+export const HISTORY_EVENTS_PER_EXECUTION = 2_000;
+
+export function shouldContinueAsNew(info: { continueAsNewSuggested: boolean; historyLength: number }): boolean {
+  return info.continueAsNewSuggested || info.historyLength >= HISTORY_EVENTS_PER_EXECUTION;
+}
+
 /** Options of the Temporal execution of one run. */
 export function runStartOptions(): { workflowExecutionTimeout: number } {
   return { workflowExecutionTimeout: RUN_TIMEOUT_MS };

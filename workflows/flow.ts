@@ -9,7 +9,7 @@
  * a node whose incoming edges were all not taken is skipped and passes "not taken" on. An edge
  * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.
  * Outputs stay in MongoDB; only sizes and branch labels reach this code, so history stays small,
- * and the run continues-as-new when Temporal suggests it.
+ * and the run continues-as-new every 2,000 events or sooner when Temporal suggests it.
  */
 import {
   ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, continueAsNew, executeChild,
@@ -21,7 +21,7 @@ import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
 import type { NodeStat } from '../src/flows/store';
 import type { ItemRef } from '../src/flows/node-runner';
 import {
-  RunLogEntry, executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError,
+  RunLogEntry, executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError, shouldContinueAsNew,
 } from '../temporal/limits';
 
 export interface FlowRunArgs {
@@ -321,7 +321,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
       if (inflight.size === 0) break;
       saveProgress();
       await Promise.race(inflight.values());
-      if (workflowInfo().continueAsNewSuggested) draining = true;
+      if (shouldContinueAsNew(workflowInfo())) draining = true;
     }
   } catch (err) {
     if (isCancellation(err)) {

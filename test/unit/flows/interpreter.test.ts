@@ -218,6 +218,18 @@ it('forEach runs a child run per item, with the item as its input, and flow.call
   expect(r.out('call')).toEqual({ twice: 6 });
 });
 
+it('a long run continues-as-new and carries its state into the next execution', async () => {
+  const n = 400;
+  const nodes = Array.from({ length: n }, (_, i) => t(`n${i}`, i === 0 ? '1' : `nodes.n${i - 1} + 1`));
+  const edges = Array.from({ length: n - 1 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` }));
+  const r = await run({ nodes, edges });
+  expect(r.record.status).toBe('completed');
+  expect(r.out(`n${n - 1}`)).toBe(n);
+  expect(Object.values(r.record.nodes).filter((s) => s.status === 'completed')).toHaveLength(n);
+  const first = await env.client.workflow.getHandle(`run-${r.runId}`, r.handle.firstExecutionRunId).describe();
+  expect(first.status.name).toBe('CONTINUED_AS_NEW');
+});
+
 it('device.send hands the templated message to the message pipeline', async () => {
   sent.length = 0;
   const r = await run({ nodes: [{ id: 'send', type: 'device.send', config: { entity: 'dev-{{ input.n }}', data: { v: '{{ input.n * 2 }}' } } }], edges: [] }, { n: 4 });

@@ -1,5 +1,6 @@
 /** temporal/limits.ts: one test per product limit mapped to Temporal options. */
 import {
+  shouldContinueAsNew,
   executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError, runStartOptions, stepOutputError,
 } from '../../../temporal/limits';
 
@@ -94,4 +95,10 @@ it('run output: 100 MB passes, one byte more fails', () => {
 
 it('a run has 10 minutes of wall clock', () => {
   expect(runStartOptions().workflowExecutionTimeout).toBe(600_000);
+});
+
+it('continues-as-new at 2,000 history events or when Temporal suggests it', () => {
+  expect(shouldContinueAsNew({ continueAsNewSuggested: false, historyLength: 1_999 })).toBe(false);
+  expect(shouldContinueAsNew({ continueAsNewSuggested: false, historyLength: 2_000 })).toBe(true);
+  expect(shouldContinueAsNew({ continueAsNewSuggested: true, historyLength: 10 })).toBe(true);
 });
