@@ -91,7 +91,6 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   const shape = analyzeGraph(nodes, edges);
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const forwardIn = new Map(nodes.map((n) => [n.id, (shape.incoming.get(n.id) ?? []).filter((i) => !shape.backEdges.has(i))]));
-  const configText = new Map(nodes.map((n) => [n.id, JSON.stringify(n.config)]));
   const state: InterpreterState = args.state ?? {
     signals: {}, fresh: [], log: [], outputBytes: 0, ready: [...shape.starts],
     stats: Object.fromEntries(nodes.map((n) => [n.id, { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 } as NodeStat])),
@@ -105,8 +104,8 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   const now = () => Date.now();
   const remaining = () => args.deadline - now();
   /** Outputs a node may read: the nodes its config names (an id is a plain word, so text search finds every use). */
-  const contextKeys = (n: NodeDef | { config: unknown }, extra = ''): string[] => {
-    const text = JSON.stringify(n.config) + extra;
+  const contextKeys = (n: NodeDef | { config: unknown }): string[] => {
+    const text = JSON.stringify(n.config);
     return nodes.filter((m) => text.includes(m.id) && state.stats[m.id].executions > 0).map((m) => m.id);
   };
   const ref = (n: NodeDef, execution: number, timeoutMs: number) => ({

@@ -104,7 +104,8 @@ export class NodeRunner {
   async runNode(args: RunNodeArgs, signal: AbortSignal): Promise<NodeOutcome> {
     const started = Date.now();
     const ctx = await this.context(args);
-    const result = await this.execute(args.type, args.config, ctx, args, signal);
+    // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
+    const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]));
     const bytes = await this.store(args, args.nodeId, result.output);
     return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
   }

@@ -67,7 +67,7 @@ beforeAll(async () => {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
   const runner = new NodeRunner({
-    outputs, runs, workflows: { get: async (accountId, id) => flowDocs.get(id) ?? null },
+    outputs, runs, workflows: { get: async (_accountId, id) => flowDocs.get(id) ?? null },
     nodes: {
       allowHosts: [], logger: createLogger('silent'),
       messenger: { sendToEntity: async (req) => { sent.push({ entity: req.entity, data: req.data }); return { messageId: req.messageId, duplicate: false }; } },
