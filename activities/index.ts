@@ -5,6 +5,7 @@
 import type { Services } from '../src/services';
 import { createScanActivities } from './scan';
 import { createFileActivities } from './files';
+import { createFlowActivities } from './flows';
 
 export type ActivityDeps = Services;
 
@@ -12,6 +13,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createScanActivities(deps.scans),
     ...createFileActivities(deps.files),
+    ...createFlowActivities(deps.nodeRunner),
   };
 }
 

@@ -6,6 +6,8 @@
 #   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
 #   .tools/moto/          a venv with moto[server] (the S3-compatible server the S3 tests start)
 # and, when running as root, the Debian packages the scan engines and tests use;
+#   .tools/bin/temporal-test-server   Temporal's time-skipping test server (jars from Maven Central,
+#                         tools/temporal-test-server/pom.xml) for @temporalio/testing
 # then builds the dashboard bundle into dist/dashboard (npm run build).
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -17,7 +19,7 @@ TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio
 PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{unit,integration}/sdk)
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv)
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv default-jre-headless maven)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -148,6 +150,8 @@ declare -A DEGRADES=(
   [bubblewrap]="python workflow nodes fail with 'Python sandbox unavailable' (snippets never run outside the jail)"
   [python3]="python workflow nodes fail: the jail runs Debian's /usr/bin/python3"
   [python3-venv]="moto (the local S3 server of the aws.s3 tests) cannot be installed"
+  [default-jre-headless]="no Temporal time-skipping test server: the workflow interpreter tests fail"
+  [maven]="no Temporal time-skipping test server: the workflow interpreter tests fail"
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -210,11 +214,37 @@ check_jail() {
   fi
 }
 
+# ---------------------------------------------------------------- Temporal test server
+TEST_SERVER_VERSION=1.31.0          # io.temporal:temporal-test-server (tools/temporal-test-server/pom.xml)
+install_temporal_test_server() {
+  local dir="$TOOLS/temporal-test-server"
+  if [[ -f "$dir/jars/temporal-test-server-$TEST_SERVER_VERSION.jar" ]]; then
+    write_test_server_wrapper
+    log "temporal-test-server $TEST_SERVER_VERSION present"; return
+  fi
+  if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
+    log "java/maven missing: no temporal-test-server (the workflow interpreter tests need it)"; return
+  fi
+  log "fetching temporal-test-server $TEST_SERVER_VERSION jars from Maven Central"
+  rm -rf "$dir.tmp"
+  mvn -q -B -f "$ROOT/tools/temporal-test-server/pom.xml" dependency:copy-dependencies -DoutputDirectory="$dir.tmp/jars" >&2 \
+    || die "mvn could not fetch temporal-test-server"
+  rm -rf "$dir"; mv "$dir.tmp" "$dir"
+  write_test_server_wrapper
+}
+
+# The wrapper finds the jars next to itself, so a moved checkout keeps a working test server.
+write_test_server_wrapper() {
+  printf '#!/bin/sh\nexec java -Xss4m -cp "$(dirname "$0")/../temporal-test-server/jars/*" io.temporal.testserver.TestServer "$@"\n' >"$BIN/temporal-test-server"
+  chmod 755 "$BIN/temporal-test-server"
+}
+
 install_temporal
 install_ferretdb
 install_pyenv
 install_moto
 install_apt
+install_temporal_test_server
 build_dashboard
 check_jail
 log "done in $((SECONDS - start_time)) s; tools in $BIN"

@@ -108,6 +108,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         await w.shutdown();
         await connection.close();
       });
+      // Runs whose execution ended without writing its end (the 10-minute timeout) are settled here.
+      const sweep = setInterval(() => {
+        services.runs.sweep().catch((err: unknown) => logger.warn({ err }, 'workflow run sweep failed'));
+      }, 30_000);
+      sweep.unref();
+      stoppers.push(async () => clearInterval(sweep));
     }
 
     // Embedded aedes broker when MQTT_URL is unset, else the bridge to the external broker.

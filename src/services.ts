@@ -39,6 +39,11 @@ import { ConnectorStore } from './connectors/store';
 import { FileStore } from './files/store';
 import { FileService } from './files/service';
 import { ClipMaker } from './files/clip';
+import { OutputStore, RunStore, WorkflowStore } from './flows/store';
+import { FlowService, RunService } from './flows/service';
+import { NodeRunner } from './flows/node-runner';
+import { payloadScanner } from './flows/adapters';
+import { TemporalRunEngine } from '../temporal/runs';
 
 export interface Services {
   config: Config;
@@ -70,6 +75,10 @@ export interface Services {
   connectors: ConnectorService;
   /** File transfer between entities and the clip gallery. */
   files: FileService;
+  /** User workflow definitions, their runs, and what the interpreter's activities call. */
+  flows: FlowService;
+  runs: RunService;
+  nodeRunner: NodeRunner;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
 }
@@ -121,6 +130,14 @@ export function createServices(opts: {
     clips: new ClipMaker({ concurrency: 2 }),
     logger: logger.child({ component: 'files' }),
   });
+  const messagePipeline = new MessagePipeline({
+    store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
+    usage: new MessagingUsage(limits, messageStore, messagingLog),
+  });
+  const workflowStore = new WorkflowStore(db);
+  const runStore = new RunStore(db);
+  const outputStore = new OutputStore(db);
+  const flows = new FlowService({ workflows: workflowStore });
   return {
     config,
     logger,
@@ -135,10 +152,7 @@ export function createServices(opts: {
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
     messageStore,
     messagingEvents,
-    messagePipeline: new MessagePipeline({
-      store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
-      usage: new MessagingUsage(limits, messageStore, messagingLog),
-    }),
+    messagePipeline,
     messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
     entities: new EntityService({ accounts, audit, inbox: messageStore, validationServices: messageStore }),
     mqtt: new MqttService({
@@ -152,5 +166,14 @@ export function createServices(opts: {
     vault: new VaultService(new VaultStore(db), secrets.dataEncryptionKey),
     connectors: new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts),
     temporal: opts.temporal,
+    flows,
+    runs: new RunService({
+      flows, runs: runStore, outputs: outputStore,
+      engine: opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined,
+    }),
+    nodeRunner: new NodeRunner({
+      outputs: outputStore, runs: runStore, workflows: workflowStore,
+      nodes: { allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts), logger: logger.child({ component: 'flows' }) },
+    }),
   };
 }

@@ -4,3 +4,4 @@
  */
 export { deferredScan, scanWebhook } from './scan';
 export { fileTransfer, expireFiles } from './files';
+export { flowRun, forEachRuns } from './flow';

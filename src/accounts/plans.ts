@@ -95,6 +95,24 @@ export const FIXED_LIMITS = {
   /** Wall-clock limit of one ffmpeg/ffprobe run, and the address-space limit it runs under. */
   clipToolSeconds: 180,
   clipToolMemoryBytes: 2 * GB,
+  // User workflows (service-spec "Limits / Workflow execution"; decisions section 7).
+  workflowRunTimeoutMs: 10 * 60_000,
+  workflowNodeTimeoutDefaultMs: 30_000,
+  workflowNodeTimeoutCeilingMs: 5 * 60_000,
+  workflowRetryAttemptsCeiling: 5,
+  workflowMaxNodes: 1_000,
+  workflowMaxEdges: 2_000,
+  workflowMaxDepth: 100,
+  workflowMaxOutEdges: 50,
+  workflowDefinitionBytes: 1024 * 1024,
+  workflowForEachDefaultItems: 1_000,
+  workflowForEachMaxItems: 10_000,
+  workflowNodeExecutionCap: 100,
+  workflowStepOutputBytes: 10 * MB,
+  workflowRunOutputBytes: 100 * MB,
+  workflowFlowCallDepth: 10,
+  /** Node outputs above this travel by reference (GridFS), never in Temporal history. */
+  workflowInlineOutputBytes: 256 * 1024,
 } as const;
 
 export const isPlanTier = (v: unknown): v is PlanTier => typeof v === 'string' && (PLAN_TIERS as readonly string[]).includes(v);

@@ -15,6 +15,7 @@ export function areaOfPath(p: string): Area {
   if (p.startsWith('/api/scan') || p.startsWith('/api/account')) return 'scan';
   // Workflow-side resources answer in the scanning shape (decisions.md section 7).
   if (p.startsWith('/api/vault') || p.startsWith('/api/connectors')) return 'scan';
+  if (p === '/api/workflows' || p.startsWith('/api/workflows/')) return 'workflow';
   if (p.startsWith('/api/')) return 'messaging';
   return 'system';
 }

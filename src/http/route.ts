@@ -12,7 +12,8 @@ import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedErro
 import type { RateClass } from '../limits/rates';
 import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
-export type Area = 'scan' | 'messaging' | 'system';
+/** `workflow` answers errors in the scanning shape `{error, requestId, code?}` (decisions section 7). */
+export type Area = 'scan' | 'messaging' | 'workflow' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type { RateClass };
 

@@ -9,6 +9,7 @@ import { registerMqttAuthRoutes } from '../mqtt/routes';
 import { registerScanRoutes } from '../scan/routes';
 import { registerVaultRoutes } from '../vault/routes';
 import { registerConnectorRoutes } from '../connectors/routes';
+import { registerFlowRoutes } from '../flows/routes';
 
 export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerAccountRoutes(r, s);
@@ -21,4 +22,5 @@ export function registerAllRoutes(r: RouteRegistry, s: Services): void {
   registerScanRoutes(r, s);
   registerVaultRoutes(r, s);
   registerConnectorRoutes(r, s);
+  registerFlowRoutes(r, s);
 }

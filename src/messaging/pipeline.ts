@@ -29,6 +29,7 @@ import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
 import { checkJsonShape, describeAjvError, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
+import { isDuplicateKey } from '../storage/mongo';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
 import type { DeliveredMessage, InboxDoc, MessageStore, ValidationOutcome } from './store';
 import type { ServiceValidator } from './validation';
@@ -241,6 +242,34 @@ export class MessagePipeline {
     });
     await this.queue(account._id, dest, { id, msg_type: 'client_cmd_resp', data, tags, source: entity.resourcePath, timestamp: at.toISOString() });
     return { code: 200, content: id };
+  }
+
+  /**
+   * A message from a workflow (`device.send`) to an entity of the account: the same size and tag
+   * rules, stored in history and queued like a directed publish. The caller picks the id; a
+   * repeated send with the same id (a retried activity) finds it stored and sends nothing again.
+   */
+  async sendToEntity(req: { accountId: string; entity: string; data: Record<string, unknown>; tags: string[]; messageId: string; source: string }): Promise<{ messageId: string; duplicate: boolean }> {
+    checkJsonShape(req.data);
+    const bytes = Buffer.byteLength(JSON.stringify(req.data));
+    if (bytes > FIXED_LIMITS.messageDataBytes) {
+      throw new PayloadTooLargeError(`Message data is ${bytes} bytes; the limit is ${FIXED_LIMITS.messageDataBytes} bytes (5 KB)`);
+    }
+    if (req.tags.length > FIXED_LIMITS.tagsPerMessage) throw new BadRequestError(`At most ${FIXED_LIMITS.tagsPerMessage} tags per message`);
+    const account = (await this.deps.accounts.cachedAccount(req.accountId)) ?? (await this.deps.accounts.getAccount(req.accountId));
+    const dest = await this.resolveDest(account, req.entity);
+    const at = this.now();
+    try {
+      await this.deps.store.insertMessage({
+        _id: req.messageId, accountId: account._id, msgType: 'publish', source: req.source, sourceName: req.source.split('/').pop() ?? req.source,
+        destination: dest, data: req.data, tags: req.tags, timestamp: at, receivedAt: at, validation: { result: 'skipped' }, bytes,
+      });
+    } catch (err) {
+      if (isDuplicateKey(err)) return { messageId: req.messageId, duplicate: true };
+      throw err;
+    }
+    await this.queue(account._id, dest, { id: req.messageId, msg_type: 'publish', data: req.data, tags: req.tags, source: req.source, timestamp: at.toISOString() });
+    return { messageId: req.messageId, duplicate: false };
   }
 
   private async queue(accountId: string, dest: string, message: DeliveredMessage): Promise<void> {

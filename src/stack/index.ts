@@ -112,6 +112,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       '--db-filename', path.join(dataDir, 'temporal', 'temporal.db'),
       '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort),
       '--ui-disable-news-fetch', '--log-level', 'warn',
+      // User-workflow runs carry these (temporal/runs.ts) so operators can filter them in the UI.
+      ...['AccountId', 'FlowId', 'FlowName', 'Trigger'].flatMap((key) => ['--search-attribute', `${key}=Keyword`]),
     ];
     if (namespace !== 'default') args.push('--namespace', namespace);
     const child = launch('temporal', temporal, args);

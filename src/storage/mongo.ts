@@ -27,6 +27,7 @@ export const COLLECTIONS = {
   files: 'files',
   workflows: 'workflows',
   workflowRuns: 'workflow_runs',
+  workflowOutputs: 'workflow_run_outputs',
   connectors: 'connectors',
   vault: 'vault',
   mqttSignals: 'mqtt_signals',
@@ -67,6 +68,12 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { accountId: 1, dest: 1, status: 1, createdAt: 1 }, name: 'account_dest_status' },
     { key: { accountId: 1, kind: 1, createdAt: -1, _id: -1 }, name: 'account_kind_time' },
     { key: { expiresAt: 1 }, name: 'expiry' },
+  ],
+  [COLLECTIONS.workflows]: [{ key: { accountId: 1, createdAt: 1, _id: 1 }, name: 'account_time' }],
+  // Runs list newest first per workflow; the sweeper finds running runs past their deadline.
+  [COLLECTIONS.workflowRuns]: [
+    { key: { accountId: 1, workflowId: 1, queuedAt: -1, _id: -1 }, name: 'account_workflow_time' },
+    { key: { status: 1, deadline: 1 }, name: 'status_deadline' },
   ],
   // MQTT processes poll signals newer than their last read; old ones are swept by time.
   [COLLECTIONS.mqttSignals]: [{ key: { at: 1 }, name: 'by_time' }],

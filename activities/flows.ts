@@ -1,0 +1,58 @@
+/**
+ * Activities of the user-workflow interpreter (workflows/flow.ts): thin wrappers over
+ * src/flows/node-runner.ts that add what only an activity knows (attempt number, heartbeats,
+ * cancellation) and turn a node failure into a Temporal failure the workflow can read.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { NodeFailure } from '../src/flows/nodes/types';
+import type { NodeRunner, NodeRef, RunNodeArgs } from '../src/flows/node-runner';
+
+/** Failure details the interpreter reads: the attempt that failed. */
+export interface NodeFailureDetails { attempt: number }
+
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const attempt = Context.current().info.attempt;
+    if (err instanceof NodeFailure) {
+      throw ApplicationFailure.create({ message: err.message, type: 'NodeFailure', nonRetryable: !err.retryable, details: [{ attempt }] });
+    }
+    throw ApplicationFailure.create({ message: (err as Error).message ?? String(err), type: 'NodeError', details: [{ attempt }] });
+  }
+}
+
+export function createFlowActivities(runner: NodeRunner) {
+  return {
+    async runFlowNode(args: Omit<RunNodeArgs, 'attempt'>) {
+      return guarded(() => runner.runNode({ ...args, attempt: Context.current().info.attempt }, Context.current().cancellationSignal));
+    },
+    async prepareForEach(args: NodeRef & { items: string }) {
+      return guarded(() => runner.prepareForEach(args));
+    },
+    async runForEachChunk(args: Parameters<NodeRunner['runForEachChunk']>[0]) {
+      const ctx = Context.current();
+      return guarded(() => runner.runForEachChunk(args, () => ctx.heartbeat(), ctx.cancellationSignal));
+    },
+    async assembleForEach(args: Omit<Parameters<NodeRunner['assembleForEach']>[0], 'attempt'>) {
+      return guarded(() => runner.assembleForEach({ ...args, attempt: Context.current().info.attempt }));
+    },
+    async prepareChildRun(args: Parameters<NodeRunner['prepareChildRun']>[0]) {
+      return guarded(() => runner.prepareChildRun(args));
+    },
+    async assembleForEachRuns(args: Omit<Parameters<NodeRunner['assembleForEachRuns']>[0], 'attempt'>) {
+      return guarded(() => runner.assembleForEachRuns({ ...args, attempt: Context.current().info.attempt }));
+    },
+    async adoptChildOutput(args: Omit<Parameters<NodeRunner['adoptChildOutput']>[0], 'attempt'>) {
+      return guarded(() => runner.adoptChildOutput({ ...args, attempt: Context.current().info.attempt }));
+    },
+    async saveFlowProgress(args: Parameters<NodeRunner['saveProgress']>[0]) {
+      return runner.saveProgress(args);
+    },
+    async finishFlowRun(args: Parameters<NodeRunner['finishRun']>[0]) {
+      return guarded(() => runner.finishRun(args));
+    },
+  };
+}
+
+export type FlowActivities = ReturnType<typeof createFlowActivities>;

@@ -1,0 +1,89 @@
+/**
+ * User-workflow runs on a fresh local stack:
+ *   1. start latency: POST /api/workflows/{id}/run (record, output store, Temporal start) against
+ *      a bare client.workflow.start of an empty interpreter run, sequentially, same stack;
+ *   2. runs per second: short runs (one transform node) started 10 at a time, all waited for;
+ *   3. wall time of one run of 1,000 nodes (ten chains of 100 transforms).
+ *
+ *   npm run bench -- workflows [--starts 50] [--runs 100]
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { startServiceProcess } from '../test/support/service';
+import { cliJson, fmt, httpClient, percentile } from './_messaging-common';
+
+function argOf(args: string[], name: string, dflt: number): number {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const starts = argOf(args, 'starts', 50);
+  const runs = argOf(args, 'runs', 100);
+  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  const temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${svc.env.temporalPort}` }) });
+  try {
+    const acct = await cliJson(svc.env, 'account', 'create', '--name', 'bench', '--plan', 'pro');
+    const http = httpClient(svc.env.baseUrl, 16);
+    const create = async (def: unknown) => JSON.parse((await http.request('POST', '/api/workflows', acct.apiKey, def)).body).id as string;
+    const startRun = async (id: string) => JSON.parse((await http.request('POST', `/api/workflows/${id}/run`, acct.apiKey, {})).body).runId as string;
+    const waitRun = async (runId: string) => {
+      for (;;) {
+        const r = JSON.parse((await http.request('GET', `/api/workflows/runs/${runId}`, acct.apiKey)).body) as { status: string };
+        if (r.status !== 'running') return r.status;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    };
+    const one = await create({ name: 'one', nodes: [{ id: 'a', type: 'transform', config: { expression: '1' } }], edges: [] });
+    await waitRun(await startRun(one));
+
+    // 1. Start latency, alternating so both see the same load.
+    const api: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < starts; i++) {
+      let t = process.hrtime.bigint();
+      await startRun(one);
+      api.push(Number(process.hrtime.bigint() - t) / 1e6);
+      t = process.hrtime.bigint();
+      const id = randomUUID();
+      await temporal.workflow.start('flowRun', {
+        taskQueue: 'sentinel', workflowId: `bench-${id}`,
+        args: [{ runId: id, accountId: 'bench', flowId: 'bench', nodes: [], edges: [], depth: 0, deadline: Date.now() + 600_000, record: false }],
+      });
+      bare.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    api.sort((a, b) => a - b);
+    bare.sort((a, b) => a - b);
+    console.log(`start latency over ${starts}: POST .../run p50 ${fmt(percentile(api, 50))} ms p95 ${fmt(percentile(api, 95))} ms; bare client.workflow.start p50 ${fmt(percentile(bare, 50))} ms p95 ${fmt(percentile(bare, 95))} ms; ratio p50 ${fmt(percentile(api, 50) / percentile(bare, 50), 2)}x`);
+
+    // 2. Runs per second.
+    const t0 = Date.now();
+    let next = 0;
+    const statuses: string[] = [];
+    await Promise.all(Array.from({ length: 10 }, async () => {
+      while (next < runs) {
+        next++;
+        statuses.push(await waitRun(await startRun(one)));
+      }
+    }));
+    const secs = (Date.now() - t0) / 1000;
+    console.log(`runs: ${runs} one-node runs, 10 in flight: ${fmt(runs / secs, 2)} runs/s (${statuses.filter((s) => s === 'completed').length} completed) in ${fmt(secs)} s`);
+
+    // 3. 1,000 nodes.
+    const nodes = [];
+    const edges = [];
+    for (let c = 0; c < 10; c++) {
+      for (let i = 0; i < 100; i++) {
+        nodes.push({ id: `c${c}n${i}`, type: 'transform', config: { expression: i === 0 ? '1' : `nodes.c${c}n${i - 1} + 1` } });
+        if (i > 0) edges.push({ from: `c${c}n${i - 1}`, to: `c${c}n${i}` });
+      }
+    }
+    const big = await create({ name: 'thousand', nodes, edges });
+    const t1 = Date.now();
+    const status = await waitRun(await startRun(big));
+    console.log(`1,000-node run (ten chains of 100): ${status} in ${fmt((Date.now() - t1) / 1000)} s`);
+  } finally {
+    await temporal.connection.close();
+    await svc.stop();
+  }
+}

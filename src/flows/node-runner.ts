@@ -1,0 +1,276 @@
+/**
+ * What the interpreter's activities do: run one node execution (templates resolved, the kind's
+ * executor called, the output stored), the forEach steps, child-run preparation and the final
+ * write of a run. Outputs never travel back through Temporal: they are stored here (GridFS above
+ * 256 KB) and only their size and the chosen branch return to the workflow.
+ */
+import { decodeUserJson, encodeUserJson } from '../storage/user-json';
+import { runOutputError, stepOutputError } from '../../temporal/limits';
+import type { RunLogEntry } from '../../temporal/limits';
+import { ExpressionContext, ExpressionError, evaluate, resolveTemplates } from './expressions';
+import { nodeKind } from './nodes';
+import { NodeDeps, NodeFailure } from './nodes/types';
+import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
+import type { OutputDoc, NodeStat, WorkflowDoc } from './store';
+
+export interface NodeRunnerDeps {
+  outputs: {
+    save(runId: string, key: string, json: string): Promise<number>;
+    load(runId: string, key: string): Promise<string | undefined>;
+    read(doc: OutputDoc): Promise<string>;
+    find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
+  };
+  runs: {
+    recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
+    input(runId: string): Promise<string | undefined>;
+    finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
+  };
+  workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
+  nodes: NodeDeps;
+}
+
+/** Identifies one node execution of one run. */
+export interface NodeRef {
+  runId: string;
+  accountId: string;
+  flowId: string;
+  nodeId: string;
+  execution: number;
+  /** Top-level runs have a run record to keep current; child runs (flow.call, forEach) do not. */
+  record: boolean;
+  /** Node ids whose outputs the node's config may read (`nodes.<id>`). */
+  contextKeys: string[];
+  timeoutMs: number;
+  /** A forEach child run reads its input from the parent's items instead of its own `#input`. */
+  inputFrom?: ItemRef;
+}
+
+/** One item of a forEach's stored items. */
+export interface ItemRef { runId: string; key: string; index: number }
+
+export interface RunNodeArgs extends NodeRef {
+  type: string;
+  config: Record<string, unknown>;
+  attempt: number;
+}
+
+export interface NodeOutcome { bytes: number; branch?: string; durationMs: number; attempt: number }
+
+const ITEMS_CACHE = 4;
+const INPUT_CACHE = 200;
+
+export class NodeRunner {
+  /** The last few forEach item arrays, so the chunks of one forEach read it once per worker. */
+  private readonly itemsCache = new Map<string, unknown[]>();
+  private readonly inputCache = new Map<string, unknown>();
+
+  constructor(private readonly deps: NodeRunnerDeps) {}
+
+  async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys' | 'inputFrom' | 'record'>): Promise<ExpressionContext> {
+    const nodes: Record<string, unknown> = {};
+    if (ref.contextKeys.length) {
+      for (const doc of await this.deps.outputs.find(ref.runId, ref.contextKeys)) nodes[doc.key] = decodeUserJson(await this.deps.outputs.read(doc));
+    }
+    const from = ref.inputFrom;
+    const input = from ? (await this.storedItems(from.runId, from.key))[from.index] ?? null : await this.runInput(ref);
+    return { input, nodes, vars: { runId: ref.runId, workflowId: ref.flowId, node: ref.nodeId, execution: ref.execution } };
+  }
+
+  private async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number) {
+    const kind = nodeKind(type);
+    if (!kind?.execute) throw new NodeFailure(`node kind "${type}" does not run as an activity`, false);
+    try {
+      const config = await resolveTemplates(rawConfig, ctx, ref.timeoutMs, kind.rawKeys ?? []);
+      return await kind.execute(config, ctx, {
+        accountId: ref.accountId, flowId: ref.flowId, runId: ref.runId, nodeId: ref.nodeId, execution: ref.execution,
+        index, timeoutMs: ref.timeoutMs, signal,
+      }, this.deps.nodes);
+    } catch (err) {
+      if (err instanceof ExpressionError) throw new NodeFailure(`expression failed: ${err.message}`, false);
+      throw err;
+    }
+  }
+
+  /** Stores a node's output; fails the node above 10 MB. */
+  private async store(ref: NodeRef, key: string, value: unknown): Promise<number> {
+    const json = encodeUserJson(value);
+    const bytes = Buffer.byteLength(json);
+    const tooBig = stepOutputError(ref.nodeId, bytes);
+    if (tooBig) throw new NodeFailure(tooBig, false);
+    await this.deps.outputs.save(ref.runId, key, json);
+    return bytes;
+  }
+
+  async runNode(args: RunNodeArgs, signal: AbortSignal): Promise<NodeOutcome> {
+    const started = Date.now();
+    const ctx = await this.context(args);
+    // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
+    const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]));
+    const bytes = await this.store(args, args.nodeId, result.output);
+    return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
+  }
+
+  /** forEach step 1: the items array, stored for the chunks or child runs; returns its length and where it is. */
+  async prepareForEach(ref: NodeRef & { items: string }): Promise<{ length: number; itemsKey: string }> {
+    const ctx = await this.context(ref);
+    let items: unknown;
+    try {
+      items = await evaluate(ref.items, ctx, ref.timeoutMs);
+    } catch (err) {
+      throw new NodeFailure(`items expression failed: ${(err as Error).message}`, false);
+    }
+    if (items === null) items = [];
+    if (!Array.isArray(items)) throw new NodeFailure(`items must yield an array, not ${typeof items}`, false);
+    await this.deps.outputs.save(ref.runId, itemsKey(ref), encodeUserJson(items));
+    return { length: items.length, itemsKey: itemsKey(ref) };
+  }
+
+  /** A top-level run's input is on its record (read once per worker); a child run's under `#input`. */
+  private async runInput(ref: Pick<NodeRef, 'runId' | 'record'>): Promise<unknown> {
+    if (!ref.record) return decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
+    const key = `${ref.runId}/#input`;
+    if (!this.inputCache.has(key)) {
+      this.inputCache.set(key, decodeUserJson(await this.deps.runs.input(ref.runId)));
+      while (this.inputCache.size > INPUT_CACHE) this.inputCache.delete(this.inputCache.keys().next().value as string);
+    }
+    return this.inputCache.get(key);
+  }
+
+  private items(ref: NodeRef): Promise<unknown[]> {
+    return this.storedItems(ref.runId, itemsKey(ref));
+  }
+
+  private async storedItems(runId: string, itemsKeyOf: string): Promise<unknown[]> {
+    const key = `${runId}/${itemsKeyOf}`;
+    const cached = this.itemsCache.get(key);
+    if (cached) return cached;
+    const items = decodeUserJson<unknown[]>(await this.deps.outputs.load(runId, itemsKeyOf)) ?? [];
+    this.itemsCache.set(key, items);
+    while (this.itemsCache.size > ITEMS_CACHE) this.itemsCache.delete(this.itemsCache.keys().next().value as string);
+    return items;
+  }
+
+  /**
+   * forEach step 2: the `do` node over items [from, to), each with the node timeout, ten at a
+   * time; the chunk's outputs are stored together. `continueOnError` keeps a failed item as
+   * `{error}` instead of failing the node.
+   */
+  async runForEachChunk(ref: NodeRef & { doNode: { type: string; config: Record<string, unknown> }; from: number; to: number; chunk: number; continueOnError: boolean }, beat: () => void, signal: AbortSignal): Promise<{ bytes: number }> {
+    const [items, base] = await Promise.all([this.items(ref), this.context(ref)]);
+    const outputs: unknown[] = new Array(ref.to - ref.from);
+    let next = ref.from;
+    const worker = async () => {
+      while (next < ref.to) {
+        const i = next++;
+        const itemSignal = AbortSignal.any([signal, AbortSignal.timeout(ref.timeoutMs)]);
+        try {
+          const r = await this.execute(ref.doNode.type, ref.doNode.config, { ...base, item: items[i], index: i }, ref, itemSignal, i);
+          outputs[i - ref.from] = r.output;
+        } catch (err) {
+          if (!ref.continueOnError) throw new NodeFailure(`item ${i}: ${(err as Error).message}`, !(err instanceof NodeFailure) || err.retryable);
+          outputs[i - ref.from] = { error: (err as Error).message };
+        }
+        beat();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(10, ref.to - ref.from) }, worker));
+    const json = encodeUserJson(outputs);
+    const bytes = Buffer.byteLength(json);
+    const tooBig = stepOutputError(ref.nodeId, bytes);
+    if (tooBig) throw new NodeFailure(tooBig, false);
+    await this.deps.outputs.save(ref.runId, `${itemsKey(ref)}#chunk-${ref.chunk}`, json);
+    return { bytes };
+  }
+
+  /** forEach step 3: the chunks joined in order become the node's output. */
+  async assembleForEach(ref: NodeRef & { chunks: number; attempt: number; startedAt: number }): Promise<NodeOutcome> {
+    const parts: string[] = [];
+    let total = 0;
+    for (let c = 0; c < ref.chunks; c++) {
+      const text = (await this.deps.outputs.load(ref.runId, `${itemsKey(ref)}#chunk-${c}`)) ?? '[]';
+      total += text.length;
+      const tooBig = stepOutputError(ref.nodeId, total);
+      if (tooBig) throw new NodeFailure(tooBig, false);
+      const inner = text.slice(1, -1);
+      if (inner) parts.push(inner);
+    }
+    const value = decodeUserJson(`[${parts.join(',')}]`);
+    const bytes = await this.store(ref, ref.nodeId, value);
+    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /**
+   * flow.call: the child workflow's definition, and its input stored under the child run id.
+   * forEach child runs (`childRunId` absent) read their input from the items instead.
+   */
+  async prepareChildRun(ref: NodeRef & { workflowId: string; input?: unknown; childRunId?: string }): Promise<{ nodes: NodeDef[]; edges: EdgeDef[]; name: string }> {
+    const doc = await this.deps.workflows.get(ref.accountId, ref.workflowId);
+    if (!doc) throw new NodeFailure(`workflow "${ref.workflowId}" not found in this account`, false);
+    const def = decodeUserJson<WorkflowDefinition>(doc.definition);
+    if (!ref.childRunId) return { nodes: def.nodes, edges: def.edges, name: doc.name };
+    let input: unknown = null;
+    if (ref.input !== undefined) {
+      try {
+        input = await resolveTemplates(ref.input, await this.context(ref), ref.timeoutMs);
+      } catch (err) {
+        throw new NodeFailure(`input template failed: ${(err as Error).message}`, false);
+      }
+    }
+    await this.deps.outputs.save(ref.childRunId, '#input', encodeUserJson(input));
+    return { nodes: def.nodes, edges: def.edges, name: doc.name };
+  }
+
+  /**
+   * forEach with child runs: the outputs of runs `<prefix>.0` ... `<prefix>.<count - 1>` in order;
+   * a child that failed (kept with on_error: continue) is `{error}`.
+   */
+  async assembleForEachRuns(ref: NodeRef & { childRunPrefix: string; count: number; attempt: number; startedAt: number }): Promise<NodeOutcome> {
+    const parts: string[] = [];
+    let total = 0;
+    for (let i = 0; i < ref.count; i++) {
+      const text = (await this.deps.outputs.load(`${ref.childRunPrefix}.${i}`, '#output')) ?? '{"error":"the child run failed"}';
+      total += text.length + 1;
+      const tooBig = stepOutputError(ref.nodeId, total);
+      if (tooBig) throw new NodeFailure(tooBig, false);
+      parts.push(text);
+    }
+    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(`[${parts.join(',')}]`));
+    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /** flow.call: the child run's output becomes this node's output. */
+  async adoptChildOutput(ref: NodeRef & { childRunId: string; attempt: number; startedAt: number }): Promise<NodeOutcome> {
+    const text = (await this.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
+    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text));
+    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /** Progress of a top-level run while it runs (the interpreter sends what changed). */
+  async saveProgress(args: { runId: string; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number; temporalRunId: string }): Promise<void> {
+    await this.deps.runs.recordProgress(args.runId, args.nodes, args.log, args.outputBytes, args.temporalRunId);
+  }
+
+  /**
+   * The end of one interpreter run: the run record's final state (top-level runs), or the
+   * child run's output `{<terminal node>: output}` for its parent.
+   */
+  async finishRun(args: {
+    runId: string; record: boolean; status: RunStatus; error: string | null; nodes: Record<string, NodeStat>;
+    log: RunLogEntry[]; outputBytes: number; terminals: string[];
+  }): Promise<void> {
+    if (args.record) {
+      await this.deps.runs.finish(args.runId, {
+        status: args.status, error: args.error, finishedAt: new Date(), nodes: args.nodes, log: args.log, outputBytes: args.outputBytes,
+      });
+      return;
+    }
+    const out: Record<string, unknown> = {};
+    for (const doc of await this.deps.outputs.find(args.runId, args.terminals)) out[doc.key] = decodeUserJson(await this.deps.outputs.read(doc));
+    const json = encodeUserJson(out);
+    const tooBig = runOutputError(Buffer.byteLength(json));
+    if (tooBig) throw new NodeFailure(tooBig, false);
+    await this.deps.outputs.save(args.runId, '#output', json);
+  }
+}
+
+const itemsKey = (ref: Pick<NodeRef, 'nodeId' | 'execution'>) => `${ref.nodeId}#${ref.execution}#items`;

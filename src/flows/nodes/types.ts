@@ -1,0 +1,65 @@
+/**
+ * One node kind = one file in this folder: its config schema (ajv, `as const`, also in the
+ * OpenAPI document), an example for the docs, and, for kinds whose work is I/O, the executor the
+ * node activity calls. Kinds the interpreter itself runs (delay, forEach, flow.call) have no
+ * executor. Adding a kind is one file plus one line in ./index.ts.
+ */
+import type { Logger } from '../../log';
+import type { ExpressionContext } from '../expressions';
+
+/** What one node execution knows about itself. */
+export interface NodeRun {
+  accountId: string;
+  flowId: string;
+  runId: string;
+  nodeId: string;
+  /** 1-based execution number of this node in the run (loops run a node again). */
+  execution: number;
+  /** forEach: index of the item this execution handles. */
+  index?: number;
+  /** Time budget of this execution; expressions and requests stop when it runs out. */
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** Sends a message to an entity of the account through the message pipeline. */
+export interface EntityMessenger {
+  sendToEntity(req: { accountId: string; entity: string; data: Record<string, unknown>; tags: string[]; messageId: string; source: string }): Promise<{ messageId: string; duplicate: boolean }>;
+}
+
+/** Scans a payload through the scan pipeline; the verdict is returned. */
+export interface PayloadScanner {
+  scanPayload(req: { accountId: string; requestId: string; content: Buffer; label: string; profileId?: string }): Promise<Record<string, unknown>>;
+}
+
+export interface NodeDeps {
+  /** Hosts exempt from the SSRF guard (WEBHOOK_ALLOW_HOSTS). */
+  allowHosts: readonly string[];
+  messenger: EntityMessenger;
+  scanner: PayloadScanner;
+  logger: Logger;
+}
+
+/** `branch` picks the outgoing edges of condition (`true`/`false`) and switch (a case label). */
+export interface NodeResult { output: unknown; branch?: string }
+
+export class NodeFailure extends Error {
+  /** A failure that a retry cannot fix (bad config, 4xx answer, refused target). */
+  constructor(message: string, readonly retryable = true) {
+    super(message);
+  }
+}
+
+export interface NodeKind<Config = Record<string, unknown>> {
+  type: string;
+  summary: string;
+  configSchema: Record<string, unknown>;
+  example: Record<string, unknown>;
+  /** Top-level config keys that are JSONata themselves and are not `{{ }}`-templated. */
+  rawKeys?: readonly string[];
+  /** Extra checks beyond the schema (e.g. JSONata syntax); each returns [relative path, message]. */
+  check?(config: Config): Array<[string, string]>;
+  execute?(config: Config, ctx: ExpressionContext, run: NodeRun, deps: NodeDeps): Promise<NodeResult>;
+}
+
+export const defineKind = <C>(kind: NodeKind<C>): NodeKind<C> => kind;

@@ -1,0 +1,306 @@
+/**
+ * User workflows: definitions (CRUD with validation) and runs (start, read, list, cancel). The
+ * run record in MongoDB is what the API shows; the interpreter keeps it current, and `settle`
+ * (called on read and by the worker's sweeper) writes the final status from Temporal when the
+ * execution ended without writing it itself: the 10-minute timeout, a terminated execution.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ajv } from '../http/schema';
+import { NotFoundError, ValidationError } from '../errors';
+import { decodeUserJson, encodeUserJson } from '../storage/user-json';
+import { RUN_TIMEOUT_ERROR, RUN_TIMEOUT_MS } from '../../temporal/limits';
+import type { RunLogEntry } from '../../temporal/limits';
+import { ValidationDetail, checkRunBody, validateDefinition } from './validate';
+import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
+import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './store';
+import { FINAL_STATUSES } from './store';
+
+/** Where definitions live. */
+export interface WorkflowRepository {
+  insert(doc: WorkflowDoc): Promise<void>;
+  get(accountId: string, id: string): Promise<WorkflowDoc | null>;
+  list(accountId: string, offset: number, limit: number): Promise<WorkflowDoc[]>;
+  replace(accountId: string, id: string, fields: Omit<WorkflowDoc, '_id' | 'accountId' | 'createdAt'>): Promise<WorkflowDoc | null>;
+  remove(accountId: string, id: string): Promise<boolean>;
+}
+
+/** Where run records live. */
+export interface RunRepository {
+  insert(doc: RunDoc): Promise<void>;
+  get(accountId: string, runId: string): Promise<RunDoc | null>;
+  list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]>;
+  finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog?: RunLogEntry[]): Promise<boolean>;
+  overdue(before: Date, limit: number): Promise<RunDoc[]>;
+}
+
+/** Where node outputs live. */
+export interface OutputRepository {
+  save(runId: string, key: string, json: string): Promise<number>;
+  read(doc: OutputDoc): Promise<string>;
+  find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
+}
+
+/** What the interpreter needs to start a run. */
+export interface RunStartRequest {
+  runId: string;
+  accountId: string;
+  flowId: string;
+  flowName: string;
+  trigger: 'manual' | 'device_event';
+  nodes: NodeDef[];
+  edges: EdgeDef[];
+  deadline: number;
+}
+
+/** How runs meet the workflow engine (Temporal, temporal/runs.ts). */
+export interface RunEngine {
+  start(req: RunStartRequest): Promise<void>;
+  /** How the execution ended, or `running`; `missing` when the engine does not know it. */
+  outcome(runId: string): Promise<'running' | 'completed' | 'failed' | 'timed_out' | 'terminated' | 'cancelled' | 'missing'>;
+  cancel(runId: string): Promise<void>;
+}
+
+export interface PublicWorkflow extends WorkflowDefinition {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const newWorkflowId = () => `wf_${randomBytes(10).toString('hex')}`;
+/** A run still `running` this long after its deadline is settled from the engine. */
+const SETTLE_GRACE_MS = 15_000;
+
+export function validationError(details: ValidationDetail[]): ValidationError {
+  return new ValidationError('Validation Error', { details });
+}
+
+function publicWorkflow(doc: WorkflowDoc): PublicWorkflow {
+  return { ...decodeUserJson<WorkflowDefinition>(doc.definition), id: doc._id, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
+}
+
+export class FlowService {
+  constructor(private readonly deps: { workflows: WorkflowRepository }) {}
+
+  /** `raw` is the parsed body, `bytes` its size as received. */
+  private check(raw: unknown, bytes: number): WorkflowDefinition {
+    const { details, definition } = validateDefinition(raw, bytes);
+    if (!definition) throw validationError(details);
+    return definition;
+  }
+
+  private fields(def: WorkflowDefinition, now: Date): Omit<WorkflowDoc, '_id' | 'accountId' | 'createdAt'> {
+    return {
+      name: def.name, enabled: def.enabled ?? true, exposed: def.exposed ?? false, trigger: def.trigger ?? null,
+      definition: encodeUserJson(def), updatedAt: now,
+    };
+  }
+
+  async create(accountId: string, raw: unknown, bytes: number): Promise<PublicWorkflow> {
+    const def = this.check(raw, bytes);
+    const now = new Date();
+    const doc: WorkflowDoc = { _id: newWorkflowId(), accountId, createdAt: now, ...this.fields(def, now) };
+    await this.deps.workflows.insert(doc);
+    return publicWorkflow(doc);
+  }
+
+  async replace(accountId: string, id: string, raw: unknown, bytes: number): Promise<PublicWorkflow> {
+    const def = this.check(raw, bytes);
+    const doc = await this.deps.workflows.replace(accountId, id, this.fields(def, new Date()));
+    if (!doc) throw new NotFoundError('Workflow');
+    return publicWorkflow(doc);
+  }
+
+  async get(accountId: string, id: string): Promise<PublicWorkflow> {
+    return publicWorkflow(await this.doc(accountId, id));
+  }
+
+  async doc(accountId: string, id: string): Promise<WorkflowDoc> {
+    const doc = await this.deps.workflows.get(accountId, id);
+    if (!doc) throw new NotFoundError('Workflow');
+    return doc;
+  }
+
+  async list(accountId: string, offset: number, limit: number): Promise<{ workflows: PublicWorkflow[]; next_cursor: string | null }> {
+    const docs = await this.deps.workflows.list(accountId, offset, limit + 1);
+    return { workflows: docs.slice(0, limit).map(publicWorkflow), next_cursor: docs.length > limit ? String(offset + limit) : null };
+  }
+
+  async remove(accountId: string, id: string): Promise<void> {
+    if (!(await this.deps.workflows.remove(accountId, id))) throw new NotFoundError('Workflow');
+  }
+}
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+export class RunService {
+  constructor(private readonly deps: {
+    flows: FlowService;
+    runs: RunRepository;
+    outputs: OutputRepository;
+    engine?: RunEngine;
+    now?: () => Date;
+  }) {}
+
+  private now(): Date {
+    return this.deps.now ? this.deps.now() : new Date();
+  }
+
+  private engine(): RunEngine {
+    if (!this.deps.engine) throw new Error('starting workflow runs needs a Temporal client in this process');
+    return this.deps.engine;
+  }
+
+  /** POST .../run: the raw body (`{input?}`, empty = no input) checked, then `start`. */
+  async startFromBody(accountId: string, flowId: string, raw: unknown, bytes: number) {
+    const { details, body } = checkRunBody(raw ?? {}, bytes);
+    if (!body) throw validationError(details);
+    return this.start(accountId, flowId, body.input);
+  }
+
+  /**
+   * Starts a run at once (status `running`). The record is written before the execution starts,
+   * so a run the engine knows always has a record; admission (queueing) slots in here.
+   */
+  async start(accountId: string, flowId: string, input: unknown, trigger: RunDoc['trigger'] = { type: 'manual' }): Promise<{ runId: string; workflowId: string; status: RunStatus }> {
+    const flow = await this.deps.flows.doc(accountId, flowId);
+    const def = decodeUserJson<WorkflowDefinition>(flow.definition);
+    if (def.input_schema !== undefined) checkInput(def.input_schema, input);
+    const runId = randomUUID();
+    const now = this.now();
+    const deadline = new Date(now.getTime() + RUN_TIMEOUT_MS);
+    const outgoing = new Set(def.edges.map((e) => e.from));
+    const nodes: Record<string, NodeStat> = {};
+    for (const n of def.nodes) nodes[n.id] = { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
+    await this.deps.runs.insert({
+      _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'running',
+      input: encodeUserJson(input ?? null), error: null, log: [], nodes,
+      nodeOrder: def.nodes.map((n) => n.id), terminalNodes: def.nodes.filter((n) => !outgoing.has(n.id)).map((n) => n.id),
+      outputBytes: 0, queuedAt: now, startedAt: now, finishedAt: null, deadline,
+      temporal: { workflowId: `run-${runId}`, runId: null },
+    });
+    // The interpreter's first progress write fills in temporal.runId: one write less here.
+    try {
+      await this.engine().start({
+        runId, accountId, flowId, flowName: flow.name, trigger: trigger.type, nodes: def.nodes, edges: def.edges, deadline: deadline.getTime(),
+      });
+    } catch (err) {
+      await this.deps.runs.finish(runId, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
+      throw err;
+    }
+    return { runId, workflowId: flowId, status: 'running' };
+  }
+
+  async get(accountId: string, runId: string): Promise<Record<string, unknown>> {
+    let run = await this.deps.runs.get(accountId, runId);
+    if (!run) throw new NotFoundError('Run');
+    if (await this.settle(run)) run = (await this.deps.runs.get(accountId, runId)) ?? run;
+    return this.present(run);
+  }
+
+  async list(accountId: string, flowId: string, offset: number, limit: number) {
+    await this.deps.flows.doc(accountId, flowId);
+    const runs = await this.deps.runs.list(accountId, flowId, offset, limit + 1);
+    return {
+      runs: runs.slice(0, limit).map((r) => ({
+        runId: r._id, workflowId: r.workflowId, trigger: r.trigger, status: r.status, error: r.error,
+        queuedAt: iso(r.queuedAt), startedAt: iso(r.startedAt), finishedAt: iso(r.finishedAt),
+      })),
+      next_cursor: runs.length > limit ? String(offset + limit) : null,
+    };
+  }
+
+  async cancel(accountId: string, runId: string): Promise<Record<string, unknown>> {
+    const run = await this.deps.runs.get(accountId, runId);
+    if (!run) throw new NotFoundError('Run');
+    if (!FINAL_STATUSES.includes(run.status)) {
+      await this.engine().cancel(runId);
+    }
+    return this.get(accountId, runId);
+  }
+
+  /** The stored output of one node (any size), as JSON text. */
+  async output(accountId: string, runId: string, nodeId: string): Promise<string> {
+    const run = await this.deps.runs.get(accountId, runId);
+    if (!run || !run.nodeOrder.includes(nodeId)) throw new NotFoundError('Output');
+    const [doc] = await this.deps.outputs.find(runId, [nodeId]);
+    if (!doc) throw new NotFoundError('Output');
+    return this.deps.outputs.read(doc);
+  }
+
+  /**
+   * A run still `running` after its deadline (plus a grace for the interpreter's own final
+   * write) gets its final status from the engine: a timed-out execution is `failed` with
+   * `Workflow execution timed out`. Returns whether the record changed.
+   */
+  async settle(run: Pick<RunDoc, '_id' | 'status' | 'deadline'>, force = false): Promise<boolean> {
+    if (run.status !== 'running' || !run.deadline) return false;
+    if (!force && this.now().getTime() < run.deadline.getTime() + SETTLE_GRACE_MS) return false;
+    const outcome = await this.engine().outcome(run._id);
+    const finishedAt = this.now();
+    const final: Record<string, { status: RunStatus; error: string | null }> = {
+      timed_out: { status: 'failed', error: RUN_TIMEOUT_ERROR },
+      terminated: { status: 'failed', error: 'The run was terminated by an operator' },
+      cancelled: { status: 'cancelled', error: null },
+      failed: { status: 'failed', error: 'The run failed' },
+      completed: { status: 'completed', error: null },
+      // The engine forgot it (retention passed) and nobody wrote the end: the 10 minutes are over.
+      missing: { status: 'failed', error: RUN_TIMEOUT_ERROR },
+    };
+    const f = final[outcome];
+    if (!f) return false;
+    const log: RunLogEntry = { level: 'error', message: f.error ?? `run ${f.status}`, at: finishedAt.toISOString() };
+    return this.deps.runs.finish(run._id, { ...f, finishedAt }, f.error ? [log] : []);
+  }
+
+  /** One pass of the sweeper: settles runs left `running` past their deadline. */
+  async sweep(limit = 100): Promise<number> {
+    const overdue = await this.deps.runs.overdue(new Date(this.now().getTime() - SETTLE_GRACE_MS), limit);
+    let settled = 0;
+    for (const run of overdue) if (await this.settle(run, true)) settled++;
+    return settled;
+  }
+
+  /** Node outputs are shown once the run is over: polls of a running run read only its record. */
+  private async present(run: RunDoc): Promise<Record<string, unknown>> {
+    const final = FINAL_STATUSES.includes(run.status);
+    const ran = final ? run.nodeOrder.filter((id) => (run.nodes[id]?.executions ?? 0) > 0 && run.nodes[id]?.status === 'completed') : [];
+    const docs = ran.length ? await this.deps.outputs.find(run._id, ran) : [];
+    const byKey = new Map(docs.map((d) => [d.key, d]));
+    const outputOf = async (id: string): Promise<unknown> => {
+      const d = byKey.get(id);
+      if (!d) return undefined;
+      if (d.json === undefined) return { $ref: `/api/workflows/runs/${run._id}/outputs/${id}`, bytes: d.bytes };
+      return decodeUserJson(d.json);
+    };
+    const nodes = [];
+    for (const id of run.nodeOrder) {
+      const s = run.nodes[id] ?? { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
+      const output = await outputOf(id);
+      nodes.push({ id, ...s, ...(output !== undefined ? { output } : {}) });
+    }
+    let output: Record<string, unknown> | null = null;
+    if (final) {
+      output = {};
+      for (const id of run.terminalNodes) {
+        const o = await outputOf(id);
+        if (o !== undefined) output[id] = o;
+      }
+    }
+    return {
+      runId: run._id, workflowId: run.workflowId, workflowName: run.workflowName, trigger: run.trigger, status: run.status,
+      input: decodeUserJson(run.input), output, error: run.error, log: run.log, nodes,
+      queuedAt: iso(run.queuedAt), startedAt: iso(run.startedAt), finishedAt: iso(run.finishedAt), temporal: run.temporal,
+    };
+  }
+}
+
+/** Run input against the workflow's input_schema; 422 with the failing path. */
+function checkInput(schema: Record<string, unknown>, input: unknown): void {
+  const validate = ajv.compile(schema);
+  ajv.removeSchema(schema);
+  if (!validate(input ?? null)) {
+    const e = validate.errors?.[0];
+    const path = `input${(e?.instancePath ?? '').replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')}`;
+    throw validationError([{ path, message: e?.message ?? 'does not match input_schema' }]);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * MongoDB access for user workflows: definitions, run records and node outputs. The only place
+ * that speaks MongoDB for them. User JSON (definitions, run input, node outputs) is stored as its
+ * JSON text (storage/user-json.ts); the fields queries need stay native beside it. Node outputs
+ * over 256 KB go to GridFS (bucket `workflow_outputs`); smaller ones are a document each, so a
+ * run record stays small however many nodes run.
+ */
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
+import { FIXED_LIMITS } from '../accounts/plans';
+import { COLLECTIONS } from '../storage/mongo';
+import type { RunLogEntry } from '../../temporal/limits';
+import type { RunStatus } from './schemas';
+
+export interface WorkflowDoc {
+  _id: string;
+  accountId: string;
+  name: string;
+  enabled: boolean;
+  exposed: boolean;
+  /** Kept native for device-event matching. */
+  trigger: { tags: string[]; match: 'any' | 'all' } | null;
+  /** The whole definition as sent (encodeUserJson). */
+  definition: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NodeStat {
+  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  executions: number;
+  attempts: number;
+  durationMs: number;
+  outputBytes: number;
+  error?: string;
+}
+
+export interface RunDoc {
+  _id: string;
+  accountId: string;
+  workflowId: string;
+  workflowName: string;
+  trigger: { type: 'manual' | 'device_event'; messageId?: string };
+  status: RunStatus;
+  input: string;
+  error: string | null;
+  log: RunLogEntry[];
+  nodes: Record<string, NodeStat>;
+  /** Node ids in definition order and those without outgoing edges (the run output). */
+  nodeOrder: string[];
+  terminalNodes: string[];
+  outputBytes: number;
+  queuedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  /** startedAt + 10 minutes: past it, a run still `running` is settled from Temporal. */
+  deadline: Date | null;
+  temporal: { workflowId: string; runId: string | null };
+}
+
+export interface OutputDoc {
+  _id: string;
+  runId: string;
+  key: string;
+  bytes: number;
+  json?: string;
+  fileId?: ObjectId;
+}
+
+export const FINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
+
+export class WorkflowStore {
+  private readonly col: Collection<WorkflowDoc>;
+  constructor(db: Db) {
+    this.col = db.collection<WorkflowDoc>(COLLECTIONS.workflows);
+  }
+  async insert(doc: WorkflowDoc): Promise<void> { await this.col.insertOne(doc); }
+  get(accountId: string, id: string): Promise<WorkflowDoc | null> { return this.col.findOne({ _id: id, accountId }); }
+  list(accountId: string, offset: number, limit: number): Promise<WorkflowDoc[]> {
+    return this.col.find({ accountId }).sort({ createdAt: 1, _id: 1 }).skip(offset).limit(limit).toArray();
+  }
+  count(accountId: string): Promise<number> { return this.col.countDocuments({ accountId }); }
+  async replace(accountId: string, id: string, fields: Omit<WorkflowDoc, '_id' | 'accountId' | 'createdAt'>): Promise<WorkflowDoc | null> {
+    return this.col.findOneAndUpdate({ _id: id, accountId }, { $set: fields }, { returnDocument: 'after' });
+  }
+  async remove(accountId: string, id: string): Promise<boolean> {
+    return (await this.col.deleteOne({ _id: id, accountId })).deletedCount === 1;
+  }
+}
+
+export class RunStore {
+  private readonly col: Collection<RunDoc>;
+  constructor(db: Db) {
+    this.col = db.collection<RunDoc>(COLLECTIONS.workflowRuns);
+  }
+  async insert(doc: RunDoc): Promise<void> { await this.col.insertOne(doc); }
+  get(accountId: string, runId: string): Promise<RunDoc | null> { return this.col.findOne({ _id: runId, accountId }); }
+  getById(runId: string): Promise<RunDoc | null> { return this.col.findOne({ _id: runId }); }
+  list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]> {
+    return this.col.find({ accountId, workflowId }, { projection: { log: 0, nodes: 0 } })
+      .sort({ queuedAt: -1, _id: -1 }).skip(offset).limit(limit).toArray();
+  }
+  async input(runId: string): Promise<string | undefined> {
+    return (await this.col.findOne({ _id: runId }, { projection: { input: 1 } }))?.input;
+  }
+  /** Live progress: the nodes that changed since the last write and the new log entries. */
+  async recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void> {
+    const set: Record<string, unknown> = { outputBytes, ...(temporalRunId ? { 'temporal.runId': temporalRunId } : {}) };
+    for (const [id, stat] of Object.entries(nodes)) set[`nodes.${id}`] = stat;
+    await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
+  }
+  /** Final state; only a record not already final is changed (the first writer wins). */
+  async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = []): Promise<boolean> {
+    const update = fields.log
+      ? { $set: { ...fields, log: [...fields.log, ...appendLog] } }
+      : { $set: fields, ...(appendLog.length ? { $push: { log: { $each: appendLog } } } : {}) };
+    const r = await this.col.updateOne({ _id: runId, status: { $nin: [...FINAL_STATUSES] } }, update);
+    return r.modifiedCount === 1;
+  }
+  /** Runs still `running` past their deadline (with a grace for the final write in flight). */
+  overdue(before: Date, limit: number): Promise<RunDoc[]> {
+    return this.col.find({ status: 'running', deadline: { $lt: before } }, { projection: { _id: 1, accountId: 1, temporal: 1, deadline: 1 } })
+      .limit(limit).toArray();
+  }
+}
+
+export class OutputStore {
+  private readonly col: Collection<OutputDoc>;
+  private readonly files: GridFSBucket;
+  constructor(db: Db) {
+    this.col = db.collection<OutputDoc>(COLLECTIONS.workflowOutputs);
+    this.files = new GridFSBucket(db, { bucketName: 'workflow_outputs', chunkSizeBytes: 1024 * 1024 });
+  }
+
+  /** Saves (or replaces, for a loop's next execution) one output; returns its size in bytes. */
+  async save(runId: string, key: string, json: string): Promise<number> {
+    const bytes = Buffer.byteLength(json);
+    const _id = `${runId}/${key}`;
+    let doc: OutputDoc;
+    if (bytes > FIXED_LIMITS.workflowInlineOutputBytes) {
+      const upload = this.files.openUploadStream(_id);
+      await pipeline(Readable.from([Buffer.from(json)]), upload);
+      doc = { _id, runId, key, bytes, fileId: upload.id };
+    } else {
+      doc = { _id, runId, key, bytes, json };
+    }
+    const previous = await this.col.findOneAndReplace({ _id }, doc, { upsert: true });
+    // A loop's earlier execution of the node left a file that nothing points to any more.
+    if (previous?.fileId) await this.files.delete(previous.fileId).catch(() => undefined);
+    return bytes;
+  }
+
+  async load(runId: string, key: string): Promise<string | undefined> {
+    const doc = await this.col.findOne({ _id: `${runId}/${key}` });
+    if (!doc) return undefined;
+    return this.read(doc);
+  }
+
+  async read(doc: OutputDoc): Promise<string> {
+    if (doc.json !== undefined) return doc.json;
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.files.openDownloadStream(doc.fileId as ObjectId)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /**
+   * The output documents of a run for the given keys (inline text or a GridFS reference). One
+   * lookup by `_id` per key: the local FerretDB serves `_id` equality from its primary key but
+   * scans the whole collection for `$in`.
+   */
+  async find(runId: string, keys: readonly string[]): Promise<OutputDoc[]> {
+    const docs = await Promise.all(keys.map((k) => this.col.findOne({ _id: `${runId}/${k}` })));
+    return docs.filter((d): d is OutputDoc => d !== null);
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Validation of a workflow definition (decisions section 7): every problem found is one
+ * `{path, message}` detail of the 422 answer, with paths like `nodes[3].config.url`.
+ */
+import type { ErrorObject } from 'ajv';
+import { FIXED_LIMITS as L } from '../accounts/plans';
+import { ajv, validatorFor } from '../http/schema';
+import { analyzeGraph, graphDepth } from './graph';
+import { nodeKind, NODE_TYPES } from './nodes';
+import { definitionSchema, runBodySchema, RunBody, WorkflowDefinition } from './schemas';
+
+export interface ValidationDetail { path: string; message: string }
+
+const validateStructure = validatorFor(definitionSchema);
+const validateRunBody = validatorFor(runBodySchema);
+
+function pathOf(base: string, instancePath: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let out = base;
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
+function ajvDetail(base: string, e: ErrorObject): ValidationDetail {
+  if (e.keyword === 'additionalProperties') return { path: pathOf(base, e.instancePath), message: `unknown field "${String(e.params.additionalProperty)}"` };
+  if (e.keyword === 'required') return { path: pathOf(base, e.instancePath), message: `missing required field "${String(e.params.missingProperty)}"` };
+  if (e.keyword === 'enum') return { path: pathOf(base, e.instancePath), message: `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}` };
+  return { path: pathOf(base, e.instancePath), message: e.message ?? 'is invalid' };
+}
+
+/** The first place nested deeper than the JSON nesting limit, walked without recursion. */
+export function tooDeepPath(value: unknown, limit = L.jsonNestingDepth): string | undefined {
+  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
+  while (stack.length) {
+    const [v, d, p] = stack.pop() as [unknown, number, string];
+    if (v === null || typeof v !== 'object') continue;
+    if (d > limit) return p;
+    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, d + 1, `${p}[${i}]`]));
+    else for (const [k, c] of Object.entries(v as Record<string, unknown>)) stack.push([c, d + 1, p ? `${p}.${k}` : k]);
+  }
+  return undefined;
+}
+
+/** Checks one node config against its kind's schema and extra rules. */
+function checkConfig(type: string, config: unknown, base: string, details: ValidationDetail[], nested = false): void {
+  const kind = nodeKind(type);
+  if (!kind) {
+    details.push({ path: `${base}.type`, message: `unknown node kind "${type}"; known kinds: ${NODE_TYPES.join(', ')}` });
+    return;
+  }
+  if (nested && !kind.execute) {
+    details.push({ path: `${base}.type`, message: `a forEach can apply a node kind that runs as an activity, not "${type}"` });
+    return;
+  }
+  const validate = validatorFor(kind.configSchema);
+  if (!validate(config)) {
+    for (const e of validate.errors ?? []) details.push(ajvDetail(`${base}.config`, e));
+    return;
+  }
+  for (const [rel, message] of kind.check?.(config) ?? []) details.push({ path: `${base}.config.${rel}`, message });
+  if (type === 'forEach') {
+    // `do: {workflow_id}` names another workflow: whether it exists is known when the run starts.
+    const d = (config as { do: { type?: string; config?: unknown } }).do;
+    if (d.type !== undefined) checkConfig(d.type, d.config, `${base}.config.do`, details, true);
+  }
+}
+
+/** Returns the details of every problem; an empty list means the definition is valid. */
+export function validateDefinition(raw: unknown, sizeBytes: number): { details: ValidationDetail[]; definition?: WorkflowDefinition } {
+  const details: ValidationDetail[] = [];
+  if (sizeBytes > L.workflowDefinitionBytes) {
+    return { details: [{ path: '', message: `definition is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
+  }
+  const deep = tooDeepPath(raw);
+  if (deep !== undefined) return { details: [{ path: deep, message: `JSON nesting exceeds ${L.jsonNestingDepth} levels` }] };
+  if (!validateStructure(raw)) return { details: (validateStructure.errors ?? []).map((e) => ajvDetail('', e)) };
+  const def = raw as WorkflowDefinition;
+
+  const ids = new Map<string, number>();
+  def.nodes.forEach((n, i) => {
+    if (ids.has(n.id)) details.push({ path: `nodes[${i}].id`, message: `duplicate node id "${n.id}" (first at nodes[${ids.get(n.id)}])` });
+    else ids.set(n.id, i);
+    checkConfig(n.type, n.config, `nodes[${i}]`, details);
+  });
+  const outCount = new Map<string, number>();
+  def.edges.forEach((e, j) => {
+    if (!ids.has(e.from)) details.push({ path: `edges[${j}].from`, message: `no node with id "${e.from}"` });
+    if (!ids.has(e.to)) details.push({ path: `edges[${j}].to`, message: `no node with id "${e.to}"` });
+    outCount.set(e.from, (outCount.get(e.from) ?? 0) + 1);
+  });
+  for (const [id, count] of outCount) {
+    if (count > L.workflowMaxOutEdges && ids.has(id)) {
+      details.push({ path: `nodes[${ids.get(id)}]`, message: `node "${id}" has ${count} outgoing edges; at most ${L.workflowMaxOutEdges}` });
+    }
+  }
+  if (def.input_schema !== undefined) {
+    try {
+      ajv.compile(def.input_schema);
+      ajv.removeSchema(def.input_schema);
+    } catch (err) {
+      details.push({ path: 'input_schema', message: `not a valid JSON Schema: ${(err as Error).message}` });
+    }
+  }
+  if (details.length === 0) {
+    const depth = graphDepth(def.nodes, def.edges, analyzeGraph(def.nodes, def.edges));
+    if (depth > L.workflowMaxDepth) details.push({ path: 'edges', message: `graph depth is ${depth} nodes on the longest path; at most ${L.workflowMaxDepth}` });
+  }
+  return details.length ? { details } : { details, definition: def };
+}
+
+/** The body of POST .../run: size and nesting answer 422 like a definition's (spec: Workflow component errors). */
+export function checkRunBody(raw: unknown, sizeBytes: number): { details: ValidationDetail[]; body?: RunBody } {
+  if (sizeBytes > L.workflowDefinitionBytes) {
+    return { details: [{ path: '', message: `body is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
+  }
+  const deep = tooDeepPath(raw);
+  if (deep !== undefined) return { details: [{ path: deep, message: `JSON nesting exceeds ${L.jsonNestingDepth} levels` }] };
+  if (!validateRunBody(raw)) return { details: (validateRunBody.errors ?? []).map((e) => ajvDetail('', e)) };
+  return { details: [], body: raw as RunBody };
+}

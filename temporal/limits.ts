@@ -1,0 +1,134 @@
+/**
+ * The product limits of user workflows mapped to Temporal options, in one module (pure: the
+ * interpreter workflow imports it inside the deterministic sandbox). Numbers come from
+ * FIXED_LIMITS; every capping returns a run-log entry so the run says what was changed.
+ */
+import { FIXED_LIMITS as L } from '../src/accounts/plans';
+
+export interface RunLogEntry {
+  level: 'info' | 'warn' | 'error';
+  node?: string;
+  message: string;
+  at: string;
+}
+
+export const RUN_TIMEOUT_MS = L.workflowRunTimeoutMs;
+export const RUN_TIMEOUT_ERROR = 'Workflow execution timed out';
+
+const entry = (at: number, node: string | undefined, message: string, level: RunLogEntry['level'] = 'warn'): RunLogEntry =>
+  ({ level, ...(node ? { node } : {}), message, at: new Date(at).toISOString() });
+
+/** A retry between attempts waits this long unless the node says otherwise. */
+export const DEFAULT_BACKOFF_MS = 1_000;
+
+export interface NodePolicyInput {
+  timeout_ms?: number;
+  retry?: { max_attempts: number; backoff_ms?: number };
+}
+
+export interface NodePolicy {
+  timeoutMs: number;
+  maxAttempts: number;
+  backoffMs: number;
+  /** For proxyActivities. */
+  activity: {
+    startToCloseTimeout: number;
+    scheduleToCloseTimeout: number;
+    retry: { maximumAttempts: number; initialInterval: number; backoffCoefficient: number; maximumInterval: number };
+  };
+  log: RunLogEntry[];
+}
+
+/**
+ * Timeout: default 30 s, ceiling 5 min, trimmed to the time left in the run. Attempts: default 1,
+ * ceiling 5, lowered so that attempts x timeout (plus the waits between them) fits the time left.
+ */
+export function nodePolicy(node: NodePolicyInput, nodeId: string, remainingMs: number, now: number): NodePolicy {
+  const log: RunLogEntry[] = [];
+  const left = Math.max(1_000, Math.floor(remainingMs));
+  let timeoutMs = node.timeout_ms ?? L.workflowNodeTimeoutDefaultMs;
+  if (timeoutMs > L.workflowNodeTimeoutCeilingMs) {
+    log.push(entry(now, nodeId, `timeout_ms ${timeoutMs} capped to the ceiling of ${L.workflowNodeTimeoutCeilingMs} ms`));
+    timeoutMs = L.workflowNodeTimeoutCeilingMs;
+  }
+  if (timeoutMs > left) {
+    log.push(entry(now, nodeId, `timeout_ms ${timeoutMs} trimmed to the ${left} ms left in the run`));
+    timeoutMs = left;
+  }
+  const backoffMs = node.retry?.backoff_ms ?? DEFAULT_BACKOFF_MS;
+  let maxAttempts = node.retry?.max_attempts ?? 1;
+  if (maxAttempts > L.workflowRetryAttemptsCeiling) {
+    log.push(entry(now, nodeId, `retry.max_attempts ${maxAttempts} capped to the ceiling of ${L.workflowRetryAttemptsCeiling}`));
+    maxAttempts = L.workflowRetryAttemptsCeiling;
+  }
+  const fits = Math.max(1, Math.floor((left + backoffMs) / (timeoutMs + backoffMs)));
+  if (maxAttempts > fits) {
+    log.push(entry(now, nodeId, `retry.max_attempts ${maxAttempts} lowered to ${fits} so that attempts x timeout (${timeoutMs} ms) fits the ${left} ms left in the run`));
+    maxAttempts = fits;
+  }
+  return {
+    timeoutMs, maxAttempts, backoffMs, log,
+    activity: {
+      startToCloseTimeout: timeoutMs,
+      scheduleToCloseTimeout: left,
+      retry: { maximumAttempts: maxAttempts, initialInterval: Math.max(1, backoffMs), backoffCoefficient: 1, maximumInterval: Math.max(1, backoffMs) },
+    },
+  };
+}
+
+/** forEach: `max_items` default 1,000, hard maximum 10,000; a longer array is truncated. */
+export function forEachCount(length: number, maxItems: number | undefined, nodeId: string, now: number): { count: number; log: RunLogEntry[] } {
+  const log: RunLogEntry[] = [];
+  let max = maxItems ?? L.workflowForEachDefaultItems;
+  if (max > L.workflowForEachMaxItems) {
+    log.push(entry(now, nodeId, `max_items ${max} capped to the hard maximum of ${L.workflowForEachMaxItems}`));
+    max = L.workflowForEachMaxItems;
+  }
+  if (length > max) {
+    log.push(entry(now, nodeId, `forEach items truncated from ${length} to ${max}`));
+    return { count: max, log };
+  }
+  return { count: length, log };
+}
+
+/** `flow.call` nesting: the top-level run is depth 0; a child at depth 11 is refused. */
+export function flowCallDepthError(childDepth: number): string | undefined {
+  return childDepth > L.workflowFlowCallDepth
+    ? `flow.call nesting depth ${childDepth} exceeds the maximum of ${L.workflowFlowCallDepth}`
+    : undefined;
+}
+
+/** The 101st execution of one node in a run fails the run, naming the node. */
+export function executionCapError(nodeId: string, execution: number): string | undefined {
+  return execution > L.workflowNodeExecutionCap
+    ? `Node "${nodeId}" reached the node execution cap of ${L.workflowNodeExecutionCap} executions per run`
+    : undefined;
+}
+
+export function stepOutputError(nodeId: string, bytes: number): string | undefined {
+  return bytes > L.workflowStepOutputBytes
+    ? `Output of node "${nodeId}" is ${bytes} bytes; the step output limit is ${L.workflowStepOutputBytes} bytes (10 MB)`
+    : undefined;
+}
+
+export function runOutputError(totalBytes: number): string | undefined {
+  return totalBytes > L.workflowRunOutputBytes
+    ? `The run's outputs reached ${totalBytes} bytes; the limit per run is ${L.workflowRunOutputBytes} bytes (100 MB)`
+    : undefined;
+}
+
+/**
+ * The interpreter continues-as-new when Temporal suggests it or once an execution's history
+ * reaches this many events: histories stay far below Temporal's limits (50,000 events, 50 MB)
+ * and a worker that takes a run over replays little.
+ */
+export const HISTORY_EVENTS_PER_EXECUTION = 2_000;
+
+export function shouldContinueAsNew(info: { continueAsNewSuggested: boolean; historyLength: number }): boolean {
+  return info.continueAsNewSuggested || info.historyLength >= HISTORY_EVENTS_PER_EXECUTION;
+}
+
+/** Options of the Temporal execution of one run. */
+export function runStartOptions(): { workflowExecutionTimeout: number } {
+  return { workflowExecutionTimeout: RUN_TIMEOUT_MS };
+}

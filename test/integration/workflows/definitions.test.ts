@@ -1,0 +1,104 @@
+/** Workflow definitions over HTTP: 422 details naming the path, the scanning error shape, tenancy, OpenAPI. */
+import { api, newAccount } from '../../support/env';
+import { createWorkflow, startRun, transform, waitForRun } from './helpers';
+
+jest.setTimeout(120_000);
+
+let key: string;
+let otherKey: string;
+beforeAll(async () => {
+  ({ apiKey: key } = await newAccount('free', 'defs'));
+  ({ apiKey: otherKey } = await newAccount('free', 'others'));
+});
+
+it('creates, reads, lists, replaces and deletes a workflow', async () => {
+  const id = await createWorkflow(key, { name: 'one', nodes: [transform('a', '1')], edges: [] });
+  const got = await api('GET', `/api/workflows/${id}`, { key });
+  expect(got.body).toMatchObject({ id, name: 'one', enabled: true, exposed: false, nodes: [{ id: 'a', type: 'transform', on_error: 'fail' }] });
+  const list = await api('GET', '/api/workflows?limit=100', { key });
+  expect(list.body.workflows.map((w: { id: string }) => w.id)).toContain(id);
+  const put = await api('PUT', `/api/workflows/${id}`, { key, body: { name: 'renamed', nodes: [transform('b', '2')], edges: [] } });
+  expect(put.body).toMatchObject({ id, name: 'renamed' });
+  expect((await api('DELETE', `/api/workflows/${id}`, { key })).status).toBe(204);
+  expect((await api('GET', `/api/workflows/${id}`, { key })).status).toBe(404);
+});
+
+it('answers 422 Validation Error with details naming each path', async () => {
+  const r = await api('POST', '/api/workflows', {
+    key,
+    body: { name: 'bad', nodes: [transform('a', '1'), { id: 'h', type: 'http', config: { method: 'GET' } }, transform('a', '2')], edges: [{ from: 'a', to: 'nope' }] },
+  });
+  expect(r.status).toBe(422);
+  expect(r.body).toMatchObject({ error: 'Validation Error', requestId: expect.any(String) });
+  expect(r.body.details).toEqual(expect.arrayContaining([
+    { path: 'nodes[1].config', message: 'missing required field "url"' },
+    { path: 'nodes[2].id', message: 'duplicate node id "a" (first at nodes[0])' },
+    { path: 'edges[0].to', message: 'no node with id "nope"' },
+  ]));
+});
+
+it('JSON nesting past 20 and a definition past 1 MB are 422, not 400 or 413', async () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 25; i++) deep = { d: deep };
+  const nested = await api('POST', '/api/workflows', { key, body: { name: 'deep', nodes: [{ id: 'h', type: 'http', config: { method: 'POST', url: 'https://example.com', body: deep } }], edges: [] } });
+  expect(nested.status).toBe(422);
+  expect(nested.body.details[0].message).toBe('JSON nesting exceeds 20 levels');
+  expect(nested.body.details[0].path).toMatch(/^nodes\[0\]\.config\.body\.d/);
+
+  const big = await api('POST', '/api/workflows', { key, body: { name: 'big', description: 'x'.repeat(100), nodes: [transform('a', `"${'y'.repeat(1024 * 1024)}"`)], edges: [] } });
+  expect(big.status).toBe(422);
+  expect(big.body.details[0]).toMatchObject({ path: '' });
+  expect(big.body.details[0].message).toContain('at most 1048576 bytes');
+});
+
+it('run input is checked against input_schema', async () => {
+  const id = await createWorkflow(key, { name: 'typed', input_schema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } }, nodes: [transform('a', 'input.n')], edges: [] });
+  const bad = await api('POST', `/api/workflows/${id}/run`, { key, body: { input: { n: 'x' } } });
+  expect(bad.status).toBe(422);
+  expect(bad.body.details[0].path).toBe('input.n');
+  let deep: unknown = 1;
+  for (let i = 0; i < 25; i++) deep = { d: deep };
+  const tooDeep = await api('POST', `/api/workflows/${id}/run`, { key, body: { input: deep } });
+  expect(tooDeep.status).toBe(422);
+  expect(tooDeep.body.details[0].message).toBe('JSON nesting exceeds 20 levels');
+  const run = await waitForRun(key, await startRun(key, id, { n: 3 }));
+  expect(run.output).toEqual({ a: 3 });
+});
+
+it('another account\'s workflow and run answer 404, like missing ones', async () => {
+  const id = await createWorkflow(key, { name: 'mine', nodes: [transform('a', '1')], edges: [] });
+  const runId = await startRun(key, id);
+  await waitForRun(key, runId);
+  const def = { name: 'x', nodes: [transform('a', '1')], edges: [] };
+  for (const [method, p, body] of [
+    ['GET', `/api/workflows/${id}`], ['PUT', `/api/workflows/${id}`, def], ['DELETE', `/api/workflows/${id}`],
+    ['POST', `/api/workflows/${id}/run`, {}], ['GET', `/api/workflows/${id}/runs`], ['GET', `/api/workflows/runs/${runId}`],
+    ['POST', `/api/workflows/runs/${runId}/cancel`], ['GET', `/api/workflows/runs/${runId}/outputs/a`],
+  ] as Array<[string, string, unknown?]>) {
+    const r = await api(method, p, { key: otherKey, body });
+    expect([method, p, r.status]).toEqual([method, p, 404]);
+    expect(r.body).toMatchObject({ error: expect.any(String), requestId: expect.any(String), code: 'not_found' });
+  }
+  expect((await api('GET', `/api/workflows/runs/${runId}`, { key })).status).toBe(200);
+  const runs = await api('GET', `/api/workflows/${id}/runs`, { key });
+  expect(runs.body.runs.map((r: { runId: string }) => r.runId)).toContain(runId);
+});
+
+it('a running run can be cancelled', async () => {
+  const id = await createWorkflow(key, { name: 'sleepy', nodes: [{ id: 'wait', type: 'delay', config: { ms: 120_000 } }], edges: [] });
+  const runId = await startRun(key, id);
+  const c = await api('POST', `/api/workflows/runs/${runId}/cancel`, { key });
+  expect(c.status).toBe(200);
+  const run = await waitForRun(key, runId, 60_000);
+  expect(run.status).toBe('cancelled');
+});
+
+it('the OpenAPI document carries every node kind\'s config schema', async () => {
+  const doc = await api('GET', '/openapi.json');
+  const body = doc.body.paths['/api/workflows'].post.requestBody.content['application/json'].schema;
+  const kinds = body.properties.nodes.items.oneOf.map((v: { properties: { type: { const: string } } }) => v.properties.type.const);
+  expect(kinds).toEqual(['http', 'transform', 'condition', 'switch', 'forEach', 'delay', 'flow.call', 'device.send', 'scan']);
+  const http = body.properties.nodes.items.oneOf[0];
+  expect(http.properties.config.required).toEqual(['method', 'url']);
+  expect(doc.body.paths['/api/workflows/runs/{runId}'].get).toBeDefined();
+});

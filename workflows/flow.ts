@@ -1,0 +1,381 @@
+/**
+ * The user-workflow interpreter: one Temporal workflow that walks a definition's graph (the
+ * DSL-interpreter pattern). Node kinds whose work is I/O run as one activity per execution with
+ * that node's timeout and retry policy (temporal/limits.ts); `delay`, `forEach` and `flow.call`
+ * are sequenced here (a durable timer, chunked activities, a child workflow).
+ *
+ * Graph rules (decisions section 7): a run starts at every node with no incoming edge; a node
+ * runs once every forward incoming edge has been decided and at least one was taken (join);
+ * a node whose incoming edges were all not taken is skipped and passes "not taken" on. An edge
+ * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.
+ * Outputs stay in MongoDB; only sizes and branch labels reach this code, so history stays small,
+ * and the run continues-as-new every 2,000 events or sooner when Temporal suggests it.
+ */
+import {
+  ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, continueAsNew, executeChild,
+  isCancellation, proxyActivities, sleep, workflowInfo,
+} from '@temporalio/workflow';
+import type { FlowActivities } from '../activities/flows';
+import { analyzeGraph } from '../src/flows/graph';
+import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
+import type { NodeStat } from '../src/flows/store';
+import type { ItemRef } from '../src/flows/node-runner';
+import {
+  RunLogEntry, executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError, shouldContinueAsNew,
+} from '../temporal/limits';
+
+export interface FlowRunArgs {
+  runId: string;
+  accountId: string;
+  flowId: string;
+  nodes: NodeDef[];
+  edges: EdgeDef[];
+  /** 0 for a run started by a user or a device; each flow.call adds one. */
+  depth: number;
+  /** Epoch ms when the run's 10 minutes are over. */
+  deadline: number;
+  /** Top-level runs keep a run record; child runs hand their output to the parent. */
+  record: boolean;
+  /** Carried across continue-as-new. */
+  state?: InterpreterState;
+  /** A forEach child run: its input is this item of the parent's items. */
+  inputFrom?: ItemRef;
+}
+
+export interface InterpreterState {
+  signals: Record<number, 'taken' | 'not_taken'>;
+  fresh: number[];
+  stats: Record<string, NodeStat>;
+  ready: string[];
+  log: RunLogEntry[];
+  outputBytes: number;
+}
+
+export interface FlowRunResult { status: RunStatus; outputBytes: number }
+
+/** Node executions in flight at once: keeps pending operations far below Temporal's 2,000. */
+const MAX_PARALLEL = 50;
+const ITEMS_PER_CHUNK = 100;
+const CHUNKS_IN_FLIGHT = 10;
+/** forEach child runs: one batch workflow per 500 items (about 3,000 history events), two at a time, 20 runs each. */
+const RUNS_PER_BATCH = 500;
+const BATCHES_IN_FLIGHT = 2;
+const RUNS_IN_FLIGHT = 20;
+const PROGRESS_EVERY_MS = 2_000;
+
+const bookkeeping = proxyActivities<FlowActivities>({
+  startToCloseTimeout: '60 seconds',
+  retry: { maximumAttempts: 10, initialInterval: '1 second', maximumInterval: '10 seconds' },
+});
+
+class NodeError extends Error {
+  constructor(message: string, readonly attempts: number) {
+    super(message);
+  }
+}
+
+function failureOf(err: unknown, fallbackAttempts: number): NodeError {
+  if (err instanceof NodeError) return err;
+  if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) {
+    const cause = err.cause;
+    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number; root?: string } | undefined) : undefined;
+    // A child run's failure carries the error that started it, not a chain of "Node failed".
+    const message = details?.root ?? (cause?.message || err.message);
+    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts);
+  }
+  return new NodeError(err instanceof Error ? err.message : String(err), fallbackAttempts);
+}
+
+export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
+  const { nodes, edges } = args;
+  const shape = analyzeGraph(nodes, edges);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const forwardIn = new Map(nodes.map((n) => [n.id, (shape.incoming.get(n.id) ?? []).filter((i) => !shape.backEdges.has(i))]));
+  const state: InterpreterState = args.state ?? {
+    signals: {}, fresh: [], log: [], outputBytes: 0, ready: [...shape.starts],
+    stats: Object.fromEntries(nodes.map((n) => [n.id, { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 } as NodeStat])),
+  };
+  const fresh = new Set(state.fresh);
+  const inflight = new Map<string, Promise<void>>();
+  let failure: string | undefined;
+  /** The error at the origin of the failure, handed to a parent run as is. */
+  let root: string | undefined;
+
+  const now = () => Date.now();
+  const remaining = () => args.deadline - now();
+  /** Outputs a node may read: the nodes its config names (an id is a plain word, so text search finds every use). */
+  const contextKeys = (n: NodeDef | { config: unknown }): string[] => {
+    const text = JSON.stringify(n.config);
+    return nodes.filter((m) => text.includes(m.id) && state.stats[m.id].executions > 0).map((m) => m.id);
+  };
+  const ref = (n: NodeDef, execution: number, timeoutMs: number) => ({
+    runId: args.runId, accountId: args.accountId, flowId: args.flowId, nodeId: n.id, execution,
+    record: args.record, contextKeys: contextKeys(n), timeoutMs, inputFrom: args.inputFrom,
+  });
+
+  const signal = (edgeIndex: number, taken: boolean) => {
+    state.signals[edgeIndex] = taken ? 'taken' : 'not_taken';
+    fresh.add(edgeIndex);
+    consider(edges[edgeIndex].to);
+  };
+
+  const consider = (id: string) => {
+    if (inflight.has(id) || state.ready.includes(id)) return;
+    if ((forwardIn.get(id) ?? []).some((i) => state.signals[i] === undefined)) return;
+    const arrived = (shape.incoming.get(id) ?? []).filter((i) => fresh.has(i));
+    if (arrived.length === 0) return;
+    for (const i of arrived) fresh.delete(i);
+    if (arrived.some((i) => state.signals[i] === 'taken')) {
+      state.ready.push(id);
+    } else if (state.stats[id].status === 'pending') {
+      state.stats[id].status = 'skipped';
+      for (const i of shape.outgoing.get(id) ?? []) signal(i, false);
+    }
+  };
+
+  /** Edges taken after a success with `branch` (condition: "true"/"false"; switch: the value). */
+  const decideEdges = (id: string, branch: string | undefined) => {
+    const outs = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when !== 'error');
+    const matched = branch !== undefined && outs.some((i) => edges[i].when === branch);
+    for (const i of shape.outgoing.get(id) ?? []) {
+      const when = edges[i].when;
+      const taken = when === undefined || (when !== 'error' && (when === branch || (!matched && branch !== undefined && when === 'default' && byId.get(id)?.type === 'switch')));
+      signal(i, taken);
+    }
+  };
+
+  const onSuccess = (id: string, outcome: { bytes: number; branch?: string; durationMs: number; attempt: number }) => {
+    const s = state.stats[id];
+    Object.assign(s, { status: 'completed', attempts: outcome.attempt, durationMs: s.durationMs + outcome.durationMs, outputBytes: outcome.bytes });
+    delete s.error;
+    state.outputBytes += outcome.bytes;
+    const over = runOutputError(state.outputBytes);
+    if (over) {
+      failure ??= over;
+      return;
+    }
+    decideEdges(id, outcome.branch);
+  };
+
+  const onFailure = (id: string, err: NodeError) => {
+    const n = byId.get(id) as NodeDef;
+    const s = state.stats[id];
+    Object.assign(s, { status: 'failed', attempts: err.attempts, error: err.message });
+    const errorEdges = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when === 'error');
+    if (errorEdges.length) {
+      state.log.push({ level: 'warn', node: id, message: `failed, following its error edges: ${err.message}`, at: new Date(now()).toISOString() });
+      for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === 'error');
+    } else if (n.on_error === 'continue') {
+      state.log.push({ level: 'warn', node: id, message: `failed, continuing (on_error: continue): ${err.message}`, at: new Date(now()).toISOString() });
+      for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === undefined);
+    } else {
+      state.log.push({ level: 'error', node: id, message: err.message, at: new Date(now()).toISOString() });
+      root ??= err.message;
+      failure ??= `Node "${id}" failed: ${err.message}`;
+    }
+  };
+
+  const execute = async (n: NodeDef, execution: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number }> => {
+    const started = now();
+    const policy = nodePolicy(n, n.id, remaining(), started);
+    state.log.push(...policy.log);
+    const r = ref(n, execution, policy.timeoutMs);
+    switch (n.type) {
+      case 'delay': {
+        await sleep((n.config as { ms: number }).ms);
+        return { bytes: 0, durationMs: now() - started, attempt: 1 };
+      }
+      case 'flow.call': {
+        const tooDeep = flowCallDepthError(args.depth + 1);
+        if (tooDeep) throw new NodeError(tooDeep, 1);
+        const cfg = n.config as { workflow_id: string; input?: unknown };
+        const childRunId = `${args.runId}.${n.id}.${execution}`;
+        const child = await bookkeeping.prepareChildRun({ ...r, workflowId: cfg.workflow_id, input: cfg.input, childRunId });
+        await executeChild(flowRun, {
+          workflowId: `run-${childRunId}`,
+          args: [{ runId: childRunId, accountId: args.accountId, flowId: cfg.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1, deadline: args.deadline, record: false }],
+          workflowExecutionTimeout: Math.max(1_000, remaining()),
+          memo: { workflowName: child.name },
+        });
+        return bookkeeping.adoptChildOutput({ ...r, childRunId, startedAt: started });
+      }
+      case 'forEach': {
+        const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } | { workflow_id: string } };
+        const { length, itemsKey } = await bookkeeping.prepareForEach({ ...r, items: cfg.items });
+        const counted = forEachCount(length, cfg.max_items, n.id, now());
+        state.log.push(...counted.log);
+        const does = cfg.do;
+        if ('workflow_id' in does) {
+          const tooDeep = flowCallDepthError(args.depth + 1);
+          if (tooDeep) throw new NodeError(tooDeep, 1);
+          const child = await bookkeeping.prepareChildRun({ ...r, workflowId: does.workflow_id });
+          const prefix = `${args.runId}.${n.id}.${execution}`;
+          const batches = Math.ceil(counted.count / RUNS_PER_BATCH);
+          let nextBatch = 0;
+          const batchWorker = async () => {
+            while (nextBatch < batches) {
+              const b = nextBatch++;
+              await executeChild(forEachRuns, {
+                workflowId: `run-${prefix}.batch-${b}`,
+                workflowExecutionTimeout: Math.max(1_000, remaining()),
+                args: [{
+                  base: { accountId: args.accountId, flowId: does.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1, deadline: args.deadline, record: false },
+                  prefix, items: { runId: args.runId, key: itemsKey }, from: b * RUNS_PER_BATCH, to: Math.min(counted.count, (b + 1) * RUNS_PER_BATCH),
+                  continueOnError: n.on_error === 'continue',
+                }],
+              });
+            }
+          };
+          await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches) }, batchWorker));
+          return bookkeeping.assembleForEachRuns({ ...r, childRunPrefix: prefix, count: counted.count, startedAt: started });
+        }
+        const doNode = does;
+        const doRef = { ...r, contextKeys: contextKeys({ config: doNode }) };
+        const chunks = Math.ceil(counted.count / ITEMS_PER_CHUNK);
+        const chunkActivity = proxyActivities<FlowActivities>({
+          startToCloseTimeout: Math.max(1_000, remaining()),
+          heartbeatTimeout: Math.min(policy.timeoutMs + 30_000, Math.max(1_000, remaining())),
+          retry: policy.activity.retry,
+        });
+        let nextChunk = 0;
+        const worker = async () => {
+          while (nextChunk < chunks) {
+            const c = nextChunk++;
+            await chunkActivity.runForEachChunk({
+              ...doRef, doNode, chunk: c, from: c * ITEMS_PER_CHUNK, to: Math.min(counted.count, (c + 1) * ITEMS_PER_CHUNK),
+              continueOnError: n.on_error === 'continue',
+            });
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks) }, worker));
+        return bookkeeping.assembleForEach({ ...r, chunks, startedAt: started });
+      }
+      default: {
+        const act = proxyActivities<FlowActivities>(policy.activity);
+        return act.runFlowNode({ ...r, type: n.type, config: n.config as Record<string, unknown> });
+      }
+    }
+  };
+
+  /**
+   * Top-level runs write their progress (changed nodes, new log entries) at most every 2 s, in
+   * the background, so the API shows a running run's nodes without a write per node.
+   */
+  const dirty = new Set<string>();
+  let logSaved = state.log.length;
+  // The first progress write goes out at once, so a long first node (a delay) shows as running.
+  let lastSave = -Infinity;
+  let saving: Promise<void> | undefined;
+  const saveProgress = (force = false) => {
+    if (!args.record || saving || (!force && now() - lastSave < PROGRESS_EVERY_MS) || (dirty.size === 0 && logSaved === state.log.length)) return;
+    const changed = Object.fromEntries([...dirty].map((id) => [id, { ...state.stats[id] }]));
+    const log = state.log.slice(logSaved);
+    dirty.clear();
+    logSaved = state.log.length;
+    lastSave = now();
+    saving = bookkeeping.saveFlowProgress({ runId: args.runId, nodes: changed, log, outputBytes: state.outputBytes, temporalRunId: workflowInfo().firstExecutionRunId })
+      .catch(() => undefined)
+      .finally(() => { saving = undefined; });
+  };
+
+  const launch = (id: string) => {
+    const s = state.stats[id];
+    const execution = s.executions + 1;
+    const capped = executionCapError(id, execution);
+    if (capped) {
+      state.log.push({ level: 'error', node: id, message: capped, at: new Date(now()).toISOString() });
+      failure ??= capped;
+      return;
+    }
+    s.executions = execution;
+    s.status = 'running';
+    dirty.add(id);
+    const n = byId.get(id) as NodeDef;
+    const p = execute(n, execution)
+      .then((outcome) => onSuccess(id, outcome), (err: unknown) => {
+        if (isCancellation(err)) throw err;
+        onFailure(id, failureOf(err, 1));
+      })
+      .finally(() => {
+        inflight.delete(id);
+        dirty.add(id);
+        saveProgress();
+        // Signals that arrived while it ran (a loop coming round) are looked at now.
+        consider(id);
+      });
+    inflight.set(id, p);
+  };
+
+  const finish = async (status: RunStatus, error: string | null) => {
+    if (saving) await saving;
+    for (const s of Object.values(state.stats)) if (s.status === 'pending' || s.status === 'running') s.status = 'skipped';
+    const terminals = nodes.filter((n) => (shape.outgoing.get(n.id) ?? []).length === 0 && state.stats[n.id].status === 'completed').map((n) => n.id);
+    await bookkeeping.finishFlowRun({ runId: args.runId, record: args.record, status, error, nodes: state.stats, log: state.log, outputBytes: state.outputBytes, terminals });
+  };
+
+  let draining = false;
+  try {
+    for (;;) {
+      while (!failure && !draining && state.ready.length && inflight.size < MAX_PARALLEL) launch(state.ready.shift() as string);
+      if (inflight.size === 0) break;
+      saveProgress();
+      await Promise.race(inflight.values());
+      if (shouldContinueAsNew(workflowInfo())) draining = true;
+    }
+  } catch (err) {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => finish('cancelled', null));
+      throw err;
+    }
+    failure ??= err instanceof Error ? err.message : String(err);
+  }
+  if (!failure && draining && state.ready.length) {
+    // Temporal asked for a fresh history: the walk goes on in a new execution of this run.
+    state.fresh = [...fresh];
+    await continueAsNew<typeof flowRun>({ ...args, state });
+  }
+  if (failure) {
+    await finish('failed', failure);
+    throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true, details: [{ root: root ?? failure }] });
+  }
+  await finish('completed', null);
+  return { status: 'completed', outputBytes: state.outputBytes };
+}
+
+export interface ForEachRunsArgs {
+  /** The child runs' arguments but their run id and item. */
+  base: Omit<FlowRunArgs, 'runId' | 'inputFrom' | 'state'>;
+  /** Child run ids are `<prefix>.<index>`. */
+  prefix: string;
+  items: { runId: string; key: string };
+  from: number;
+  to: number;
+  continueOnError: boolean;
+}
+
+/**
+ * One batch of a forEach's child runs (items [from, to)), kept apart from the parent so neither
+ * history holds thousands of child events. The first failed child fails the batch unless the
+ * forEach continues on error.
+ */
+export async function forEachRuns(a: ForEachRunsArgs): Promise<void> {
+  let next = a.from;
+  let failure: string | undefined;
+  const worker = async () => {
+    while (next < a.to && !failure) {
+      const i = next++;
+      try {
+        await executeChild(flowRun, {
+          workflowId: `run-${a.prefix}.${i}`,
+          workflowExecutionTimeout: Math.max(1_000, a.base.deadline - Date.now()),
+          args: [{ ...a.base, runId: `${a.prefix}.${i}`, inputFrom: { ...a.items, index: i } }],
+        });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        if (!a.continueOnError) failure ??= `item ${i}: ${failureOf(err, 1).message}`;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(RUNS_IN_FLIGHT, a.to - a.from) }, worker));
+  if (failure) throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true, details: [{ root: failure }] });
+}
