@@ -2,7 +2,7 @@
  * The node kinds that touch the outside, from outside against the real stack: python snippets in
  * the jail (plan output caps, an escape attempt), aws.s3 through a connector against moto, and
  * `{{ vault.NAME }}` reaching a target while staying out of the run record, the Temporal
- * history and the service log.
+ * history, the service log and the database.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -10,8 +10,10 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { BSON } from 'mongodb';
 import { api, Json, newAccount, stack } from '../../support/env';
 import { startMoto, MotoServer } from '../../support/moto';
+import { withDb } from '../../support/mongo';
 import { ROOT } from '../../support/service';
 import { createWorkflow, node, startRun, waitForRun } from './helpers';
 
@@ -31,6 +33,23 @@ async function temporalHistory(workflowId: string): Promise<string> {
   ], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout))));
   const decoded = [...raw.matchAll(/"data": "([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1], 'base64').toString('utf8'));
   return `${raw}\n${decoded.join('\n')}`;
+}
+
+/** The collections holding `text` anywhere in a document's BSON bytes (GridFS chunks included): a dump of the database. */
+function collectionsContaining(text: string): Promise<string[]> {
+  const needle = Buffer.from(text, 'utf8');
+  return withDb(async (db) => {
+    const hits: string[] = [];
+    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
+      for await (const doc of db.collection(name).find({})) {
+        if (Buffer.from(BSON.serialize(doc)).includes(needle)) {
+          hits.push(name);
+          break;
+        }
+      }
+    }
+    return hits;
+  });
 }
 
 async function createConnector(key: string, endpoint: string): Promise<string> {
@@ -81,6 +100,10 @@ it('python -> aws.s3 put -> aws.s3 get: the computed value goes through the buck
   expect(history).not.toContain(KEY_ID);
   expect(history).not.toContain(SECRET);
   expect(JSON.stringify(run)).not.toContain(SECRET);
+  expect(readFileSync(stack().logFile, 'utf8')).not.toContain(SECRET);
+  expect(await collectionsContaining(SECRET)).toEqual([]);
+  // The check itself sees what is stored: the computed value is in the run's outputs.
+  expect(await collectionsContaining(`runs/${run.runId}.json`)).toContain('workflow_run_outputs');
 });
 
 it('a Free account\'s snippet printing 1.5 MB fails with output limit; a Pro account\'s passes', async () => {
@@ -133,7 +156,7 @@ it('a connector whose endpoint accepts and never answers fails the node after 3 
   }
 });
 
-it('a vault value in an http header reaches the target and appears nowhere in the run record, the Temporal history or the service log', async () => {
+it('a vault value in an http header reaches the target and appears nowhere in the run record, the Temporal history, the service log or the database', async () => {
   const token = `vault-token-${Date.now()}-Zq9`;
   const put = await api('POST', '/api/vault', { key: pro.apiKey, body: { name: 'TARGET_TOKEN', value: token } });
   expect(put.status).toBe(201);
@@ -158,6 +181,8 @@ it('a vault value in an http header reaches the target and appears nowhere in th
     expect(history).toContain('{{ vault.TARGET_TOKEN }}');
     expect(history).not.toContain(token);
     expect(readFileSync(stack().logFile, 'utf8')).not.toContain(token);
+    expect(await collectionsContaining(token)).toEqual([]);
+    expect(await collectionsContaining('[vault:TARGET_TOKEN]')).toContain('workflow_run_outputs');
   } finally {
     await new Promise((resolve) => target.close(resolve));
   }
