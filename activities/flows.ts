@@ -7,8 +7,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { NodeFailure } from '../src/flows/nodes/types';
 import type { NodeRunner, NodeRef, RunNodeArgs } from '../src/flows/node-runner';
 
-/** Failure details the interpreter reads: the attempt that failed. */
-export interface NodeFailureDetails { attempt: number }
+/** Failure details the interpreter reads: the attempt that failed and the run-log lines it wrote. */
+export interface NodeFailureDetails { attempt: number; log?: NodeFailure['log'] }
 
 async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -16,7 +16,7 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     const attempt = Context.current().info.attempt;
     if (err instanceof NodeFailure) {
-      throw ApplicationFailure.create({ message: err.message, type: 'NodeFailure', nonRetryable: !err.retryable, details: [{ attempt }] });
+      throw ApplicationFailure.create({ message: err.message, type: 'NodeFailure', nonRetryable: !err.retryable, details: [{ attempt, ...(err.log ? { log: err.log } : {}) }] });
     }
     throw ApplicationFailure.create({ message: (err as Error).message ?? String(err), type: 'NodeError', details: [{ attempt }] });
   }

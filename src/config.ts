@@ -63,6 +63,12 @@ export interface Config {
   dataEncryptionKey?: string;
   /** Hosts a webhook may target even when they resolve to internal addresses. */
   webhookAllowHosts: string[];
+  /**
+   * Overrides of the aws.s3 client's spec timeouts (connect 10 s, read 30 s), for test stacks
+   * that must see a dead endpoint fail quickly. Unset in production.
+   */
+  s3ConnectTimeoutMs?: number;
+  s3ReadTimeoutMs?: number;
   /** Repository root (where .tools/, signatures/ and rules/ live). */
   rootDir: string;
 }
@@ -205,6 +211,8 @@ export function loadConfig(env: Env = process.env): Config {
     entityKeySecret,
     dataEncryptionKey,
     webhookAllowHosts: (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    s3ConnectTimeoutMs: str('S3_CONNECT_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_CONNECT_TIMEOUT_MS', 0),
+    s3ReadTimeoutMs: str('S3_READ_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_READ_TIMEOUT_MS', 0),
     rootDir,
   };
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(config.mqttShareGroup)) problems.push(`MQTT_SHARE_GROUP="${config.mqttShareGroup}" must match [A-Za-z0-9_-]{1,64}`);

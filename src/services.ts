@@ -42,7 +42,7 @@ import { ClipMaker } from './files/clip';
 import { OutputStore, RunStore, WorkflowStore } from './flows/store';
 import { FlowService, RunService } from './flows/service';
 import { NodeRunner } from './flows/node-runner';
-import { payloadScanner } from './flows/adapters';
+import { objectStorage, payloadScanner, snippetRunner } from './flows/adapters';
 import { TemporalRunEngine } from '../temporal/runs';
 
 export interface Services {
@@ -138,6 +138,8 @@ export function createServices(opts: {
   const runStore = new RunStore(db);
   const outputStore = new OutputStore(db);
   const flows = new FlowService({ workflows: workflowStore });
+  const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
+  const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
   return {
     config,
     logger,
@@ -163,8 +165,8 @@ export function createServices(opts: {
       },
     }),
     mqttSignals,
-    vault: new VaultService(new VaultStore(db), secrets.dataEncryptionKey),
-    connectors: new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts),
+    vault,
+    connectors,
     temporal: opts.temporal,
     flows,
     runs: new RunService({
@@ -172,8 +174,13 @@ export function createServices(opts: {
       engine: opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined,
     }),
     nodeRunner: new NodeRunner({
-      outputs: outputStore, runs: runStore, workflows: workflowStore,
-      nodes: { allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts), logger: logger.child({ component: 'flows' }) },
+      outputs: outputStore, runs: runStore, workflows: workflowStore, vault,
+      nodes: {
+        allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts),
+        snippets: snippetRunner(accounts),
+        storage: objectStorage(connectors, { connectMs: config.s3ConnectTimeoutMs, readMs: config.s3ReadTimeoutMs }),
+        logger: logger.child({ component: 'flows' }),
+      },
     }),
   };
 }

@@ -69,7 +69,7 @@ const bookkeeping = proxyActivities<FlowActivities>({
 });
 
 class NodeError extends Error {
-  constructor(message: string, readonly attempts: number) {
+  constructor(message: string, readonly attempts: number, readonly log: RunLogEntry[] = []) {
     super(message);
   }
 }
@@ -78,10 +78,10 @@ function failureOf(err: unknown, fallbackAttempts: number): NodeError {
   if (err instanceof NodeError) return err;
   if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) {
     const cause = err.cause;
-    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number; root?: string } | undefined) : undefined;
+    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number; root?: string; log?: RunLogEntry[] } | undefined) : undefined;
     // A child run's failure carries the error that started it, not a chain of "Node failed".
     const message = details?.root ?? (cause?.message || err.message);
-    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts);
+    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts, details?.log);
   }
   return new NodeError(err instanceof Error ? err.message : String(err), fallbackAttempts);
 }
@@ -144,7 +144,8 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     }
   };
 
-  const onSuccess = (id: string, outcome: { bytes: number; branch?: string; durationMs: number; attempt: number }) => {
+  const onSuccess = (id: string, outcome: { bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }) => {
+    if (outcome.log) state.log.push(...outcome.log);
     const s = state.stats[id];
     Object.assign(s, { status: 'completed', attempts: outcome.attempt, durationMs: s.durationMs + outcome.durationMs, outputBytes: outcome.bytes });
     delete s.error;
@@ -160,6 +161,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   const onFailure = (id: string, err: NodeError) => {
     const n = byId.get(id) as NodeDef;
     const s = state.stats[id];
+    state.log.push(...err.log);
     Object.assign(s, { status: 'failed', attempts: err.attempts, error: err.message });
     const errorEdges = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when === 'error');
     if (errorEdges.length) {
@@ -175,7 +177,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     }
   };
 
-  const execute = async (n: NodeDef, execution: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number }> => {
+  const execute = async (n: NodeDef, execution: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }> => {
     const started = now();
     const policy = nodePolicy(n, n.id, remaining(), started);
     state.log.push(...policy.log);

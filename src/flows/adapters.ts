@@ -1,7 +1,11 @@
 /** The other capabilities as node kinds see them (small interfaces in nodes/types.ts). */
 import type { AccountService } from '../accounts/service';
 import type { ScanService } from '../scan/service';
-import type { PayloadScanner } from './nodes/types';
+import { planOf } from '../accounts/plans';
+import type { ConnectorService } from '../connectors/service';
+import { S3_CLIENT_POLICY } from '../connectors/s3';
+import { runPythonSnippet } from '../sandbox/python';
+import type { ObjectStorage, PayloadScanner, SnippetRunner } from './nodes/types';
 import { NodeFailure } from './nodes/types';
 
 /** `scan` nodes go through the one scan pipeline: the account's quota and profiles apply. */
@@ -15,4 +19,24 @@ export function payloadScanner(scans: ScanService, accounts: AccountService): Pa
       return outcome.result;
     },
   };
+}
+
+/** `python` nodes: the jail with the output cap of the account's plan. */
+export function snippetRunner(accounts: AccountService): SnippetRunner {
+  return {
+    async runSnippet(req) {
+      const account = await accounts.getAccount(req.accountId);
+      return runPythonSnippet({ code: req.code, input: req.input, timeoutMs: req.timeoutMs, signal: req.signal, outputCapBytes: planOf(account.plan).pythonSnippetOutputBytes });
+    },
+  };
+}
+
+/** `aws.s3` nodes: the account's connector with the spec's client policy (timeouts overridable by config for test stacks). */
+export function objectStorage(connectors: ConnectorService, timeouts: { connectMs?: number; readMs?: number }): ObjectStorage {
+  const policy = {
+    ...S3_CLIENT_POLICY,
+    ...(timeouts.connectMs !== undefined ? { connectionTimeoutMs: timeouts.connectMs } : {}),
+    ...(timeouts.readMs !== undefined ? { readTimeoutMs: timeouts.readMs } : {}),
+  };
+  return { runS3: (accountId, op, opts) => connectors.runS3(accountId, op, { ...opts, policy }) };
 }

@@ -65,8 +65,8 @@ export const hasTemplate = (s: string): boolean => /\{\{[\s\S]+?\}\}/.test(s);
 /**
  * The one place a `{{ expr }}` is resolved. A string that is exactly one template takes the
  * expression's JSON value (so `"{{ nodes.a.body }}"` can be an object); otherwise each template is
- * replaced by its text. `vault.NAME` lookups are added to the context here, by the activity that
- * resolves the node, so secrets never enter Temporal history or the run record.
+ * replaced by its text. `{{ vault.NAME }}` is left as written: the activity fills it in after
+ * this (src/vault/template.ts), so a secret is never evaluated as an expression.
  */
 export async function resolveTemplates(value: unknown, context: ExpressionContext, timeoutMs: number, skipKeys: readonly string[] = []): Promise<unknown> {
   if (typeof value === 'string') return resolveString(value, context, timeoutMs);
@@ -81,14 +81,21 @@ export async function resolveTemplates(value: unknown, context: ExpressionContex
   return value;
 }
 
+const VAULT_EXPRESSION = /^\s*vault\.[A-Za-z_][A-Za-z0-9_]{0,63}\s*$/;
+
 async function resolveString(s: string, context: ExpressionContext, timeoutMs: number): Promise<unknown> {
   if (!hasTemplate(s)) return s;
   const whole = /^\{\{([\s\S]+?)\}\}$/.exec(s);
-  if (whole && !whole[1].includes('}}')) return evaluate(whole[1], context, timeoutMs);
+  if (whole && !whole[1].includes('}}') && !VAULT_EXPRESSION.test(whole[1])) return evaluate(whole[1], context, timeoutMs);
   const parts: string[] = [];
   let last = 0;
   for (const m of s.matchAll(TEMPLATE)) {
     parts.push(s.slice(last, m.index));
+    if (VAULT_EXPRESSION.test(m[1])) {
+      parts.push(m[0]);
+      last = (m.index ?? 0) + m[0].length;
+      continue;
+    }
     const v = await evaluate(m[1], context, timeoutMs);
     parts.push(typeof v === 'string' ? v : v === null ? '' : JSON.stringify(v));
     last = (m.index ?? 0) + m[0].length;

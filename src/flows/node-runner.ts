@@ -10,6 +10,7 @@ import type { RunLogEntry } from '../../temporal/limits';
 import { ExpressionContext, ExpressionError, evaluate, resolveTemplates } from './expressions';
 import { nodeKind } from './nodes';
 import { NodeDeps, NodeFailure } from './nodes/types';
+import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
 import type { OutputDoc, NodeStat, WorkflowDoc } from './store';
 
@@ -27,6 +28,8 @@ export interface NodeRunnerDeps {
   };
   workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
   nodes: NodeDeps;
+  /** Fills `{{ vault.NAME }}` for the call and redacts the values from what it returns or throws (VaultService). */
+  vault: { withSecrets<C, R>(accountId: string, config: C, use: (resolved: C, redactor: { text(s: string): string }) => Promise<R>): Promise<R> };
 }
 
 /** Identifies one node execution of one run. */
@@ -54,7 +57,8 @@ export interface RunNodeArgs extends NodeRef {
   attempt: number;
 }
 
-export interface NodeOutcome { bytes: number; branch?: string; durationMs: number; attempt: number }
+/** `log`: run-log lines the node's executor wrote (redacted), for the interpreter to append. */
+export interface NodeOutcome { bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }
 
 const ITEMS_CACHE = 4;
 const INPUT_CACHE = 200;
@@ -76,17 +80,27 @@ export class NodeRunner {
     return { input, nodes, vars: { runId: ref.runId, workflowId: ref.flowId, node: ref.nodeId, execution: ref.execution } };
   }
 
-  private async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number) {
+  /**
+   * JSONata templates first, then `{{ vault.NAME }}` (revealed only for this call); the output,
+   * the error and the lines written to `log` come back with every revealed value redacted.
+   */
+  private async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number, log: RunLogEntry[] = []) {
     const kind = nodeKind(type);
     if (!kind?.execute) throw new NodeFailure(`node kind "${type}" does not run as an activity`, false);
+    const execute = kind.execute;
     try {
-      const config = await resolveTemplates(rawConfig, ctx, ref.timeoutMs, kind.rawKeys ?? []);
-      return await kind.execute(config, ctx, {
+      const config = await resolveTemplates(rawConfig, ctx, ref.timeoutMs, kind.rawKeys ?? []) as Record<string, unknown>;
+      return await this.deps.vault.withSecrets(ref.accountId, config, (resolved, redactor) => execute(resolved, ctx, {
         accountId: ref.accountId, flowId: ref.flowId, runId: ref.runId, nodeId: ref.nodeId, execution: ref.execution,
         index, timeoutMs: ref.timeoutMs, signal,
-      }, this.deps.nodes);
+        log: (message, level = 'info') => log.push({ level, node: ref.nodeId, message: redactor.text(message), at: new Date().toISOString() }),
+      }, this.deps.nodes));
     } catch (err) {
       if (err instanceof ExpressionError) throw new NodeFailure(`expression failed: ${err.message}`, false);
+      if (err instanceof NotFoundError) throw new NodeFailure(err.message, false);
+      // The vault hands back a redacted copy of the error: a plain Error with the failure's own fields.
+      const retryable = (err as { retryable?: unknown }).retryable;
+      if (!(err instanceof NodeFailure) && typeof retryable === 'boolean') throw new NodeFailure((err as Error).message, retryable);
       throw err;
     }
   }
@@ -104,10 +118,16 @@ export class NodeRunner {
   async runNode(args: RunNodeArgs, signal: AbortSignal): Promise<NodeOutcome> {
     const started = Date.now();
     const ctx = await this.context(args);
-    // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
-    const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]));
-    const bytes = await this.store(args, args.nodeId, result.output);
-    return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
+    const log: RunLogEntry[] = [];
+    try {
+      // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
+      const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]), undefined, log);
+      const bytes = await this.store(args, args.nodeId, result.output);
+      return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt, ...(log.length ? { log } : {}) };
+    } catch (err) {
+      if (log.length && err instanceof NodeFailure) err.log = log;
+      throw err;
+    }
   }
 
   /** forEach step 1: the items array, stored for the chunks or child runs; returns its length and where it is. */

@@ -6,6 +6,8 @@
  */
 import type { Logger } from '../../log';
 import type { ExpressionContext } from '../expressions';
+import type { S3OperationConfig } from '../../connectors/schemas';
+import type { S3Attempt, S3Output } from '../../connectors/s3';
 
 /** What one node execution knows about itself. */
 export interface NodeRun {
@@ -20,6 +22,8 @@ export interface NodeRun {
   /** Time budget of this execution; expressions and requests stop when it runs out. */
   timeoutMs: number;
   signal: AbortSignal;
+  /** Adds a line to the run log (e.g. each attempt of an outside call); redacted like the output. */
+  log(message: string, level?: 'info' | 'warn' | 'error'): void;
 }
 
 /** Sends a message to an entity of the account through the message pipeline. */
@@ -32,11 +36,23 @@ export interface PayloadScanner {
   scanPayload(req: { accountId: string; requestId: string; content: Buffer; label: string; profileId?: string }): Promise<Record<string, unknown>>;
 }
 
+/** Runs a Python snippet in the jail with the account's plan cap (src/sandbox/python.ts). */
+export interface SnippetRunner {
+  runSnippet(req: { accountId: string; code: string; input: unknown; timeoutMs: number; signal: AbortSignal }): Promise<{ result: unknown; stdout: string }>;
+}
+
+/** One aws.s3 operation through an account's connector; `onAttempt` sees every HTTP attempt. */
+export interface ObjectStorage {
+  runS3(accountId: string, op: S3OperationConfig, opts: { onAttempt: (a: S3Attempt) => void; signal: AbortSignal }): Promise<S3Output>;
+}
+
 export interface NodeDeps {
   /** Hosts exempt from the SSRF guard (WEBHOOK_ALLOW_HOSTS). */
   allowHosts: readonly string[];
   messenger: EntityMessenger;
   scanner: PayloadScanner;
+  snippets: SnippetRunner;
+  storage: ObjectStorage;
   logger: Logger;
 }
 
@@ -44,6 +60,9 @@ export interface NodeDeps {
 export interface NodeResult { output: unknown; branch?: string }
 
 export class NodeFailure extends Error {
+  /** Run-log lines the attempt wrote before it failed (e.g. the S3 attempts). */
+  log?: Array<{ level: 'info' | 'warn' | 'error'; node?: string; message: string; at: string }>;
+
   /** A failure that a retry cannot fix (bad config, 4xx answer, refused target). */
   constructor(message: string, readonly retryable = true) {
     super(message);

@@ -68,8 +68,11 @@ beforeAll(async () => {
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
   const runner = new NodeRunner({
     outputs, runs, workflows: { get: async (_accountId, id) => flowDocs.get(id) ?? null },
+    vault: { withSecrets: (_accountId, config, use) => use(config, { text: (s) => s }) },
     nodes: {
       allowHosts: [], logger: createLogger('silent'),
+      snippets: { runSnippet: async () => { throw new Error('unused'); } },
+      storage: { runS3: async () => { throw new Error('unused'); } },
       messenger: { sendToEntity: async (req) => { sent.push({ entity: req.entity, data: req.data }); return { messageId: req.messageId, duplicate: false }; } },
       scanner: { scanPayload: async () => ({}) },
     },

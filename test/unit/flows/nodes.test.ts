@@ -9,8 +9,10 @@ const deps = (allowHosts: string[]): NodeDeps => ({
   allowHosts, logger: createLogger('silent'),
   messenger: { sendToEntity: async () => { throw new Error('unused'); } },
   scanner: { scanPayload: async () => { throw new Error('unused'); } },
+  snippets: { runSnippet: async () => { throw new Error('unused'); } },
+  storage: { runS3: async () => { throw new Error('unused'); } },
 });
-const run = (): NodeRun => ({ accountId: 'a', flowId: 'f', runId: 'r', nodeId: 'n', execution: 1, timeoutMs: 5_000, signal: new AbortController().signal });
+const run = (): NodeRun => ({ accountId: 'a', flowId: 'f', runId: 'r', nodeId: 'n', execution: 1, timeoutMs: 5_000, signal: new AbortController().signal, log: () => undefined });
 const ctx = { input: { id: 7, name: 'x' }, nodes: { fetch: { body: { list: [1, 2, 3] } } }, vars: {} };
 
 describe('http node', () => {
@@ -50,6 +52,11 @@ describe('templates', () => {
 
   it('leaves the keys that are JSONata themselves alone', async () => {
     expect(await resolveTemplates({ expression: '{{ x }}', url: '{{ input.id }}' }, ctx, 1_000, ['expression'])).toEqual({ expression: '{{ x }}', url: 7 });
+  });
+
+  it('leaves {{ vault.NAME }} for the activity to fill after JSONata', async () => {
+    expect(await resolveTemplates({ a: '{{ vault.TOKEN }}', b: 'Bearer {{vault.TOKEN}} for {{ input.id }}' }, ctx, 1_000))
+      .toEqual({ a: '{{ vault.TOKEN }}', b: 'Bearer {{vault.TOKEN}} for 7' });
   });
 });
 
