@@ -70,7 +70,8 @@ export const REGISTRY: readonly RegistryRow[] = [
   { engine: 'static_elf', thread: 'pool', fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
   { engine: 'static_office', thread: 'pool', fileTypes: ['office_ooxml', 'office_ole'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticOffice) },
   { engine: 'static_pdf', thread: 'pool', fileTypes: ['pdf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPdf) },
-  { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
+  // Text too: a one-liner saved as .txt (or pasted into a payload) is still a script.
+  { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html', 'text', 'unknown'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
   { engine: 'behavior', thread: 'pool', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
   { engine: 'ml', thread: 'pool', fileTypes: ['pe', 'elf'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
   ...payloadEngines.map((e): RegistryRow => ({
