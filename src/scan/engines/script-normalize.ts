@@ -130,6 +130,24 @@ function encodedPayloads(s: string): Array<{ via: string; text: string }> {
   return out;
 }
 
+/**
+ * Comment lines (#, //, REM, ::) and PowerShell <# #> blocks blanked: a command quoted in a
+ * comment ("never run 'rm -rf /'") does not run. Shebangs stay.
+ */
+export function stripComments(text: string): string {
+  let out = '';
+  let pos = 0;
+  for (;;) {
+    const open = text.indexOf('<#', pos);
+    if (open === -1) break;
+    const close = text.indexOf('#>', open + 2);
+    out += text.slice(pos, open);
+    pos = close === -1 ? text.length : close + 2;
+  }
+  out += text.slice(pos);
+  return out.replace(/^[ \t]{0,40}(?:#(?!!)|\/\/|rem\s|::)[^\n]{0,100000}$/gim, '');
+}
+
 /** Obfuscation undone (escapes, concatenation, char codes, variables), not yet lower-cased. */
 export function deobfuscate(text: string): string {
   return substituteVariables(joinConcat(charCodes(removeEscapes(text))));
@@ -139,7 +157,8 @@ export function deobfuscate(text: string): string {
  * The views of a script the rules read: as written, deobfuscated, and every embedded base64
  * payload (deobfuscated too, two levels deep).
  */
-export function scriptViews(text: string): ScriptView[] {
+export function scriptViews(source: string): ScriptView[] {
+  const text = stripComments(source);
   const views: ScriptView[] = [{ via: 'plain', text: squash(text) }];
   const seen = new Set<string>([views[0].text]);
   const add = (via: string, t: string): void => {
