@@ -337,6 +337,44 @@ function reverseShellGenerator(): void {
   addSource(r, 'reverse-shell-generator', 'scripts', 'train', ['js/data.js ("command" strings, in order; {ip} {port} {shell} filled)'], recs, 'all 1');
 }
 
+function lolbas(): void {
+  const r = need('LOLBAS-Project/LOLBAS');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('yml/') && p.endsWith('.yml'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const doc = parseYaml(r.read(f) || '{}') as { Commands?: Array<{ Command?: string; Category?: string }> };
+    (doc.Commands ?? []).forEach((c, i) => {
+      if (!c.Command || !/^(?:Download|Execute|AWL Bypass|Dump|Credentials|Encode|Decode|UAC Bypass|Copy)$/i.test(c.Category ?? '')) return;
+      const t = c.Command.replace(/\{REMOTEURL[^}]{0,40}\}/g, 'http://10.10.14.7/p').replace(/\{PATH_ABSOLUTE[^}]{0,40}\}|\{PATH[^}]{0,40}\}/g, 'C:\\Users\\Public\\p.exe').replace(/\{[A-Z_]{2,30}(?::[^}]{0,40})?\}/g, 'x');
+      recs.push({ id: `lolbas:${f}#${i}`, source: 'lolbas', split: 'train', label: 1, text: t, name: 'command.bat' });
+    });
+  }
+  addSource(r, 'lolbas', 'scripts', 'train', files.map((f) => `${f} (Commands of categories Download, Execute, AWL Bypass, Dump, Credentials, Encode, Decode, UAC Bypass, Copy)`), recs, 'all 1');
+}
+
+function gtfobins(): void {
+  const r = need('GTFOBins/GTFOBins.github.io');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('_gtfobins/'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const front = r.read(f).split(/^---\s*$/m)[1] ?? '';
+    let doc: { functions?: Record<string, Array<{ code?: string }>> };
+    try {
+      doc = parseYaml(front) as typeof doc;
+    } catch {
+      continue;
+    }
+    for (const fn of ['reverse-shell', 'bind-shell']) {
+      (doc.functions?.[fn] ?? []).forEach((c, i) => {
+        if (c.code) recs.push({ id: `gtfobins:${f}#${fn}#${i}`, source: 'gtfobins', split: 'train', label: 1, text: c.code.replace(/attacker\.com/g, '10.10.14.7'), name: 'command.sh' });
+      });
+    }
+  }
+  addSource(r, 'gtfobins', 'scripts', 'train', files.map((f) => `${f} (functions reverse-shell, bind-shell)`), recs, 'all 1');
+}
+
 // ---------------- scripts: held-out sources ----------------
 /** InternalAllTheThings pages (PayloadsAllTheThings moved its attack cheat sheets there). */
 const IATT_PAGES = /(?:shell-reverse|shell-bind|amsi|download|persistence|mimikatz|defenses|powershell)[\w-]{0,40}\.md$/i;
@@ -395,6 +433,12 @@ function main(): void {
   repoScripts('ohmyzsh/ohmyzsh', 'ohmyzsh', 'train', 0, () => true, 400, 'all 0 (shell framework and installer)');
   repoScripts('RamblingCookieMonster/PowerShell', 'ramblingcookiemonster', 'train', 0, () => true, 400, 'all 0 (admin PowerShell)');
   repoScripts('nvm-sh/nvm', 'nvm', 'train', 0, () => true, 100, 'all 0 (installer and shell functions)');
+  lolbas();
+  gtfobins();
+  for (const [name, source] of [['dahlbyk/posh-git', 'posh-git'], ['pester/Pester', 'pester'], ['Badgerati/Pode', 'pode'], ['dsccommunity/SqlServerDsc', 'sqlserverdsc'], ['chocolatey/choco', 'choco'], ['docker/docker-install', 'docker-install']]) {
+    repoScripts(name, source, 'train', 0, () => true, 150, 'all 0 (admin and tooling scripts)');
+  }
+  repoScripts('micropython/micropython-lib', 'micropython-lib', 'train', 0, (p) => p.endsWith('.py'), 200, 'all 0 (Python library code)');
 
   pattScripts();
   atomics();

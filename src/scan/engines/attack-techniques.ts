@@ -183,6 +183,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\\(?:software)\\{1,2}(?:wow6432node\\{1,2})?microsoft\\{1,2}windows\\{1,2}currentversion\\{1,2}run(?:once)?\b/, /(?:\breg(?:\.exe)?\s{1,8}add\b|new-itemproperty|set-itemproperty|regwrite|setvalue|\bwinreg\b|reg_sz)/)),
   dual(T('persist.schtasks', 'T1053.005', 'A scheduled task is created', 'persistence', 'medium', ['schtasks', 'scheduledtask'],
     /\bschtasks(?:\.exe)?\s{1,8}\/create\b|register-scheduledtask|new-scheduledtaskaction/)),
+  T('persist.interpreter_payload', 'T1053', 'Persistence that starts an interpreter with an inline command or a file from a temp folder', 'persistence', 'high', ['schtasks', 'scheduledtask', 'currentversion\\run', 'crontab', 'new-service', 'binpath', 'cron', 'runonce'],
+    new RegExp(String.raw`(?:schtasks(?:\.exe)?\s[^\n]{0,40}/create|register-scheduledtask|new-scheduledtaskaction|currentversion\\{1,2}run(?:once)?\b|crontab|/etc/cron|new-service|binpath=)[^\n]{0,300}(?:cmd(?:\.exe)?["']?\s{1,4}/[ck]\s|(?:powershell|pwsh)(?:\.exe)?["']?\s[^\n]{0,80}-(?:c|command|e|enc|encodedcommand|w|windowstyle|ep|executionpolicy)\b|mshta|rundll32|regsvr32|[wc]script(?:\.exe)?\s|(?:ba)?sh\s{1,4}-c\s|python[23]?\s{1,4}-c\s|\bcurl\s|\bwget\s|\bnc\s|${TEMP.slice(3, -1)})`)),
   T('persist.wmi_subscription', 'T1546.003', 'A WMI event subscription runs a command (fileless persistence)', 'persistence', 'high', ['__eventfilter', 'eventconsumer'],
     /__eventfilter|__filtertoconsumerbinding/, /commandlineeventconsumer|activescripteventconsumer/),
   dual(T('persist.service', 'T1543.003', 'A Windows service is created', 'persistence', 'medium', ['sc', 'new-service'],

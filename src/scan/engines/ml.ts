@@ -1,14 +1,23 @@
 /**
- * A learned classifier over static features of PE and ELF files: standardised features fed to
- * logistic regression. Weights come from scripts/train-ml.ts and live in
- * src/scan/models/static-ml.json, read once at start. The training data is thin and its
- * malicious side synthetic (docs/ml-model.md), so findings are capped at 'medium' and their
- * confidence never exceeds the precision measured on the held-out split.
+ * The `ml` engine, two models:
+ *
+ *  - PE and ELF (full coverage): standardised static features fed to logistic regression.
+ *    Weights from scripts/train-ml.ts in src/scan/models/static-ml.json. The training data is
+ *    thin and its malicious side synthetic (docs/ml-model.md), so findings are capped at
+ *    'medium' and their confidence never exceeds the precision measured on the held-out split.
+ *  - Everything of partial coverage (scripts, text, documents, archives and their members):
+ *    a Platt-calibrated logistic regression over hashed word and character n-grams, trained by
+ *    scripts/train-script-ml.ts on public offensive and admin scripts
+ *    (src/scan/models/script-ml.json). It reads the text, or for binary formats the printable
+ *    strings, in windows of SCRIPT_WINDOW characters: all of it, the score is the worst window.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Engine, EngineOutput, ScanSubject } from '../types';
+import type { Engine, EngineContext, EngineOutput, FileType, ScanSubject } from '../types';
 import { extractStrings, makeFinding, round2 } from '../static/common';
+import { EngineTimeoutError } from '../runner';
+import { classifierText, LogisticModel, type PromptInjectionModel } from './payload/pi-classifier';
+import { stripComments } from './script-normalize';
 import { parsePe, sectionContaining, type PeInfo } from './pe';
 import { parseElf, type ElfInfo } from './elf';
 
@@ -146,9 +155,67 @@ function loadModel(): StaticMlModel | null {
 /** Loaded once when the module is first imported. */
 const MODEL = loadModel();
 
+export const SCRIPT_MODEL_PATH = path.join(__dirname, '..', 'models', 'script-ml.json');
+/** Characters the text model scores at once; longer content is scored window by window. */
+export const SCRIPT_WINDOW = 64 * 1024;
+/** Types the text model was trained on (or that carry the same text): a hit is medium there. */
+const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
+
+function loadScriptModel(): LogisticModel | Error {
+  try {
+    return new LogisticModel(JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel);
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+const SCRIPT_MODEL = loadScriptModel();
+
+/** The text the model reads: the content itself when it is text, else its printable strings. */
+function readableText(subject: ScanSubject): { text: string; fromStrings: boolean } {
+  const c = subject.content;
+  if (c[0] === 0xff && c[1] === 0xfe) return { text: c.toString('utf16le'), fromStrings: false };
+  if (!c.subarray(0, 4096).includes(0) && (TEXT_TYPES.has(subject.fileType) || subject.fileType === 'unknown')) return { text: c.toString('utf8'), fromStrings: false };
+  return { text: extractStrings(c, { minLength: 6, maxBytes: c.length, maxStrings: Number.MAX_SAFE_INTEGER }).join('\n'), fromStrings: true };
+}
+
+/**
+ * What the script model reads of one window, in training and inference alike: comments
+ * (help blocks, licence headers) removed, since they describe code rather than do anything.
+ */
+export const scriptModelText = (window: string): string => classifierText(stripComments(window));
+
+/** Worst window probability over all of the text; checks the budget between windows. */
+function scoreWindows(model: LogisticModel, text: string, signal: AbortSignal): number {
+  let best = 0;
+  for (let i = 0; i < text.length || i === 0; i += SCRIPT_WINDOW) {
+    if (signal.aborted) throw new EngineTimeoutError('ml: time budget exhausted');
+    const p = model.score(scriptModelText(text.slice(i, i + SCRIPT_WINDOW)));
+    if (p > best) best = p;
+  }
+  return best;
+}
+
+function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
+  if (SCRIPT_MODEL instanceof Error) return { findings: [], note: `script ML model unavailable at ${SCRIPT_MODEL_PATH}: ${SCRIPT_MODEL.message}` };
+  const { text, fromStrings } = readableText(subject);
+  const p = scoreWindows(SCRIPT_MODEL, text, ctx.signal);
+  const t = SCRIPT_MODEL.threshold;
+  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text' } };
+  if (p < t) return { findings: [], report };
+  // Medium where the model was trained (script text); low when it only saw a binary's strings.
+  const severity = fromStrings ? 'low' : 'medium';
+  return {
+    findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, round2(p),
+      `The script classifier scores this ${subject.fileType} content ${round2(p)} (calibrated probability; threshold ${t}).`, 'ml')],
+    report,
+  };
+}
+
 export const engine: Engine = {
   name: ENGINE,
-  async scan(subject: ScanSubject): Promise<EngineOutput> {
+  async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
+    if (subject.fileType !== 'pe' && subject.fileType !== 'elf') return scanText(subject, ctx);
     if (!MODEL) return { findings: [], note: `static ML model missing or incompatible at ${MODEL_PATH}` };
     const feats = extractMlFeatures(subject.content);
     if (!feats) return { findings: [], note: 'the static ML model covers PE and ELF only' };
