@@ -271,10 +271,12 @@ function promptmap(): void {
   const files = r.files((p) => p.startsWith('rules/') && p.endsWith('.yaml'));
   const recs: Rec[] = [];
   for (const f of files) {
-    const doc = parseYaml(r.read(f) || '{}') as { prompt?: string };
-    if (doc.prompt && isText(doc.prompt)) recs.push({ id: `promptmap:${f}`, source: 'promptmap', split: 'heldout', label: 1, text: doc.prompt });
+    const doc = parseYaml(r.read(f) || '{}') as { prompt?: string; type?: string };
+    // Only the injection types: distraction, harmful, hate and bias rules test what an app
+    // answers, not whether the prompt attacks the model's instructions.
+    if (doc.prompt && isText(doc.prompt) && (doc.type === 'jailbreak' || doc.type === 'prompt_stealing')) recs.push({ id: `promptmap:${f}`, source: 'promptmap', split: 'heldout', label: 1, text: doc.prompt });
   }
-  addSource(r, 'promptmap', 'pi', 'heldout', files, recs, 'all 1 (attack prompts of the rules)');
+  addSource(r, 'promptmap', 'pi', 'heldout', files, recs, 'all 1 (prompts of the rules of type jailbreak and prompt_stealing)');
 }
 
 function garakDan(): void {

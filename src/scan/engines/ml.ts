@@ -158,8 +158,20 @@ const MODEL = loadModel();
 export const SCRIPT_MODEL_PATH = path.join(__dirname, '..', 'models', 'script-ml.json');
 /** Characters the text model scores at once; longer content is scored window by window. */
 export const SCRIPT_WINDOW = 64 * 1024;
-/** Types the text model was trained on (or that carry the same text): a hit is medium there. */
+/** Content the model reads as text (the rest: its printable strings). */
 const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
+/** Languages the model was trained on; elsewhere (JavaScript, HTML, prose) a hit stays low. */
+const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
+/**
+ * Calibrated probability from which a hit is medium. Between the threshold and this the model
+ * is right on its validation sources but not reliably on unseen ones (small wrapper scripts
+ * scored 0.7-0.8 in the benign sweep), so it stays low and only adds to other engines.
+ */
+export const ML_MEDIUM_FROM = 0.9;
+/** Fewer words than this are too little evidence for the model to speak (rules still read them). */
+const MIN_WORDS = 12;
+/** Containers: their members are scored one by one, so the container's own strings only report. */
+const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
 
 function loadScriptModel(): LogisticModel | Error {
   try {
@@ -202,9 +214,13 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   const p = scoreWindows(SCRIPT_MODEL, text, ctx.signal);
   const t = SCRIPT_MODEL.threshold;
   const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text' } };
-  if (p < t) return { findings: [], report };
-  // Medium where the model was trained (script text); low when it only saw a binary's strings.
-  const severity = fromStrings ? 'low' : 'medium';
+  // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
+  // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
+  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
+  const words = text.match(/[A-Za-z]{2,}/g)?.length ?? 0;
+  if (p < (trained ? t : ML_MEDIUM_FROM) || ARCHIVES.has(subject.fileType) || words < MIN_WORDS) return { findings: [], report };
+  // Medium only when sure, on a file in a trained language.
+  const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
   return {
     findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, round2(p),
       `The script classifier scores this ${subject.fileType} content ${round2(p)} (calibrated probability; threshold ${t}).`, 'ml')],
