@@ -157,7 +157,10 @@ function applyRules(text: string, suffix: string): Finding[] {
 }
 
 /** Persistence that admin scripts set up too: low alone, high next to an offensive technique. */
-const DUAL_USE = new Set(['script.persistence.run_key', 'script.persistence.schtasks', 'script.persistence.cron', 'script.persistence.systemd', 'script.persistence.shell_profile', 'script.persistence.startup_folder']);
+const DUAL_USE = new Set(['script.persistence.ssh_key', 'script.persistence.run_key', 'script.persistence.schtasks', 'script.persistence.cron', 'script.persistence.systemd', 'script.persistence.shell_profile', 'script.persistence.startup_folder']);
+
+const PLAIN_TEXT: ReadonlySet<FileType> = new Set<FileType>(['text', 'unknown']);
+const STATISTICAL = new Set(['script.obfuscation.base64_blob', 'script.obfuscation.charcode', 'script.obfuscation.concat', 'script.obfuscation.backtick', 'script.obfuscation.high_entropy', 'script.obfuscated_malicious']);
 
 const SEVERITY_ORDER: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
@@ -227,7 +230,11 @@ export const engine: Engine = {
     const c = subject.content;
     if (subject.fileType === 'unknown' && c.subarray(0, 4096).some((b) => b === 0)) return { findings: [], note: 'binary content' };
     const text = c.subarray(0, MAX_TEXT).toString(c[0] === 0xff && c[1] === 0xfe ? 'utf16le' : 'utf8');
-    const { findings, stats: st } = analyzeScriptText(text);
+    const all = analyzeScriptText(text);
+    const st = all.stats;
+    // Backticks, quotes and long tokens are ordinary in prose, Markdown and JSON: in plain text
+    // only what the rules and techniques recognise counts, not the obfuscation statistics.
+    const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id)) : all.findings;
     const out: EngineOutput = { findings, report: { script: { ...st, entropy: Math.round(st.entropy * 100) / 100 } } };
     if (c.length > MAX_TEXT) out.note = `only the first ${MAX_TEXT} bytes were analysed`;
     return out;
