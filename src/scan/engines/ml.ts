@@ -183,12 +183,21 @@ function loadScriptModel(): LogisticModel | Error {
 
 const SCRIPT_MODEL = loadScriptModel();
 
-/** The text the model reads: the content itself when it is text, else its printable strings. */
-function readableText(subject: ScanSubject): { text: string; fromStrings: boolean } {
+/**
+ * The text the model reads, as a window accessor: the content itself when it is text (decoded
+ * window by window, so a large file is never decoded whole), else its printable strings.
+ */
+function readableText(subject: ScanSubject): { length: number; window: (i: number) => string; fromStrings: boolean } {
   const c = subject.content;
-  if (c[0] === 0xff && c[1] === 0xfe) return { text: c.toString('utf16le'), fromStrings: false };
-  if (!c.subarray(0, 4096).includes(0) && (TEXT_TYPES.has(subject.fileType) || subject.fileType === 'unknown')) return { text: c.toString('utf8'), fromStrings: false };
-  return { text: extractStrings(c, { minLength: 6, maxBytes: c.length, maxStrings: Number.MAX_SAFE_INTEGER }).join('\n'), fromStrings: true };
+  if (c[0] === 0xff && c[1] === 0xfe) {
+    const t = c.toString('utf16le');
+    return { length: t.length, window: (i) => t.slice(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW), fromStrings: false };
+  }
+  if (!c.subarray(0, 4096).includes(0) && (TEXT_TYPES.has(subject.fileType) || subject.fileType === 'unknown')) {
+    return { length: c.length, window: (i) => c.subarray(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW).toString('utf8'), fromStrings: false };
+  }
+  const t = extractStrings(c, { minLength: 6, maxBytes: c.length, maxStrings: Number.MAX_SAFE_INTEGER }).join('\n');
+  return { length: t.length, window: (i) => t.slice(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW), fromStrings: true };
 }
 
 /**
@@ -197,27 +206,39 @@ function readableText(subject: ScanSubject): { text: string; fromStrings: boolea
  */
 export const scriptModelText = (window: string): string => classifierText(stripComments(window));
 
-/** Worst window probability over all of the text; checks the budget between windows. */
-function scoreWindows(model: LogisticModel, text: string, signal: AbortSignal): number {
+/**
+ * Windows scored per file at most. Beyond that the windows are spread evenly from the first to
+ * the last, so the whole file is represented at a bounded cost (the rule engines read all of
+ * it); the report says how many of how many were scored.
+ */
+export const MAX_WINDOWS = 16;
+
+/** Worst window probability and the words seen; checks the budget between windows. */
+function scoreWindows(model: LogisticModel, src: { length: number; window: (i: number) => string }, signal: AbortSignal): { p: number; words: number; scored: number; total: number } {
+  const total = Math.max(1, Math.ceil(src.length / SCRIPT_WINDOW));
+  const picks = total <= MAX_WINDOWS ? [...Array(total).keys()] : [...Array(MAX_WINDOWS).keys()].map((k) => Math.round((k * (total - 1)) / (MAX_WINDOWS - 1)));
   let best = 0;
-  for (let i = 0; i < text.length || i === 0; i += SCRIPT_WINDOW) {
+  let words = 0;
+  for (const w of picks) {
     if (signal.aborted) throw new EngineTimeoutError('ml: time budget exhausted');
-    const p = model.score(scriptModelText(text.slice(i, i + SCRIPT_WINDOW)));
+    const text = src.window(w);
+    if (words < MIN_WORDS) words += text.match(/[A-Za-z]{2,}/g)?.length ?? 0;
+    const p = model.score(scriptModelText(text));
     if (p > best) best = p;
   }
-  return best;
+  return { p: best, words, scored: picks.length, total };
 }
 
 function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   if (SCRIPT_MODEL instanceof Error) return { findings: [], note: `script ML model unavailable at ${SCRIPT_MODEL_PATH}: ${SCRIPT_MODEL.message}` };
-  const { text, fromStrings } = readableText(subject);
-  const p = scoreWindows(SCRIPT_MODEL, text, ctx.signal);
+  const src = readableText(subject);
+  const { fromStrings } = src;
+  const { p, words, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
   const t = SCRIPT_MODEL.threshold;
-  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text' } };
+  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
   const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
-  const words = text.match(/[A-Za-z]{2,}/g)?.length ?? 0;
   if (p < (trained ? t : ML_MEDIUM_FROM) || ARCHIVES.has(subject.fileType) || words < MIN_WORDS) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.
   const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';

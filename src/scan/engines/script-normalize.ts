@@ -157,9 +157,20 @@ export function deobfuscate(text: string): string {
  * The views of a script the rules read: as written, deobfuscated, and every embedded base64
  * payload (deobfuscated too, two levels deep).
  */
+/**
+ * Above this many characters only the plain view (and the base64 payloads found in it) is built:
+ * deobfuscation passes cost several times the text, and a multi-megabyte file is data or
+ * generated code, not a hand-obfuscated launcher. Every character is still read by the rules.
+ */
+export const MAX_DEOBFUSCATE = 2 * 1024 * 1024;
+
 export function scriptViews(source: string): ScriptView[] {
   const text = stripComments(source);
   const views: ScriptView[] = [{ via: 'plain', text: squash(text) }];
+  if (text.length > MAX_DEOBFUSCATE) {
+    for (const p of encodedPayloads(text)) views.push({ via: p.via, text: squash(p.text) });
+    return views;
+  }
   const seen = new Set<string>([views[0].text]);
   const add = (via: string, t: string): void => {
     const v = squash(t);

@@ -9,6 +9,7 @@
 import type { Engine, EngineOutput, FileType, Finding, ScanSubject, Severity } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
 import { analyzeTechniques, type TechniqueHit } from './attack-techniques';
+import { MAX_DEOBFUSCATE } from './script-normalize';
 
 const ENGINE = 'static_script';
 const MAX_TEXT = 16 * 1024 * 1024;
@@ -159,6 +160,7 @@ function applyRules(text: string, suffix: string): Finding[] {
 /** Persistence that admin scripts set up too: low alone, high next to an offensive technique. */
 const DUAL_USE = new Set(['script.persistence.ssh_key', 'script.persistence.run_key', 'script.persistence.schtasks', 'script.persistence.cron', 'script.persistence.systemd', 'script.persistence.shell_profile', 'script.persistence.startup_folder']);
 
+const MAX_PLAIN_TEXT = 2 * 1024 * 1024;
 const PLAIN_TEXT: ReadonlySet<FileType> = new Set<FileType>(['text', 'unknown']);
 const STATISTICAL = new Set(['script.obfuscation.base64_blob', 'script.obfuscation.charcode', 'script.obfuscation.concat', 'script.obfuscation.backtick', 'script.obfuscation.high_entropy', 'script.obfuscated_malicious']);
 
@@ -229,6 +231,9 @@ export const engine: Engine = {
     if (!SCRIPT_TYPES.has(subject.fileType)) return { findings: [], note: `not a script (${subject.fileType})` };
     const c = subject.content;
     if (subject.fileType === 'unknown' && c.subarray(0, 4096).some((b) => b === 0)) return { findings: [], note: 'binary content' };
+    // Plain text is read as a script only up to MAX_PLAIN_TEXT: one-liners and pasted snippets
+    // are small, while multi-megabyte text is logs or data that would cost seconds per file.
+    if (PLAIN_TEXT.has(subject.fileType) && c.length > MAX_PLAIN_TEXT) return { findings: [], note: `plain text over ${MAX_PLAIN_TEXT} bytes is not read as a script` };
     const text = c.subarray(0, MAX_TEXT).toString(c[0] === 0xff && c[1] === 0xfe ? 'utf16le' : 'utf8');
     const all = analyzeScriptText(text);
     const st = all.stats;
@@ -236,7 +241,13 @@ export const engine: Engine = {
     // only what the rules and techniques recognise counts, not the obfuscation statistics.
     const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id)) : all.findings;
     const out: EngineOutput = { findings, report: { script: { ...st, entropy: Math.round(st.entropy * 100) / 100 } } };
-    if (c.length > MAX_TEXT) out.note = `only the first ${MAX_TEXT} bytes were analysed`;
+    if (c.length > MAX_TEXT) {
+      // Unread is never clean: say so in a finding, not only in a note.
+      out.findings.push(makeFinding(ENGINE, 'script.not_fully_analysed', 'Script.NotFullyAnalysed', 'low', 0.5,
+        `Only the first ${MAX_TEXT} of ${c.length} bytes were analysed as script text.`, 'coverage'));
+    } else if (text.length > MAX_DEOBFUSCATE) {
+      out.note = `longer than ${MAX_DEOBFUSCATE} characters: matched as written and in its base64 payloads, without the deobfuscation passes`;
+    }
     return out;
   },
 };
