@@ -170,7 +170,7 @@ const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'b
 export const ML_MEDIUM_FROM = 0.9;
 /** Fewer words than this are too little evidence for the model to speak (rules still read them). */
 const MIN_WORDS = 12;
-/** Containers: their members are scored one by one, so the container's own strings only report. */
+/** Containers: their members are scored one by one, so the container itself is not. */
 const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
 
 function loadScriptModel(): LogisticModel | Error {
@@ -196,8 +196,9 @@ function readableText(subject: ScanSubject): { length: number; window: (i: numbe
   if (!c.subarray(0, 4096).includes(0) && (TEXT_TYPES.has(subject.fileType) || subject.fileType === 'unknown')) {
     return { length: c.length, window: (i) => c.subarray(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW).toString('utf8'), fromStrings: false };
   }
-  const t = extractStrings(c, { minLength: 6, maxBytes: c.length, maxStrings: Number.MAX_SAFE_INTEGER }).join('\n');
-  return { length: t.length, window: (i) => t.slice(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW), fromStrings: true };
+  // Binary formats: the printable strings of each byte window.
+  const strings = (i: number): string => extractStrings(c.subarray(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW), { minLength: 6 }).join('\n');
+  return { length: c.length, window: strings, fromStrings: true };
 }
 
 /**
@@ -211,7 +212,7 @@ export const scriptModelText = (window: string): string => classifierText(stripC
  * the last, so the whole file is represented at a bounded cost (the rule engines read all of
  * it); the report says how many of how many were scored.
  */
-export const MAX_WINDOWS = 16;
+export const MAX_WINDOWS = 4;
 
 /** Worst window probability and the words seen; checks the budget between windows. */
 function scoreWindows(model: LogisticModel, src: { length: number; window: (i: number) => string }, signal: AbortSignal): { p: number; words: number; scored: number; total: number } {
@@ -231,6 +232,7 @@ function scoreWindows(model: LogisticModel, src: { length: number; window: (i: n
 
 function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   if (SCRIPT_MODEL instanceof Error) return { findings: [], note: `script ML model unavailable at ${SCRIPT_MODEL_PATH}: ${SCRIPT_MODEL.message}` };
+  if (ARCHIVES.has(subject.fileType)) return { findings: [], note: 'archive: the script model scores each extracted member' };
   const src = readableText(subject);
   const { fromStrings } = src;
   const { p, words, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
@@ -239,7 +241,7 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
   const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
-  if (p < (trained ? t : ML_MEDIUM_FROM) || ARCHIVES.has(subject.fileType) || words < MIN_WORDS) return { findings: [], report };
+  if (p < (trained ? t : ML_MEDIUM_FROM) || words < MIN_WORDS) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.
   const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
   return {

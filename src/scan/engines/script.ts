@@ -160,7 +160,7 @@ function applyRules(text: string, suffix: string): Finding[] {
 /** Persistence that admin scripts set up too: low alone, high next to an offensive technique. */
 const DUAL_USE = new Set(['script.persistence.ssh_key', 'script.persistence.run_key', 'script.persistence.schtasks', 'script.persistence.cron', 'script.persistence.systemd', 'script.persistence.shell_profile', 'script.persistence.startup_folder']);
 
-const MAX_PLAIN_TEXT = 2 * 1024 * 1024;
+const MAX_PLAIN_TEXT = 256 * 1024;
 const PLAIN_TEXT: ReadonlySet<FileType> = new Set<FileType>(['text', 'unknown']);
 const STATISTICAL = new Set(['script.obfuscation.base64_blob', 'script.obfuscation.charcode', 'script.obfuscation.concat', 'script.obfuscation.backtick', 'script.obfuscation.high_entropy', 'script.obfuscated_malicious']);
 
