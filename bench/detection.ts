@@ -13,15 +13,15 @@
  * threat feed is empty, so the figures are what the local engines see.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
 import { payloadEngines } from '../src/scan/engines/payload';
 import type { Finding } from '../src/scan/types';
-import { pct, runEngine, subjectOf } from './_payload-common';
+import { counts, pct, runEngine, subjectOf, tally, type Counts } from './_payload-common';
 
 interface Rec { id: string; source: string; split: string; label: number; text: string; name?: string }
-interface Tally { tp: number; fp: number; fn: number; tn: number }
 
 const ROOT = path.join(__dirname, '..');
 const RANK: Record<string, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
@@ -36,14 +36,7 @@ function load(file: string, split: string): Rec[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === split);
 }
 
-const tally = (): Tally => ({ tp: 0, fp: 0, fn: 0, tn: 0 });
-function add(t: Tally, predicted: boolean, actual: boolean): void {
-  if (predicted && actual) t.tp++;
-  else if (predicted) t.fp++;
-  else if (actual) t.fn++;
-  else t.tn++;
-}
-function line(label: string, t: Tally): string {
+function line(label: string, t: Counts): string {
   const pos = t.tp + t.fn;
   const neg = t.fp + t.tn;
   const recall = pos ? (t.tp / pos).toFixed(3) : '  -  ';
@@ -54,20 +47,20 @@ function line(label: string, t: Tally): string {
 const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[f.severity] >= RANK.medium);
 
 async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number): Promise<void> {
-  const overall = tally();
-  const perSource = new Map<string, Tally>();
-  const perEngine = new Map<string, Tally>();
+  const overall = counts();
+  const perSource = new Map<string, Counts>();
+  const perEngine = new Map<string, Counts>();
   const misses: string[] = [];
   for (const r of recs) {
     const out = await analyze({ content: Buffer.from(r.text), name: r.name ?? '', scanType }, deps);
-    const hit = RANK[out.safetyScore.threatLevel === 'Malicious' ? 'critical' : out.safetyScore.threatLevel === 'Suspicious' ? 'high' : 'info'] >= RANK.high;
-    add(overall, hit, r.label === 1);
-    const s = perSource.get(r.source) ?? tally();
-    add(s, hit, r.label === 1);
+    const hit = out.safetyScore.threatLevel === 'Suspicious' || out.safetyScore.threatLevel === 'Malicious';
+    tally(overall, hit, r.label === 1);
+    const s = perSource.get(r.source) ?? counts();
+    tally(s, hit, r.label === 1);
     perSource.set(r.source, s);
     for (const [name, res] of Object.entries(out.engines)) {
-      const e = perEngine.get(name) ?? tally();
-      add(e, engineFired(res.findings), r.label === 1);
+      const e = perEngine.get(name) ?? counts();
+      tally(e, engineFired(res.findings), r.label === 1);
       perEngine.set(name, e);
     }
     if (hit !== (r.label === 1) && misses.length < showMisses) misses.push(`${r.label ? 'MISS' : 'FP  '} ${r.id}: ${r.text.replace(/\s+/g, ' ').slice(0, 160)} [${out.safetyScore.primaryThreat}]`);
@@ -100,21 +93,35 @@ async function latency(): Promise<void> {
   if (!pi) throw new Error('prompt_injection engine missing');
   const ten = payloadOf(10 * 1024);
   const times: number[] = [];
+  const cpu: number[] = [];
   const all: number[] = [];
   for (let i = 0; i < 30; i++) await runEngine(pi, subjectOf(ten));
   for (let i = 0; i < 300; i++) {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     await runEngine(pi, subjectOf(ten));
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
     times.push(performance.now() - t0);
     const t1 = performance.now();
     for (const e of payloadEngines) await runEngine(e, subjectOf(ten));
     all.push(performance.now() - t1);
   }
   times.sort((a, b) => a - b);
+  cpu.sort((a, b) => a - b);
   all.sort((a, b) => a - b);
-  console.log('\npayload latency (one core, in process, 300 runs of 10 KB):');
-  console.log(`  prompt_injection        p50 ${pct(times, 50).toFixed(2)} ms  p99 ${pct(times, 99).toFixed(2)} ms`);
+  // CPU time is this code's cost; wall time also holds waits for a core on a shared machine.
+  console.log(`\npayload latency (one core, in process, 300 runs of 10 KB; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} CPUs):`);
+  console.log(`  prompt_injection        wall p50 ${pct(times, 50).toFixed(2)} ms  p99 ${pct(times, 99).toFixed(2)} ms;  CPU p50 ${pct(cpu, 50).toFixed(2)} ms  p99 ${pct(cpu, 99).toFixed(2)} ms`);
   console.log(`  all four payload engines p50 ${pct(all, 50).toFixed(2)} ms  p99 ${pct(all, 99).toFixed(2)} ms`);
+  const full: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    const t0 = performance.now();
+    await analyze({ content: Buffer.from(ten), name: '', scanType: 'payload' }, deps);
+    full.push(performance.now() - t0);
+  }
+  full.sort((a, b) => a - b);
+  console.log(`  whole payload analysis (every engine incl. static_script, ml, yara; clamd not contacted) p50 ${pct(full, 50).toFixed(2)} ms  p99 ${pct(full, 99).toFixed(2)} ms`);
   for (const size of [100 * 1024, 1024 * 1024]) {
     const text = payloadOf(size);
     const runs: number[] = [];
