@@ -463,6 +463,7 @@ function main(): void {
     }
   }
   console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text`);
+  for (const src of sources) src.records = (src.corpus === 'pi' ? pi : scripts).filter((r) => r.source === src.source && r.split === src.split).length;
   mkdirSync(OUT, { recursive: true });
   writeFileSync(path.join(OUT, 'pi.jsonl'), pi.map((r) => JSON.stringify(r)).join('\n') + '\n');
   writeFileSync(path.join(OUT, 'scripts.jsonl'), scripts.map((r) => JSON.stringify(r)).join('\n') + '\n');
