@@ -25,3 +25,13 @@ export function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
+
+/** Confusion counts of a binary detector, shared by the evaluation benchmarks. */
+export interface Counts { tp: number; fp: number; fn: number; tn: number }
+export const counts = (): Counts => ({ tp: 0, fp: 0, fn: 0, tn: 0 });
+export function tally(c: Counts, predicted: boolean, actual: boolean): void {
+  if (predicted && actual) c.tp++;
+  else if (predicted) c.fp++;
+  else if (actual) c.fn++;
+  else c.tn++;
+}

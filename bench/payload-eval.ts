@@ -17,7 +17,7 @@ import type { PromptInjectionReport } from '../src/scan/engines/payload/prompt-i
 import type { SensitiveDataReport } from '../src/scan/engines/payload/sensitive-data';
 import type { ToolCallAnalysisReport } from '../src/scan/engines/payload/tool-calls';
 import type { Engine } from '../src/scan/types';
-import { runEngine, subjectOf } from './_payload-common';
+import { counts, runEngine, subjectOf, tally, type Counts } from './_payload-common';
 
 /** Findings from the learned classifier: on the payload itself or on decoded/folded text. */
 const byModel = (f: { category: string; pattern: string }): boolean => f.category === 'ml_classifier' || f.pattern.includes('ml_classifier');
@@ -33,14 +33,6 @@ function load(file: string, split: string): Rec[] {
     .filter((r) => split === 'all' || r.split === split);
 }
 
-interface Counts { tp: number; fp: number; fn: number; tn: number }
-const counts = (): Counts => ({ tp: 0, fp: 0, fn: 0, tn: 0 });
-function tally(c: Counts, predicted: boolean, actual: boolean): void {
-  if (predicted && actual) c.tp++;
-  else if (predicted) c.fp++;
-  else if (actual) c.fn++;
-  else c.tn++;
-}
 function prf(c: Counts): { precision: number; recall: number; n: number } {
   return { precision: c.tp / Math.max(1, c.tp + c.fp), recall: c.tp / Math.max(1, c.tp + c.fn), n: c.tp + c.fp + c.fn + c.tn };
 }

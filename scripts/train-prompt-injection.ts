@@ -1,154 +1,109 @@
 /**
  * Trains the prompt-injection classifier shipped in src/scan/models/prompt-injection.json.
  *
+ *   npx tsx scripts/build-payload-fixtures.ts
+ *   npx tsx scripts/build-detection-data.ts     # public training data, local cache
  *   npx tsx scripts/train-prompt-injection.ts
  *
- * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (built by
- * scripts/build-payload-fixtures.ts from seeds written for this project). The held-out split is
- * never read here. Model: L2-regularised logistic regression over the hashed features of
- * src/scan/engines/payload/pi-classifier.ts, fitted with AdaGrad SGD; examples are weighted so
- * both classes count equally. 20% of the train groups are set aside to pick the decision
- * threshold (the lowest one reaching precision 0.95, the product goal, there; never below 0.8); the final model is
- * then refitted on the whole train split. Deterministic: fixed seed, fixed order.
+ * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
+ * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
+ * datasets/detection/manifest.json: human-written hijacking attacks, in-the-wild jailbreaks,
+ * benign coding, role-play and maths requests). Held-out splits are never read. Model:
+ * L2-regularised logistic regression over the hashed features of pi-classifier.ts (scripts/_logreg.ts).
+ * Validation: whole sources set aside (VALIDATION_SOURCES) plus a fifth of the project groups;
+ * there the scores are Platt-calibrated and the threshold is the lowest with precision >= 0.95
+ * and a false-positive rate of at most 1%; the model is then refitted on everything and the
+ * same calibration and threshold applied. Deterministic.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  CHUNK_CHARS, chunks, classifierText, DIM, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel,
-} from '../src/scan/engines/payload/pi-classifier';
+import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
+import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example } from './_logreg';
+import { DEFAULT_OUT } from './build-detection-data';
 
-interface Rec { id: string; split: string; group: string; label: number; evasion: string | null; text: string }
+interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }
 
-const DATA = path.join(__dirname, '..', 'test', 'fixtures', 'payload', 'prompt-injection.jsonl');
+const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'payload', 'prompt-injection.jsonl');
+const PUBLIC = path.join(DEFAULT_OUT, 'pi.jsonl');
 /** Encodings the classifier cannot read; the rules see these after decoding. */
 const OPAQUE = new Set(['base64', 'hex', 'url', 'rot13']);
-const EPOCHS = 30;
-const L2 = 1e-5;
-const LR = 0.5;
-/** The classifier backs up the rules, so it only speaks when quite sure. */
-const MIN_THRESHOLD = 0.8;
+const OPTIONS = { epochs: 12, l2: 1e-5, lr: 0.5 };
+const VALIDATION_SOURCES = new Set(['promptshield']);
+/** Dropped: many of its "jailbreaks" are plain role-play requests, which taught the model that role-play is an attack. */
+const EXCLUDED_SOURCES = new Set(['inthewild-jailbreaks']);
+/** The classifier backs up the rules: it speaks only when quite sure. */
+const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
+const MAX_VALIDATION_FPR = 0.01;
+const MIN_WEIGHT = 0.02;
 
-interface Example { x: Map<number, number>; y: number; w: number; group: string }
+const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
+const keyOf = (r: Rec): string => r.group ?? r.id;
+const isValidation = (r: Rec): boolean => (r.source ? VALIDATION_SOURCES.has(r.source) : inValidation(keyOf(r)));
 
+/** Benign texts longer than a chunk are learned chunk by chunk, as inference scores them. */
 function examplesOf(recs: Rec[]): Example[] {
   const out: Example[] = [];
   for (const r of recs) {
     if (r.label === 1 && r.evasion && OPAQUE.has(r.evasion)) continue;
     const t = classifierText(r.text);
-    if (r.label === 0 && t.length > CHUNK_CHARS) {
-      for (const c of chunks(t)) out.push({ x: features(c), y: 0, w: 1, group: r.group });
-    } else {
-      out.push({ x: features(t), y: r.label, w: 1, group: r.group });
-    }
+    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c), y: 0, w: 1 });
+    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS)), y: r.label, w: 1 });
   }
-  const pos = out.filter((e) => e.y === 1).length;
-  const neg = out.length - pos;
-  for (const e of out) e.w = e.y === 1 ? out.length / (2 * pos) : out.length / (2 * neg);
   return out;
 }
 
-function shuffle<T>(a: T[], seed: number): T[] {
-  let s = seed;
-  const r = [...a];
-  for (let i = r.length - 1; i > 0; i--) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    const j = s % (i + 1);
-    [r[i], r[j]] = [r[j], r[i]];
-  }
-  return r;
-}
-
-function fit(exs: Example[]): { w: Float64Array; b: number } {
-  const w = new Float64Array(DIM);
-  const g2 = new Float64Array(DIM).fill(1e-8);
-  let b = 0;
-  let bg2 = 1e-8;
-  for (let epoch = 0; epoch < EPOCHS; epoch++) {
-    for (const e of shuffle(exs, 1000 + epoch)) {
-      let z = b;
-      for (const [k, v] of e.x) z += w[k] * v;
-      const p = 1 / (1 + Math.exp(-z));
-      const g = (p - e.y) * e.w;
-      for (const [k, v] of e.x) {
-        const gk = g * v + L2 * w[k];
-        g2[k] += gk * gk;
-        w[k] -= (LR * gk) / Math.sqrt(g2[k]);
-      }
-      bg2 += g * g;
-      b -= (LR * g) / Math.sqrt(bg2);
-    }
-  }
-  return { w, b };
-}
-
-function prob(m: { w: Float64Array; b: number }, x: Map<number, number>): number {
-  let z = m.b;
-  for (const [k, v] of x) z += m.w[k] * v;
-  return 1 / (1 + Math.exp(-z));
-}
-
-function isValidation(group: string): boolean {
-  return createHash('sha256').update(`val:${group}`).digest()[0] % 5 === 0;
-}
-
 function main(): void {
-  const all = readFileSync(DATA, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
-  const train = all.filter((r) => r.split === 'train');
-  const inner = train.filter((r) => !isValidation(r.group));
-  const val = train.filter((r) => isValidation(r.group));
-
-  const innerModel = fit(examplesOf(inner));
-  const valEx = examplesOf(val);
-  const scored = valEx.map((e) => ({ p: prob(innerModel, e.x), y: e.y }));
+  const project = read(FIXTURES).filter((r) => r.split === 'train');
+  const publicRecs = existsSync(PUBLIC) ? read(PUBLIC).filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '')) : [];
+  if (publicRecs.length === 0) console.warn(`no public training data at ${PUBLIC}: training on the project seeds only (run scripts/build-detection-data.ts)`);
+  const all = [...project, ...publicRecs];
+  const inner = balance(examplesOf(all.filter((r) => !isValidation(r))));
+  const valRecs = all.filter(isValidation);
+  const m0 = fit(inner, OPTIONS);
+  // Validation is scored per text (worst chunk), as the engine scores a payload.
+  const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50), y: r.label }));
+  const cal = platt(raw);
+  const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y }));
   let threshold = 0.99;
   for (let t = MIN_THRESHOLD; t <= 0.99; t += 0.01) {
-    const tp = scored.filter((s) => s.p >= t && s.y === 1).length;
-    const fp = scored.filter((s) => s.p >= t && s.y === 0).length;
-    if (tp + fp > 0 && tp / (tp + fp) >= TARGET_PRECISION) {
+    const r = report(scored, t);
+    if (r.precision >= TARGET_PRECISION && r.fpr <= MAX_VALIDATION_FPR) {
       threshold = Math.round(t * 100) / 100;
       break;
     }
   }
-  for (const t of [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97]) {
-    const a = scored.filter((s) => s.p >= t && s.y === 1).length;
-    const b = scored.filter((s) => s.p >= t && s.y === 0).length;
-    console.log(`  validation at ${t.toFixed(2)}: precision ${(a / Math.max(1, a + b)).toFixed(3)} recall ${(a / Math.max(1, scored.filter((s) => s.y === 1).length)).toFixed(3)}`);
-  }
-  const tp = scored.filter((s) => s.p >= threshold && s.y === 1).length;
-  const fp = scored.filter((s) => s.p >= threshold && s.y === 0).length;
-  const pos = scored.filter((s) => s.y === 1).length;
-  console.log(`validation: ${valEx.length} examples, threshold ${threshold}, precision ${(tp / Math.max(1, tp + fp)).toFixed(3)}, recall ${(tp / Math.max(1, pos)).toFixed(3)}`);
+  for (const t of [0.5, 0.6, 0.7, 0.8, 0.9, 0.95]) console.log(`  validation at ${t.toFixed(2)}:`, report(scored, t));
+  const validation = report(scored, threshold);
+  console.log(`validation: ${valRecs.length} texts, threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
 
-  const exs = examplesOf(train);
-  const final = fit(exs);
-  const weights: Array<[number, number]> = [];
-  for (let i = 0; i < DIM; i++) {
-    const v = Math.round(final.w[i] * 1e4) / 1e4;
-    if (v !== 0) weights.push([i, v]);
-  }
+  const exs = balance(examplesOf(all));
+  const final = fit(exs, OPTIONS);
+  const { bias, weights } = exportWeights(final, cal, MIN_WEIGHT);
+  const sha = (f: string): string => (existsSync(f) ? createHash('sha256').update(readFileSync(f)).digest('hex') : '');
   const model: PromptInjectionModel = {
-    version: 1,
+    version: 2,
     featureBits: FEATURE_BITS,
-    bias: Math.round(final.b * 1e4) / 1e4,
+    bias,
     threshold,
     weights,
     training: {
       script: 'scripts/train-prompt-injection.ts',
-      data: 'test/fixtures/payload/prompt-injection.jsonl (split=train)',
-      dataSha256: createHash('sha256').update(readFileSync(DATA)).digest('hex'),
+      data: ['test/fixtures/payload/prompt-injection.jsonl (split=train)', '.tools/data/detection/pi.jsonl (split=train; datasets/detection/manifest.json)'],
+      dataSha256: { fixtures: sha(FIXTURES), public: sha(PUBLIC) },
       examples: exs.length,
       positives: exs.filter((e) => e.y === 1).length,
       negatives: exs.filter((e) => e.y === 0).length,
-      epochs: EPOCHS,
-      l2: L2,
-      learningRate: LR,
+      calibration: 'Platt scaling on the validation texts, folded into the weights',
+      validationSources: [...VALIDATION_SOURCES, 'a fifth of the project seed groups'],
+      validation,
+      ...OPTIONS,
       features: 'hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets',
     },
   };
   writeFileSync(MODEL_PATH, `${JSON.stringify(model)}\n`);
-  console.log(`wrote ${MODEL_PATH}: ${weights.length} non-zero weights, bias ${model.bias}, threshold ${threshold}`);
+  console.log(`wrote ${MODEL_PATH}: ${weights.length} weights, bias ${model.bias}, threshold ${threshold}`);
 }
 
 main();

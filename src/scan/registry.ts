@@ -58,6 +58,7 @@ export interface RegistryRow {
 
 const SCRIPTS: readonly FileType[] = ['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python'];
 const BOTH: readonly ScanType[] = ['file', 'payload'];
+const PARTIAL: readonly FileType[] = [...SCRIPTS, 'html', 'text', 'unknown', 'zip', '7z', 'rar', 'tar', 'gzip', 'office_ooxml', 'office_ole', 'pdf', 'image'];
 const fixed = (e: Engine) => (): Engine => e;
 
 export const REGISTRY: readonly RegistryRow[] = [
@@ -70,9 +71,11 @@ export const REGISTRY: readonly RegistryRow[] = [
   { engine: 'static_elf', thread: 'pool', fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
   { engine: 'static_office', thread: 'pool', fileTypes: ['office_ooxml', 'office_ole'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticOffice) },
   { engine: 'static_pdf', thread: 'pool', fileTypes: ['pdf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPdf) },
-  { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
+  // Text too: a one-liner saved as .txt (or pasted into a payload) is still a script.
+  { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html', 'text', 'unknown'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
   { engine: 'behavior', thread: 'pool', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
-  { engine: 'ml', thread: 'pool', fileTypes: ['pe', 'elf'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
+  // PE/ELF (full coverage) and every partial-coverage type (spec: ML model plus the engine set).
+  { engine: 'ml', thread: 'pool', fileTypes: ['pe', 'elf', ...PARTIAL], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
   ...payloadEngines.map((e): RegistryRow => ({
     engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, budgetMsPerMb: 600, members: 'never', thread: 'pool', create: fixed(e),
   })),

@@ -1,14 +1,23 @@
 /**
- * A learned classifier over static features of PE and ELF files: standardised features fed to
- * logistic regression. Weights come from scripts/train-ml.ts and live in
- * src/scan/models/static-ml.json, read once at start. The training data is thin and its
- * malicious side synthetic (docs/ml-model.md), so findings are capped at 'medium' and their
- * confidence never exceeds the precision measured on the held-out split.
+ * The `ml` engine, two models:
+ *
+ *  - PE and ELF (full coverage): standardised static features fed to logistic regression.
+ *    Weights from scripts/train-ml.ts in src/scan/models/static-ml.json. The training data is
+ *    thin and its malicious side synthetic (docs/ml-model.md), so findings are capped at
+ *    'medium' and their confidence never exceeds the precision measured on the held-out split.
+ *  - Everything of partial coverage (scripts, text, documents, archives and their members):
+ *    a Platt-calibrated logistic regression over hashed word and character n-grams, trained by
+ *    scripts/train-script-ml.ts on public offensive and admin scripts
+ *    (src/scan/models/script-ml.json). It reads the text, or for binary formats the printable
+ *    strings, in windows of SCRIPT_WINDOW characters: all of it, the score is the worst window.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Engine, EngineOutput, ScanSubject } from '../types';
+import type { Engine, EngineContext, EngineOutput, FileType, ScanSubject } from '../types';
 import { extractStrings, makeFinding, round2 } from '../static/common';
+import { EngineTimeoutError } from '../runner';
+import { classifierText, LogisticModel, type PromptInjectionModel } from './payload/pi-classifier';
+import { stripComments } from './script-normalize';
 import { parsePe, sectionContaining, type PeInfo } from './pe';
 import { parseElf, type ElfInfo } from './elf';
 
@@ -146,9 +155,106 @@ function loadModel(): StaticMlModel | null {
 /** Loaded once when the module is first imported. */
 const MODEL = loadModel();
 
+export const SCRIPT_MODEL_PATH = path.join(__dirname, '..', 'models', 'script-ml.json');
+/** Characters the text model scores at once; longer content is scored window by window. */
+export const SCRIPT_WINDOW = 64 * 1024;
+/** Content the model reads as text (the rest: its printable strings). */
+const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
+/** Languages the model was trained on; elsewhere (JavaScript, HTML, prose) a hit stays low. */
+const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
+/**
+ * Calibrated probability from which a hit is medium. Between the threshold and this the model
+ * is right on its validation sources but not reliably on unseen ones (small wrapper scripts
+ * scored 0.7-0.8 in the benign sweep), so it stays low and only adds to other engines.
+ */
+export const ML_MEDIUM_FROM = 0.9;
+/** Fewer words than this are too little evidence for the model to speak (rules still read them). */
+const MIN_WORDS = 12;
+/** Containers: their members are scored one by one, so the container itself is not. */
+const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
+
+function loadScriptModel(): LogisticModel | Error {
+  try {
+    return new LogisticModel(JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel);
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+const SCRIPT_MODEL = loadScriptModel();
+
+/**
+ * The text the model reads, as a window accessor: the content itself when it is text (decoded
+ * window by window, so a large file is never decoded whole), else its printable strings.
+ */
+function readableText(subject: ScanSubject): { length: number; window: (i: number) => string; fromStrings: boolean } {
+  const c = subject.content;
+  if (c[0] === 0xff && c[1] === 0xfe) {
+    const t = c.toString('utf16le');
+    return { length: t.length, window: (i) => t.slice(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW), fromStrings: false };
+  }
+  if (!c.subarray(0, 4096).includes(0) && (TEXT_TYPES.has(subject.fileType) || subject.fileType === 'unknown')) {
+    return { length: c.length, window: (i) => c.subarray(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW).toString('utf8'), fromStrings: false };
+  }
+  // Binary formats: the printable strings of each byte window.
+  const strings = (i: number): string => extractStrings(c.subarray(i * SCRIPT_WINDOW, (i + 1) * SCRIPT_WINDOW), { minLength: 6 }).join('\n');
+  return { length: c.length, window: strings, fromStrings: true };
+}
+
+/**
+ * What the script model reads of one window, in training and inference alike: comments
+ * (help blocks, licence headers) removed, since they describe code rather than do anything.
+ */
+export const scriptModelText = (window: string): string => classifierText(stripComments(window));
+
+/**
+ * Windows scored per file at most. Beyond that the windows are spread evenly from the first to
+ * the last, so the whole file is represented at a bounded cost (the rule engines read all of
+ * it); the report says how many of how many were scored.
+ */
+export const MAX_WINDOWS = 4;
+
+/** Worst window probability and the words seen; checks the budget between windows. */
+function scoreWindows(model: LogisticModel, src: { length: number; window: (i: number) => string }, signal: AbortSignal): { p: number; words: number; scored: number; total: number } {
+  const total = Math.max(1, Math.ceil(src.length / SCRIPT_WINDOW));
+  const picks = total <= MAX_WINDOWS ? [...Array(total).keys()] : [...Array(MAX_WINDOWS).keys()].map((k) => Math.round((k * (total - 1)) / (MAX_WINDOWS - 1)));
+  let best = 0;
+  let words = 0;
+  for (const w of picks) {
+    if (signal.aborted) throw new EngineTimeoutError('ml: time budget exhausted');
+    const text = src.window(w);
+    if (words < MIN_WORDS) words += text.match(/[A-Za-z]{2,}/g)?.length ?? 0;
+    const p = model.score(scriptModelText(text));
+    if (p > best) best = p;
+  }
+  return { p: best, words, scored: picks.length, total };
+}
+
+function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
+  if (SCRIPT_MODEL instanceof Error) return { findings: [], note: `script ML model unavailable at ${SCRIPT_MODEL_PATH}: ${SCRIPT_MODEL.message}` };
+  if (ARCHIVES.has(subject.fileType)) return { findings: [], note: 'archive: the script model scores each extracted member' };
+  const src = readableText(subject);
+  const { fromStrings } = src;
+  const { p, words, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
+  const t = SCRIPT_MODEL.threshold;
+  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
+  // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
+  // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
+  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
+  if (p < (trained ? t : ML_MEDIUM_FROM) || words < MIN_WORDS) return { findings: [], report };
+  // Medium only when sure, on a file in a trained language.
+  const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
+  return {
+    findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, round2(p),
+      `The script classifier scores this ${subject.fileType} content ${round2(p)} (calibrated probability; threshold ${t}).`, 'ml')],
+    report,
+  };
+}
+
 export const engine: Engine = {
   name: ENGINE,
-  async scan(subject: ScanSubject): Promise<EngineOutput> {
+  async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
+    if (subject.fileType !== 'pe' && subject.fileType !== 'elf') return scanText(subject, ctx);
     if (!MODEL) return { findings: [], note: `static ML model missing or incompatible at ${MODEL_PATH}` };
     const feats = extractMlFeatures(subject.content);
     if (!feats) return { findings: [], note: 'the static ML model covers PE and ELF only' };

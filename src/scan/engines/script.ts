@@ -8,6 +8,8 @@
  */
 import type { Engine, EngineOutput, FileType, Finding, ScanSubject, Severity } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
+import { analyzeTechniques, type TechniqueHit } from './attack-techniques';
+import { MAX_DEOBFUSCATE } from './script-normalize';
 
 const ENGINE = 'static_script';
 const MAX_TEXT = 16 * 1024 * 1024;
@@ -32,7 +34,8 @@ export const SCRIPT_RULES: readonly ScriptRule[] = [
   // Download and execute.
   R('script.download_execute.powershell', 'Downloader.PowerShell.IEX', 'high', 0.9, 'download_execute', 'PowerShell downloads code and runs it with Invoke-Expression.',
     /(?:\bIEX\b|Invoke-Expression)[^\n]{0,400}(?:DownloadString|DownloadData|Net\.WebClient|Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b)|(?:DownloadString|DownloadData|Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,8}(?:IEX\b|Invoke-Expression)/i),
-  R('script.download_execute.pipe_shell', 'Downloader.Shell.PipeToShell', 'high', 0.85, 'download_execute', 'A remote script is fetched with curl/wget and piped straight into a shell.',
+  // Low: installers are published this way; the shady-source variant is an ATT&CK rule (high).
+  R('script.download_execute.pipe_shell', 'Downloader.Shell.PipeToShell', 'low', 0.6, 'download_execute', 'A remote script is fetched with curl/wget and piped straight into a shell.',
     /\b(?:curl|wget)\b[^\n|;]{0,300}\|\s{0,8}(?:sudo\s{1,8}(?:-\S{1,10}\s{1,8}){0,3})?(?:ba|da|z|k|fi)?sh\b/i),
   R('script.download_execute.certutil', 'Downloader.Certutil', 'high', 0.9, 'download_execute', 'certutil -urlcache is used to download a file (a LOLBin download).',
     /certutil(?:\.exe)?[^\n]{0,120}-urlcache/i),
@@ -154,10 +157,29 @@ function applyRules(text: string, suffix: string): Finding[] {
   return f;
 }
 
+/** Persistence that admin scripts set up too: low alone, high next to an offensive technique. */
+const DUAL_USE = new Set(['script.persistence.ssh_key', 'script.persistence.run_key', 'script.persistence.schtasks', 'script.persistence.cron', 'script.persistence.systemd', 'script.persistence.shell_profile', 'script.persistence.startup_folder']);
+
+const MAX_PLAIN_TEXT = 256 * 1024;
+const PLAIN_TEXT: ReadonlySet<FileType> = new Set<FileType>(['text', 'unknown']);
+const STATISTICAL = new Set(['script.obfuscation.base64_blob', 'script.obfuscation.charcode', 'script.obfuscation.concat', 'script.obfuscation.backtick', 'script.obfuscation.high_entropy', 'script.obfuscated_malicious']);
+
+const SEVERITY_ORDER: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+function techniqueFinding(h: TechniqueHit): Finding {
+  const decoded = h.via === 'plain' ? '' : ` Seen after undoing obfuscation (${h.via}).`;
+  return makeFinding(ENGINE, `script.technique.${h.rule.id}`, `${h.rule.technique} ${h.rule.name}`, h.severity, h.severity === 'low' ? 0.6 : 0.85,
+    `MITRE ATT&CK ${h.rule.technique} (${h.rule.tactic.replace(/_/g, ' ')}): ${h.rule.name}.${decoded}`, h.rule.tactic, h.excerpt);
+}
+
 /** All findings for one script text. Exported for tests and reuse on decoded payloads. */
 export function analyzeScriptText(text: string): { findings: Finding[]; stats: ScriptStats } {
   const st = stats(text);
   const findings = applyRules(text, '');
+  const techniques = analyzeTechniques(text);
+  findings.push(...techniques.map(techniqueFinding));
+  const offensive = findings.some((f) => SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER.high && f.category !== 'persistence' && f.category !== 'obfuscation');
+  for (const f of findings) if (DUAL_USE.has(f.id)) f.severity = offensive ? 'high' : 'low';
   const seen = new Set(findings.map((x) => x.id));
   for (const decoded of decodedPayloads(text)) {
     for (const d of applyRules(decoded, ' (found inside a base64-decoded payload)')) {
@@ -209,10 +231,23 @@ export const engine: Engine = {
     if (!SCRIPT_TYPES.has(subject.fileType)) return { findings: [], note: `not a script (${subject.fileType})` };
     const c = subject.content;
     if (subject.fileType === 'unknown' && c.subarray(0, 4096).some((b) => b === 0)) return { findings: [], note: 'binary content' };
+    // Plain text is read as a script only up to MAX_PLAIN_TEXT: one-liners and pasted snippets
+    // are small, while multi-megabyte text is logs or data that would cost seconds per file.
+    if (PLAIN_TEXT.has(subject.fileType) && c.length > MAX_PLAIN_TEXT) return { findings: [], note: `plain text over ${MAX_PLAIN_TEXT} bytes is not read as a script` };
     const text = c.subarray(0, MAX_TEXT).toString(c[0] === 0xff && c[1] === 0xfe ? 'utf16le' : 'utf8');
-    const { findings, stats: st } = analyzeScriptText(text);
+    const all = analyzeScriptText(text);
+    const st = all.stats;
+    // Backticks, quotes and long tokens are ordinary in prose, Markdown and JSON: in plain text
+    // only what the rules and techniques recognise counts, not the obfuscation statistics.
+    const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id)) : all.findings;
     const out: EngineOutput = { findings, report: { script: { ...st, entropy: Math.round(st.entropy * 100) / 100 } } };
-    if (c.length > MAX_TEXT) out.note = `only the first ${MAX_TEXT} bytes were analysed`;
+    if (c.length > MAX_TEXT) {
+      // Unread is never clean: say so in a finding, not only in a note.
+      out.findings.push(makeFinding(ENGINE, 'script.not_fully_analysed', 'Script.NotFullyAnalysed', 'low', 0.5,
+        `Only the first ${MAX_TEXT} of ${c.length} bytes were analysed as script text.`, 'coverage'));
+    } else if (text.length > MAX_DEOBFUSCATE) {
+      out.note = `longer than ${MAX_DEOBFUSCATE} characters: matched as written and in its base64 payloads, without the deobfuscation passes`;
+    }
     return out;
   },
 };

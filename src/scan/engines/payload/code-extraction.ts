@@ -232,6 +232,33 @@ function firstWord(line: string): string {
   return COMMAND_WORDS.has(w) ? w : w.replace(/\.[a-z0-9]{1,8}$/, '');
 }
 
+/** Command separators after which a new command (and its first word) starts. */
+const SEPARATOR = /;|&&|\|\||\|/g;
+const MAX_SEGMENTS_PER_LINE = 1000;
+
+/**
+ * True when a line (or any command after a `;`, `&&`, `||` or `|` on it) starts with a known
+ * command, or pipes into a shell. The whole line is read however long it is: padding a command
+ * with thousands of characters must not push it out of sight.
+ */
+function isCommandLine(head: string, text: string, lower: string, pos: number, nl: number): boolean {
+  const w = firstWord(head);
+  if (w && COMMAND_WORDS.has(w) && /[-|\/>;&$]/.test(head) && nl - pos < 1000) return true;
+  const full = lower.slice(pos, nl);
+  if (/\|\s{0,3}(?:sudo\s{1,3})?(?:ba|z)?sh\b|\|\s{0,3}iex\b/.test(full)) return true;
+  if (nl - pos < 1000) return false;
+  SEPARATOR.lastIndex = 0;
+  let n = 0;
+  let m: RegExpExecArray | null;
+  while ((m = SEPARATOR.exec(full)) !== null && n++ < MAX_SEGMENTS_PER_LINE) {
+    const start = m.index + m[0].length;
+    const seg = text.slice(pos + start, Math.min(nl, pos + start + 1000));
+    const sw = firstWord(seg);
+    if (sw && COMMAND_WORDS.has(sw) && /[-|\/>;&$]/.test(seg)) return true;
+  }
+  return false;
+}
+
 export function extractBlocks(text: string, name: string, lower: string): CodeBlock[] {
   const blocks: CodeBlock[] = [];
   const ext = extensionOf(name);
@@ -267,11 +294,7 @@ export function extractBlocks(text: string, name: string, lower: string): CodeBl
       fence = { marker: fm[1], start: nl + 1, lang: fm[2] };
     } else {
       outside.push([pos, nl]);
-      const w = firstWord(line);
-      if ((w && COMMAND_WORDS.has(w) && /[-|\/>;&$]/.test(line) && line.length < 1000)
-        || /\|\s{0,3}(?:sudo\s{1,3})?(?:ba|z)?sh\b|\|\s{0,3}iex\b/.test(lower.slice(pos, Math.min(nl, pos + 2000)))) {
-        blocks.push({ source: 'shell_one_liner', language: 'shell', start: pos, end: nl });
-      }
+      if (isCommandLine(line, text, lower, pos, nl)) blocks.push({ source: 'shell_one_liner', language: 'shell', start: pos, end: nl });
     }
     if (nl >= text.length) break;
     pos = nl + 1;

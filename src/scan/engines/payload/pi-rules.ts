@@ -41,6 +41,28 @@ export const RULES: InjectionRule[] = [
   rule('from_now_on_only', 'instruction_override', 'high', ['from now on'],
     '\\bfrom now on,? (?:you (?:will|must|shall|should) (?:only|always|never)|only (?:respond|reply|answer|output))'),
 
+  rule('forget_all_tasks', 'instruction_override', 'high',
+    ['forget', 'ignore', 'disregard', 'discard', 'abandon', 'drop', 'erase', 'aside', 'neglect', 'skip'],
+    '\\b(?:forget|ignore|disregard|discard|abandon|drop|erase|put aside|set aside|neglect|skip) (?:about )?(?:all|everything|any|every|each)(?: of)?(?: (?:the|your|my|these|those|that))?(?: (?:previous|prior|above|earlier|preceding|former|old|initial|original|other|given|current))? (?:tasks?|assignments?|instructions?|rules|prompts?|directives|guidelines|commands|orders|constraints|programming|restrictions|context|conversation|information|you(?:\'ve| have) (?:been )?(?:told|given|learned)|(?:that )?(?:was )?said (?:before|above|so far))\\b'),
+  rule('forget_your_rules', 'instruction_override', 'high',
+    ['forget', 'ignore', 'disregard', 'discard', 'abandon', 'override', 'bypass'],
+    '\\b(?:forget|ignore|disregard|discard|abandon|override|bypass) your (?:(?:previous|prior|original|initial|system|earlier|current|own|programmed|built-in) )?(?:rules|instructions|programming|guidelines|system prompt|prompt|directives|restrictions|constraints|training|guardrails|safeguards|filters)\\b'),
+  rule('focus_on_new_task', 'instruction_override', 'high', ['new task', 'new assignment', 'new instructions', 'new job'],
+    '\\b(?:now |instead |from now on )?(?:focus|concentrate|work) (?:only |solely |exclusively )?on (?:your|the|this|my) new (?:task|assignment|job|instructions?)'),
+  rule('claims_developer_authority', 'instruction_override', 'medium', ['developer', 'creator', 'programmer', 'admin', 'owner', 'operator'],
+    '\\b(?:i am|i\'m) (?:your|the) (?:developer|creator|programmer|admin(?:istrator)?|owner|operator|system administrator)\\b[^\\n]{0,80}?(?:ignore|forget|disregard|override|bypass|new (?:rule|instruction)|you (?:must|will|can now)|unlock|disable)'),
+  // German, French, Spanish overrides (the phrasing customers' users actually type)
+  rule('override_de', 'instruction_override', 'high', ['ignorier', 'vergiss', 'vergessen', 'missacht', 'verwirf'],
+    '\\b(?:ignoriere|ignorier|ignorieren sie|vergiss|vergessen sie|missachte|missachten sie|verwirf|verwerfen sie) (?:bitte )?(?:(?:alle|alles|sämtliche|die|deine|ihre|jegliche|jede) )?(?:(?:vorherigen?|bisherigen?|obigen?|vorangegangenen?|vorangehenden?|früheren?|vorigen?|ursprünglichen?|alten|gegebenen) )?(?:anweisungen|instruktionen|aufgaben|befehle|regeln|vorgaben|richtlinien|anordnungen|einschränkungen|systemanweisungen)\\b'),
+  rule('forget_everything_de', 'instruction_override', 'high', ['vergiss alles', 'vergessen sie alles', 'ignoriere alles'],
+    '\\b(?:vergiss|vergessen sie|ignoriere|ignorieren sie) alles(?:,)? (?:was|davor|zuvor|bisher|vorher|oben|bis hierher)'),
+  rule('new_task_de', 'instruction_override', 'high', ['neue aufgabe', 'neuen aufgabe', 'neue anweisung'],
+    '\\b(?:konzentriere dich|konzentrieren sie sich|fokussiere dich|deine|ihre) (?:jetzt |nun |ab jetzt |ab sofort )?(?:auf (?:deine|ihre|die) neue aufgabe|neue (?:aufgabe|anweisung) (?:ist|lautet))'),
+  rule('reveal_prompt_de', 'system_prompt_extraction', 'high', ['prompt', 'anweisungen', 'systemanweisung'],
+    '\\b(?:zeige?|zeigen sie|gib|geben sie|nenne|nennen sie|verrate|verraten sie|wiederhole|wiederholen sie) (?:mir |uns )?(?:alle |bitte )?(?:deine|ihre|den|die) (?:(?:ursprünglichen|geheimen|versteckten|kompletten|vollständigen) )?(?:system-?prompts?|systemanweisungen|prompt-texte|prompts?|anweisungen|instruktionen)\\b'),
+  rule('override_fr_es', 'instruction_override', 'high', ['ignore', 'oublie', 'ignora', 'olvida', 'olvide'],
+    '\\b(?:ignore[sz]?|oublie[sz]?|ignora|ignore|olvida|olvide|olvidad) (?:toutes |tous |todas |todos )?(?:les|tes|vos|las|tus|sus|los) (?:instructions|consignes|r[eè]gles|instrucciones|reglas|[oó]rdenes|tâches|tareas)(?: (?:pr[eé]c[eé]dentes|anteriores|previas))?\\b'),
+
   // ---- role / persona hijack ----
   rule('you_are_now_persona', 'role_hijack', 'high', ['you are now', 'you\'re now'],
     '\\byou(?: are|\'re) now (?:a |an |the |my |in |called |named |acting as |going to act as )?[^\\n.]{0,50}?(?:\\bai\\b|assistant|chatbot|persona|character|hacker|criminal|villain|\\bdan\\b|\\bgpt|unrestricted|unfiltered|uncensored|jailbroken|evil|without (?:any )?(?:rules|restrictions|limits|filters)|no (?:rules|restrictions|limits|filters)|developer mode|god mode)'),
@@ -56,6 +78,15 @@ export const RULES: InjectionRule[] = [
     '\\b(?:your|the assistant\'s) new (?:role|persona|identity|name|purpose|personality) is'),
   rule('answer_as_unrestricted', 'role_hijack', 'high', ['answer as', 'respond as', 'reply as'],
     '\\b(?:answer|respond|reply) as (?:dan|an? (?:unrestricted|unfiltered|uncensored|evil|jailbroken))'),
+
+  rule('roleplay_game_no_rules', 'role_hijack', 'high', ['game', 'roleplay', 'role-play', 'role play'],
+    '\\blet\'?s (?:play|do|start) (?:a |an |this )?(?:game|role-?play|role play|scenario)\\b[^\\n]{0,240}?(?:no (?:rules|restrictions|limits|limitations|filters|ethics|morals|boundaries)|without (?:any )?(?:rules|restrictions|limits|filters|ethics|morals|censorship)|unrestricted|unfiltered|uncensored|not bound by|anything (?:goes|i (?:say|ask))|ignore (?:your|all|any))'),
+  rule('stay_in_character', 'role_hijack', 'medium', ['character'],
+    '\\b(?:stay|remain|keep) in character\\b[^\\n]{0,120}?(?:no matter what|at all times|never break|even if|whatever (?:i|happens))|\\bnever break (?:out of )?character\\b'),
+  rule('deceased_relative_roleplay', 'role_hijack', 'high', ['grandma', 'grandmother', 'grandpa', 'grandfather'],
+    '\\b(?:act|pretend|roleplay|role-play|play) (?:as|to be|the role of) (?:my|a|an) (?:deceased|dead|late|passed away) (?:grandma|grandmother|grandpa|grandfather|mother|father)'),
+  rule('you_are_now_de', 'role_hijack', 'high', ['du bist', 'sie sind'],
+    '\\b(?:du bist|sie sind) (?:jetzt|nun|ab jetzt|ab sofort|von nun an) (?:ein |eine |der |die )?[^\\n.]{0,50}?(?:ohne (?:regeln|einschränkungen|filter|grenzen|zensur)|uneingeschränkt|unzensiert|ungefiltert|\\bdan\\b|böse)'),
 
   // ---- system-prompt extraction ----
   rule('reveal_system_prompt', 'system_prompt_extraction', 'high',

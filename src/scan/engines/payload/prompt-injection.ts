@@ -91,6 +91,30 @@ function bump(s: Severity): Severity {
   return s === 'critical' || s === 'high' ? 'critical' : s === 'medium' ? 'high' : 'medium';
 }
 
+/** Words of a text that talks about injection rather than performing it. */
+const DISCUSSION = /\b(?:prompt[- ]injections?|jailbreak(?:s|ing)?|injection attacks?|what (?:is|are|does|do)|how (?:do|does|can|could|would|to)|why (?:do|does|would)|explain|examples?|such as|phrases? (?:like|such)|called|refers? to|defen[cs]es?|defend|detect(?:s|ed|ion|ing)?|research|paper|article|blog|classif(?:y|ier|ication)|dataset|benchmark|mitigat\w{1,6}|red[- ]team\w{0,3}|security|recogni[sz]e|filter(?:s|ing)?)\b/i;
+/** Quoted spans: '...', "...", `...`, “...”, «...», of at most 600 characters on one line. */
+const QUOTED = /'[^'\n]{4,600}'|"[^"\n]{4,600}"|`[^`\n]{4,600}`|\u201c[^\u201d\n]{4,600}\u201d|\u00ab[^\u00bb\n]{4,600}\u00bb/g;
+/** Families a quotation can account for; hidden text, encodings and delimiters never are. */
+const QUOTABLE = new Set(['instruction_override', 'role_hijack', 'system_prompt_extraction', 'jailbreak', 'ml_classifier']);
+
+/**
+ * A prompt that quotes an injection in order to ask about it ("what does 'ignore previous
+ * instructions' do?") is not an injection. When the text reads as a discussion and every
+ * finding disappears once the quoted spans are blanked out, the findings collapse into one low
+ * finding that says so; otherwise undefined (keep the findings).
+ */
+function discussedOnly(text: string, findings: PromptInjectionFinding[], signal?: BudgetSignal): PromptInjectionFinding[] | undefined {
+  if (findings.length === 0 || !findings.every((f) => QUOTABLE.has(f.category)) || !DISCUSSION.test(text)) return undefined;
+  QUOTED.lastIndex = 0;
+  if (!QUOTED.test(text)) return undefined;
+  const blanked = text.replace(QUOTED, (q) => ' '.repeat(q.length));
+  // Rules only: the classifier has learnt the vocabulary of the topic itself, so it cannot tell
+  // a question about injection from an injection.
+  if (scanRules(lowerSameLength(blanked), signal).length > 0) return undefined;
+  return [{ category: 'discussed_injection', pattern: `quoted:${findings[0].pattern}`, severity: 'low', match: findings[0].match }];
+}
+
 export function analyzePromptInjection(text: string, signal?: BudgetSignal): PromptInjectionReport {
   const findings: PromptInjectionFinding[] = [];
   const seen = new Set<string>();
@@ -195,6 +219,9 @@ export function analyzePromptInjection(text: string, signal?: BudgetSignal): Pro
     }
   }
 
+  const discussed = discussedOnly(text, findings, signal);
+  if (discussed) findings.splice(0, findings.length, ...discussed);
+
   const worst = maxSeverity(findings.map((f) => f.severity));
   const riskLevel: RiskLevel = worst === undefined || worst === 'info' ? 'none' : worst;
   findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
@@ -210,6 +237,7 @@ const FAMILY_NAMES: Record<string, string> = {
   indirect_injection: 'Prompt injection: indirect (hidden) injection',
   encoding_evasion: 'Prompt injection hidden by encoding',
   ml_classifier: 'Prompt injection (classifier)',
+  discussed_injection: 'Prompt injection quoted in a discussion',
 };
 
 function toFindings(report: PromptInjectionReport): Finding[] {

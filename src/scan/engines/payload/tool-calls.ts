@@ -36,8 +36,13 @@ export interface ToolCall {
   args: unknown;
 }
 
+/**
+ * JSON nodes visited per payload. Walks are iterative (no depth limit: nesting cannot hide a
+ * call); a payload with more nodes than this is reported as not fully analysed.
+ */
 const MAX_NODES = 200_000;
-const MAX_DEPTH = 64;
+/** Argument text judged per call; longer arguments are judged in full by windows (see flatten). */
+const MAX_ARG_TEXT = 50_000;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -54,16 +59,17 @@ function parseMaybeJson(s: unknown): unknown {
   }
 }
 
-/** Tool calls anywhere inside a parsed JSON value (iterative walk, bounded depth and size). */
-export function callsFromJson(root: unknown, out: ToolCall[]): void {
-  const stack: Array<[unknown, number]> = [[root, 0]];
-  let nodes = 0;
-  while (stack.length > 0 && nodes < MAX_NODES) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    nodes++;
-    if (depth > MAX_DEPTH) continue;
+/**
+ * Tool calls anywhere inside a parsed JSON value (iterative walk, bounded size). Returns false
+ * when the node budget ran out before the whole value was walked.
+ */
+export function callsFromJson(root: unknown, out: ToolCall[], budget = { nodes: MAX_NODES }): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    if (budget.nodes-- <= 0) return false;
+    const v = stack.pop();
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], depth + 1]);
+      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
       continue;
     }
     if (!isRecord(v)) continue;
@@ -90,13 +96,14 @@ export function callsFromJson(root: unknown, out: ToolCall[]): void {
       if (k === 'tool_calls' || k === 'function_call' || k === 'functionCall') continue;
       if (k === 'input' && v.type === 'tool_use') continue;
       if (k === 'params' && v.method === 'tools/call') continue;
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+      if (typeof child === 'object' && child !== null) stack.push(child);
       else if (typeof child === 'string' && child.length < 1_000_000 && /^\s*[{[]/.test(child) && /tool_use|tool_calls|tools\/call|function_call/.test(child)) {
         const parsed = parseMaybeJson(child);
-        if (parsed !== child) stack.push([parsed, depth + 1]);
+        if (parsed !== child) stack.push(parsed);
       }
     }
   }
+  return true;
 }
 
 /** Parses "a=1, b='x y', c=\"z\"" style argument lists into an object (values as strings). */
@@ -185,37 +192,42 @@ function callsFromText(text: string, isCode: boolean, out: ToolCall[]): void {
   while ((m = call.exec(text)) !== null) out.push({ shape: 'text_call', name: m[1], args: parseKwargs(m[2]) });
 }
 
-export function extractToolCalls(text: string, name: string): ToolCall[] {
+/** Tool calls in a payload; `complete` is false when the JSON was too large to walk in full. */
+export function extractToolCalls(text: string, name: string): { calls: ToolCall[]; complete: boolean } {
   const calls: ToolCall[] = [];
+  let complete = true;
   if (/tool_calls|function_call|tool_use|tools\/call|functionCall/.test(text)) {
-    for (const v of jsonValues(text)) callsFromJson(v, calls);
+    const budget = { nodes: MAX_NODES };
+    for (const v of jsonValues(text)) if (!callsFromJson(v, calls, budget)) complete = false;
   }
   const ext = extensionOf(name);
   callsFromText(text, ['py', 'js', 'ts', 'mjs', 'cjs', 'sh', 'ps1', 'rb', 'go', 'java', 'php'].includes(ext), calls);
-  return calls;
+  return { calls, complete };
 }
 
-/** All string content of the arguments (keys before their values), joined, bounded. */
-function flatten(args: unknown): string {
+/**
+ * All string content of the arguments (keys before their values), joined. Iterative, so any
+ * nesting depth is read; the result is cut into windows of MAX_ARG_TEXT characters (with
+ * overlap), every one of which is judged, so neither depth nor length hides an argument.
+ */
+function flatten(args: unknown): string[] {
   const parts: string[] = [];
-  let size = 0;
-  const walk = (v: unknown, depth: number): void => {
-    if (size > 50_000 || depth > MAX_DEPTH) return;
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
-      const s = String(v);
-      parts.push(s);
-      size += s.length;
-    } else if (Array.isArray(v)) {
-      for (const c of v) walk(c, depth + 1);
-    } else if (isRecord(v)) {
-      for (const [k, c] of Object.entries(v)) {
-        parts.push(`${k}:`);
-        walk(c, depth + 1);
-      }
+  const stack: unknown[] = [args];
+  let nodes = MAX_NODES;
+  while (stack.length > 0 && nodes-- > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') parts.push(String(v));
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (isRecord(v)) {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i][1], `${entries[i][0]}:`);
     }
-  };
-  walk(args, 0);
-  return parts.join('\n').slice(0, 50_000);
+  }
+  const all = parts.join('\n');
+  if (all.length <= MAX_ARG_TEXT) return [all];
+  const windows: string[] = [];
+  for (let i = 0; i < all.length; i += MAX_ARG_TEXT - 1000) windows.push(all.slice(i, i + MAX_ARG_TEXT));
+  return windows;
 }
 
 interface Check {
@@ -270,7 +282,12 @@ function evidenceOf(argText: string, re?: RegExp): string {
 
 export function analyzeCall(call: ToolCall): ToolCallFinding[] {
   const out: ToolCallFinding[] = [];
-  const argText = flatten(call.args);
+  for (const window of flatten(call.args)) judgeArguments(call, window, out);
+  return out;
+}
+
+/** Adds the findings for one window of a call's argument text to `out` (worst per category). */
+function judgeArguments(call: ToolCall, argText: string, out: ToolCallFinding[]): void {
   const toolName = clip(maskSecrets(call.name), 100);
   const argLower = argText.toLowerCase();
   const push = (category: ToolCallCategory, severity: Severity, reason: string, re?: RegExp): void => {
@@ -331,11 +348,10 @@ export function analyzeCall(call: ToolCall): ToolCallFinding[] {
       push('network_exfiltration', 'critical', 'Credential material is read and sent out in the same call');
     }
   }
-  return out;
 }
 
-export function analyzeToolCalls(text: string, name: string, signal?: BudgetSignal): ToolCallAnalysisReport {
-  const calls = extractToolCalls(text, name);
+export function analyzeToolCalls(text: string, name: string, signal?: BudgetSignal): ToolCallAnalysisReport & { complete: boolean } {
+  const { calls, complete } = extractToolCalls(text, name);
   checkBudget(signal);
   const findings: ToolCallFinding[] = [];
   for (const call of calls) {
@@ -347,6 +363,7 @@ export function analyzeToolCalls(text: string, name: string, signal?: BudgetSign
     detected: findings.some((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK.medium),
     toolCalls: calls.length,
     findings,
+    complete,
   };
 }
 
@@ -358,8 +375,18 @@ const CATEGORY_NAMES: Record<ToolCallCategory, string> = {
   privilege_escalation: 'Tool call: privilege escalation',
 };
 
-function toFindings(report: ToolCallAnalysisReport): Finding[] {
-  return report.findings.map((f) => ({
+/** Said when the payload's JSON held more nodes than one scan walks: unread is never clean. */
+const NOT_FULLY_READ: Finding = {
+  id: 'payload.tool_call.not_fully_analysed',
+  name: 'Tool calls not fully analysed',
+  severity: 'medium',
+  confidence: 0.5,
+  category: 'tool-call',
+  description: `The payload's JSON has more than ${MAX_NODES} nodes; tool calls beyond them were not read.`,
+};
+
+function toFindings(report: ToolCallAnalysisReport, complete: boolean): Finding[] {
+  return [...(complete ? [] : [NOT_FULLY_READ]), ...report.findings.map((f) => ({
     id: `payload.tool_call.${f.category}`,
     name: CATEGORY_NAMES[f.category],
     severity: f.severity,
@@ -367,13 +394,13 @@ function toFindings(report: ToolCallAnalysisReport): Finding[] {
     category: 'tool-call',
     description: `${f.toolName}: ${f.reason}.`,
     excerpt: f.evidence,
-  }));
+  }))];
 }
 
 export const toolCallAnalysisEngine: Engine = {
   name: 'tool_call_analysis',
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
-    const report = analyzeToolCalls(payloadText(subject), subject.name, deadlineSignal(ctx));
-    return { findings: toFindings(report), report: { toolCallAnalysis: report } };
+    const { complete, ...report } = analyzeToolCalls(payloadText(subject), subject.name, deadlineSignal(ctx));
+    return { findings: toFindings(report, complete), report: { toolCallAnalysis: report } };
   },
 };

@@ -185,6 +185,9 @@ describe('ml', () => {
   it('stays below threshold for the benign builds and says when content is out of scope', async () => {
     expect(await ids(ml, 'elf_benign', 'elf')).toEqual([]);
     expect(await ids(ml, 'pe_benign.exe', 'pe')).toEqual([]);
-    expect((await run(ml, 'pdf_clean.pdf', 'pdf')).note).toMatch(/PE and ELF only/);
+    // Other formats get the script-text model, on a document's printable strings.
+    const pdfOut = await run(ml, 'pdf_clean.pdf', 'pdf');
+    expect((pdfOut.report as { ml: { input: string } }).ml.input).toBe('printable strings');
+    expect(pdfOut.findings.every((f) => f.severity === 'low')).toBe(true);
   });
 });

