@@ -58,7 +58,7 @@ describe('dashboard pages: clips and workflows', () => {
     await dash.page.getByLabel('Device').fill('cam-1');
     await dash.page.getByRole('button', { name: 'Show' }).click();
     await card.waitFor(WAIT);
-    await dash.screenshot('10-clips');
+    await dash.screenshot('20-clips');
 
     await card.getByRole('button', { name: /^Play the clip from cam-1/ }).click();
     const video = dash.page.locator('.player video');
@@ -68,7 +68,7 @@ describe('dashboard pages: clips and workflows', () => {
     const duration = Number(await video.evaluate((v: Json) => v.duration));
     expect(duration).toBeGreaterThan(1.5);
     expect(duration).toBeLessThan(2.5);
-    await dash.screenshot('11-clip-playing');
+    await dash.screenshot('21-clip-playing');
     expect(dash.takeProblems()).toEqual([]);
   }, 240_000);
 
@@ -98,7 +98,7 @@ describe('dashboard pages: clips and workflows', () => {
     expect(await dash.page.locator('svg.graph g.node.bad').getAttribute('data-node')).toBe('label');
     expect(await dash.page.locator('svg.graph g.node.bad').count()).toBe(1);
     expect(await editor.getAttribute('aria-invalid')).toBe('true');
-    await dash.screenshot('12-workflow-invalid');
+    await dash.screenshot('22-workflow-invalid');
     expect(dash.takeProblems([/^422 \w+ \/api\/workflows$/])).toEqual([]);
 
     const fixed = { ...invalid, nodes: [invalid.nodes[0], { id: 'label', type: 'transform', config: { expression: '{ "text": "n is " & $string(nodes.double.n) }' } }] };
@@ -132,7 +132,31 @@ describe('dashboard pages: clips and workflows', () => {
     expect(await dash.page.locator('svg.graph g.node.st-completed').count()).toBe(2);
     const temporal = run.getByRole('link', { name: 'Open in the Temporal Web UI' });
     expect(await temporal.getAttribute('href')).toBe(`http://${new URL(stack().baseUrl).hostname}:8233/namespaces/default/workflows/${encodeURIComponent(record.body.temporal.workflowId)}`);
-    await dash.screenshot('13-workflow-run');
+    await dash.screenshot('23-workflow-run');
     expect(dash.takeProblems()).toEqual([]);
   }, 240_000);
+
+  it('fits a phone width: the clip grid, the player and the workflow page scroll nothing sideways', async () => {
+    const phone = await DashPage.open(browser, stack().baseUrl, { width: 390, height: 844 });
+    try {
+      await phone.goto('/clips');
+      await phone.signIn(f.apiKey);
+      await phone.page.locator('li.clip img.poster').first().waitFor(WAIT);
+      await phone.page.getByRole('button', { name: /^Play the clip from cam-1/ }).first().click();
+      await phone.page.locator('.player video').waitFor(WAIT);
+      // Opening the player moves focus to its heading.
+      expect(await phone.page.evaluate('document.activeElement.id')).toBe('player-h');
+      expect(await phone.overflowX()).toBeLessThanOrEqual(0);
+      await phone.screenshot('24-phone-clips');
+      const wf = (await api('GET', '/api/workflows', { key: f.apiKey })).body.workflows[0];
+      const runId = (await api('GET', `/api/workflows/${wf.id}/runs`, { key: f.apiKey })).body.runs[0].runId;
+      await phone.goto(`/workflows/${wf.id}/runs/${runId}`);
+      await phone.page.getByRole('article', { name: 'Run' }).waitFor(WAIT);
+      expect(await phone.overflowX()).toBeLessThanOrEqual(0);
+      await phone.screenshot('25-phone-workflow-run');
+      expect(phone.takeProblems()).toEqual([]);
+    } finally {
+      await phone.close();
+    }
+  }, 120_000);
 });

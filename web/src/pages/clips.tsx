@@ -4,7 +4,7 @@
  * <video> cannot send the header, and the key never goes into a URL); a video is fetched whole
  * before it plays.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, blobUrl } from '../api';
 import { formatBytes, formatTime } from '../format';
 import type { Clip, ClipList } from '../types';
@@ -52,10 +52,13 @@ function Poster({ clip }: { clip: Clip }) {
 
 function Player({ clip, onClose }: { clip: Clip; onClose: () => void }) {
   const video = useBlobUrl(`/api/files/${encodeURIComponent(clip.id)}/video`);
+  // The player opens above the grid: focus moves to it so keyboard and screen-reader users follow.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => { heading.current?.focus(); heading.current?.scrollIntoView({ block: 'nearest' }); }, []);
   return (
     <section class="panel player" aria-labelledby="player-h">
       <div class="title-row">
-        <h2 id="player-h">Clip from {clip.source}</h2>
+        <h2 id="player-h" tabIndex={-1} ref={heading}>Clip from {clip.source}</h2>
         <button type="button" class="secondary" onClick={onClose}>Close</button>
       </div>
       {video.error !== undefined ? <ErrorBox error={video.error} /> : video.url

@@ -239,7 +239,7 @@ function RunDetail({ run }: { run: Run }) {
   return (
     <article class="panel" aria-label="Run">
       <div class="title-row">
-        <h2>Run <span class="mono">{run.runId}</span> {statusBadge(run.status)}</h2>
+        <h2 class="wrap">Run <span class="mono">{run.runId}</span> {statusBadge(run.status)}</h2>
         {run.temporal.workflowId
           ? <a href={temporalUrl(run.temporal.workflowId)} target="_blank" rel="noopener noreferrer">Open in the Temporal Web UI</a>
           : null}
@@ -322,7 +322,7 @@ function WorkflowPage({ id, runId }: { id: string; runId?: string }) {
       <Show loaded={wf}>{(w) => (
         <>
           <h1 tabIndex={-1}>{w.name}</h1>
-          <p class="muted mono">{w.id}</p>
+          <p class="muted mono wrap">{w.id}</p>
           <Editor key={w.id} id={w.id} initial={editable(w)} status={status} />
           <RunForm id={w.id} onStarted={(r) => navigate(`/workflows/${encodeURIComponent(w.id)}/runs/${encodeURIComponent(r)}`)} />
           <Runs id={w.id} runId={runId} selected={run} />
