@@ -136,6 +136,38 @@ describe('dashboard pages: clips and workflows', () => {
     expect(dash.takeProblems()).toEqual([]);
   }, 240_000);
 
+  it('lists a run input the input_schema refuses, and cancels a run in progress', async () => {
+    const created = await api('POST', '/api/workflows', {
+      key: f.apiKey,
+      body: {
+        name: 'slow', input_schema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } },
+        nodes: [{ id: 'wait', type: 'delay', config: { ms: 120_000 } }, { id: 'after', type: 'transform', config: { expression: 'input.n' } }],
+        edges: [{ from: 'wait', to: 'after' }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await dash.goto(`/workflows/${id}`);
+    await dash.page.getByRole('heading', { name: 'slow' }).waitFor(WAIT);
+    await dash.page.getByLabel('Run input (JSON)').fill('{"n": "seven"}');
+    await dash.page.getByRole('button', { name: 'Run workflow' }).click();
+    await dash.page.locator('#run-errors').filter({ hasText: 'input.n' }).waitFor(WAIT);
+    expect((await api('GET', `/api/workflows/${id}/runs`, { key: f.apiKey })).body.runs).toEqual([]);
+    expect(dash.takeProblems([new RegExp(`^422 \\w+ /api/workflows/${id}/run$`)])).toEqual([]);
+
+    await dash.page.getByLabel('Run input (JSON)').fill('{"n": 7}');
+    await dash.page.getByRole('button', { name: 'Run workflow' }).click();
+    const run = dash.page.getByRole('article', { name: 'Run' });
+    await run.locator('tr[data-node="wait"] .badge', { hasText: 'running' }).waitFor({ timeout: 60_000 });
+    await run.getByRole('button', { name: 'Cancel run' }).click();
+    await run.locator('h2 .badge', { hasText: 'cancelled' }).waitFor({ timeout: 60_000 });
+    expect(await run.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
+    const runId = (await api('GET', `/api/workflows/${id}/runs`, { key: f.apiKey })).body.runs[0].runId;
+    expect((await api('GET', `/api/workflows/runs/${runId}`, { key: f.apiKey })).body.status).toBe('cancelled');
+    await dash.screenshot('26-workflow-cancelled');
+    expect(dash.takeProblems()).toEqual([]);
+  }, 180_000);
+
   it('fits a phone width: the clip grid, the player and the workflow page scroll nothing sideways', async () => {
     const phone = await DashPage.open(browser, stack().baseUrl, { width: 390, height: 844 });
     try {
@@ -148,7 +180,7 @@ describe('dashboard pages: clips and workflows', () => {
       expect(await phone.page.evaluate('document.activeElement.id')).toBe('player-h');
       expect(await phone.overflowX()).toBeLessThanOrEqual(0);
       await phone.screenshot('24-phone-clips');
-      const wf = (await api('GET', '/api/workflows', { key: f.apiKey })).body.workflows[0];
+      const wf = (await api('GET', '/api/workflows', { key: f.apiKey })).body.workflows.find((w: Json) => w.name === 'double it');
       const runId = (await api('GET', `/api/workflows/${wf.id}/runs`, { key: f.apiKey })).body.runs[0].runId;
       await phone.goto(`/workflows/${wf.id}/runs/${runId}`);
       await phone.page.getByRole('article', { name: 'Run' }).waitFor(WAIT);

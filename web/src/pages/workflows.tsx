@@ -235,14 +235,32 @@ function useRun(runId: string | undefined): { run?: Run; error?: unknown } {
   return state;
 }
 
+/** Asks the service to cancel; the poll of the run shows the status turning `cancelled`. */
+function CancelRun({ runId }: { runId: string }) {
+  const [state, setState] = useState<{ busy?: boolean; asked?: boolean; error?: unknown }>({});
+  const cancel = () => {
+    setState({ busy: true });
+    api('POST', `/api/workflows/runs/${encodeURIComponent(runId)}/cancel`).then(() => setState({ asked: true }), (error: unknown) => setState({ error }));
+  };
+  return (
+    <>
+      <button type="button" class="danger" onClick={cancel} disabled={state.busy || state.asked}>{state.asked ? 'Cancelling…' : 'Cancel run'}</button>
+      {state.error !== undefined ? <ErrorBox error={state.error} /> : null}
+    </>
+  );
+}
+
 function RunDetail({ run }: { run: Run }) {
   return (
     <article class="panel" aria-label="Run">
       <div class="title-row">
         <h2 class="wrap">Run <span class="mono">{run.runId}</span> {statusBadge(run.status)}</h2>
-        {run.temporal.workflowId
-          ? <a href={temporalUrl(run.temporal.workflowId)} target="_blank" rel="noopener noreferrer">Open in the Temporal Web UI</a>
-          : null}
+        <div class="row">
+          {live(run) ? <CancelRun key={run.runId} runId={run.runId} /> : null}
+          {run.temporal.workflowId
+            ? <a href={temporalUrl(run.temporal.workflowId)} target="_blank" rel="noopener noreferrer">Open in the Temporal Web UI</a>
+            : null}
+        </div>
       </div>
       {run.error ? <div class="error" role="alert">{run.error}</div> : null}
       <p class="muted">Queued {formatTime(run.queuedAt)} · started {formatTime(run.startedAt)} · finished {formatTime(run.finishedAt)}</p>
