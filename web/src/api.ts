@@ -107,6 +107,18 @@ export async function download(path: string, query: Query, onProgress: (received
   return { blob: new Blob(chunks, { type: res.headers.get('content-type') ?? 'application/octet-stream' }), filename };
 }
 
+/**
+ * Bytes the browser must show (a clip's poster or video) fetched with the Bearer header, as a
+ * blob: URL. <img> and <video> cannot send the header, and the key never goes into a URL. The
+ * caller revokes the URL when done.
+ */
+export async function blobUrl(path: string, signal?: AbortSignal): Promise<string> {
+  const res = await fetch(path, { headers: authHeaders(currentKey()), credentials: 'omit', cache: 'no-store', signal });
+  if (res.status === 401) sessionEnded();
+  if (!res.ok) throw errorFrom(res.status, await readJson(res));
+  return URL.createObjectURL(await res.blob());
+}
+
 /** Hands a file to the browser's download manager. */
 export function saveFile(blob: Blob, filename: string): void {
   const url = URL.createObjectURL(blob);

@@ -35,3 +35,20 @@ export interface Message { id: string; source: string; destination: string | nul
 export interface MessageList { messages: Message[]; next_cursor: number | null }
 
 export interface AuditEntry { id: string; action: string; resourceType: string; resourceId: string; resourceName: string; userEmail: string; timestamp: string; details: unknown }
+
+export interface Clip { id: string; source: string; createdAt: string; size: number; frames?: number; fps?: number; width?: number; height?: number; durationMs?: number; status: string; format?: string }
+export interface ClipList { files: Clip[]; next_cursor: string | null }
+
+export interface FlowNode { id: string; type: string; config?: Record<string, unknown>; timeout_ms?: number; retry?: Record<string, unknown>; on_error?: string }
+export interface FlowEdge { from: string; to: string; when?: string }
+export interface Workflow { id: string; name: string; description?: string; enabled?: boolean; exposed?: boolean; nodes: FlowNode[]; edges: FlowEdge[]; createdAt: string; updatedAt: string; [k: string]: unknown }
+export interface WorkflowList { workflows: Workflow[]; next_cursor: string | null }
+export interface RunNode { id: string; status: string; executions: number; attempts: number; durationMs: number; outputBytes?: number; output?: unknown; error?: string }
+export interface RunLogEntry { level: string; node?: string; message: string; at: string }
+export interface Run {
+  runId: string; workflowId: string; workflowName?: string; status: string; input?: unknown; output?: unknown; error?: string | null;
+  log: RunLogEntry[]; nodes: RunNode[]; queuedAt: string; startedAt?: string | null; finishedAt?: string | null; temporal: { workflowId?: string; runId?: string | null };
+}
+export interface RunSummary { runId: string; status: string; queuedAt: string; startedAt?: string | null; finishedAt?: string | null; error?: string | null }
+export interface RunList { runs: RunSummary[]; next_cursor: string | null }
+export interface ValidationDetail { path: string; message: string }

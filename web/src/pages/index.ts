@@ -8,6 +8,8 @@ import { pages as scans } from './scans';
 import { pages as profiles } from './profiles';
 import { pages as devices } from './devices';
 import { pages as messages } from './messages';
+import { pages as clips } from './clips';
+import { pages as workflows } from './workflows';
 import { pages as audit } from './audit';
 
-export const PAGES: PageDef[] = [...overview, ...scans, ...profiles, ...devices, ...messages, ...audit];
+export const PAGES: PageDef[] = [...overview, ...scans, ...profiles, ...devices, ...messages, ...clips, ...workflows, ...audit];
