@@ -176,7 +176,7 @@ export function createServices(opts: {
     nodeRunner: new NodeRunner({
       outputs: outputStore, runs: runStore, workflows: workflowStore, vault,
       nodes: {
-        allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts),
+        allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts, files),
         snippets: snippetRunner(accounts),
         storage: objectStorage(connectors, { connectMs: config.s3ConnectTimeoutMs, readMs: config.s3ReadTimeoutMs }),
         logger: logger.child({ component: 'flows' }),

@@ -181,6 +181,18 @@ export class FileService {
     };
   }
 
+  /**
+   * The bytes of a file of the account that passed its transfer scan and still holds them
+   * (a workflow's `scan` node re-scans it). Never a blocked, failed or still-scanning file.
+   */
+  async contentForScan(accountId: string, id: string): Promise<{ content: Buffer; filename: string }> {
+    const f = await this.deps.store.find(accountId, id);
+    if (!f || (f.status !== 'delivered' && f.status !== 'downloaded')) throw new NotFoundError('File');
+    const content = await this.deps.store.readBlob(id, 'raw');
+    if (!content) throw new NotFoundError('File');
+    return { content, filename: f.filename };
+  }
+
   async gallery(accountId: string, q: GalleryQuery) {
     const limit = q.limit ?? FIXED_LIMITS.filesPageDefault;
     const offset = q.offset ?? 0;

@@ -1,6 +1,8 @@
 /** The other capabilities as node kinds see them (small interfaces in nodes/types.ts). */
 import type { AccountService } from '../accounts/service';
 import type { ScanService } from '../scan/service';
+import type { FileService } from '../files/service';
+import { AppError } from '../errors';
 import { planOf } from '../accounts/plans';
 import type { ConnectorService } from '../connectors/service';
 import { S3_CLIENT_POLICY } from '../connectors/s3';
@@ -9,13 +11,27 @@ import type { ObjectStorage, PayloadScanner, SnippetRunner } from './nodes/types
 import { NodeFailure } from './nodes/types';
 
 /** `scan` nodes go through the one scan pipeline: the account's quota and profiles apply. */
-export function payloadScanner(scans: ScanService, accounts: AccountService): PayloadScanner {
+export function payloadScanner(scans: ScanService, accounts: AccountService, files: Pick<FileService, 'contentForScan'>): PayloadScanner {
   return {
     async scanPayload(req) {
       const account = await accounts.getAccount(req.accountId);
       const outcome = await scans.scan({ account, requestId: req.requestId, content: req.content, name: req.label, scanType: 'payload', profileId: req.profileId });
       // Payloads are at most 10 MB and never deferred; a deferral would mean the rules changed.
       if (outcome.kind !== 'complete') throw new NodeFailure('the scan was deferred; scan nodes need a synchronous result', false);
+      return outcome.result;
+    },
+    async scanStoredFile(req) {
+      const account = await accounts.getAccount(req.accountId);
+      let file: { content: Buffer; filename: string };
+      try {
+        file = await files.contentForScan(req.accountId, req.fileId);
+      } catch (err) {
+        if (err instanceof AppError && err.status === 404) throw new NodeFailure(`file "${req.fileId}" not found in this account (or no longer holds its bytes)`, false);
+        throw err;
+      }
+      const outcome = await scans.scan({ account, requestId: req.requestId, content: file.content, name: req.label ?? file.filename, scanType: 'file', profileId: req.profileId });
+      // Files over the synchronous-scan size are deferred by the scan pipeline; a node needs the verdict now.
+      if (outcome.kind !== 'complete') throw new NodeFailure(`file "${req.fileId}" is too large for a synchronous scan (deferred scans are not awaited by scan nodes)`, false);
       return outcome.result;
     },
   };

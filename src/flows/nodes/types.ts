@@ -34,6 +34,8 @@ export interface EntityMessenger {
 /** Scans a payload through the scan pipeline; the verdict is returned. */
 export interface PayloadScanner {
   scanPayload(req: { accountId: string; requestId: string; content: Buffer; label: string; profileId?: string }): Promise<Record<string, unknown>>;
+  /** A file stored by file transfer (delivered, bytes still held) of the same account, scanned as `POST /api/scan` would. */
+  scanStoredFile(req: { accountId: string; requestId: string; fileId: string; label?: string; profileId?: string }): Promise<Record<string, unknown>>;
 }
 
 /** Runs a Python snippet in the jail with the account's plan cap (src/sandbox/python.ts). */

@@ -74,7 +74,7 @@ beforeAll(async () => {
       snippets: { runSnippet: async () => { throw new Error('unused'); } },
       storage: { runS3: async () => { throw new Error('unused'); } },
       messenger: { sendToEntity: async (req) => { sent.push({ entity: req.entity, data: req.data }); return { messageId: req.messageId, duplicate: false }; } },
-      scanner: { scanPayload: async () => ({}) },
+      scanner: { scanPayload: async () => ({}), scanStoredFile: async () => ({}) },
     },
   });
   worker = await Worker.create({

@@ -42,7 +42,7 @@ const runner = new NodeRunner({
   nodes: {
     allowHosts: [], logger: createLogger('silent'),
     messenger: { sendToEntity: async () => { throw new Error('unused'); } },
-    scanner: { scanPayload: async () => { throw new Error('unused'); } },
+    scanner: { scanPayload: async () => { throw new Error('unused'); }, scanStoredFile: async () => { throw new Error('unused'); } },
     snippets: { runSnippet: (req) => snippets.runSnippet(req) },
     storage: { runS3: (a, op, opts) => storage.runS3(a, op, opts) },
   },

@@ -8,7 +8,7 @@ import { createLogger } from '../../../src/log';
 const deps = (allowHosts: string[]): NodeDeps => ({
   allowHosts, logger: createLogger('silent'),
   messenger: { sendToEntity: async () => { throw new Error('unused'); } },
-  scanner: { scanPayload: async () => { throw new Error('unused'); } },
+  scanner: { scanPayload: async () => { throw new Error('unused'); }, scanStoredFile: async () => { throw new Error('unused'); } },
   snippets: { runSnippet: async () => { throw new Error('unused'); } },
   storage: { runS3: async () => { throw new Error('unused'); } },
 });
@@ -75,5 +75,22 @@ describe('JSONata guards', () => {
 
   it('undefined becomes null', async () => {
     expect(await evaluate('input.missing', ctx, 1_000)).toBeNull();
+  });
+});
+
+describe('scan node', () => {
+  it('sends a file_id to the stored-file scan and a payload to the payload scan', async () => {
+    const calls: Array<[string, Record<string, unknown>]> = [];
+    const d: NodeDeps = {
+      ...deps([]),
+      scanner: {
+        scanPayload: async (req) => { calls.push(['payload', { label: req.label, text: req.content.toString() }]); return { threatLevel: 'Clean' }; },
+        scanStoredFile: async (req) => { calls.push(['file', { fileId: req.fileId, label: req.label }]); return { threatLevel: 'Malicious' }; },
+      },
+    };
+    const { scanNode } = await import('../../../src/flows/nodes/scan');
+    expect((await scanNode.execute?.({ file_id: 'f_42' }, ctx, run(), d))?.output).toEqual({ threatLevel: 'Malicious' });
+    expect((await scanNode.execute?.({ payload: 'hello', label: 'a.txt' }, ctx, run(), d))?.output).toEqual({ threatLevel: 'Clean' });
+    expect(calls).toEqual([['file', { fileId: 'f_42', label: undefined }], ['payload', { label: 'a.txt', text: 'hello' }]]);
   });
 });

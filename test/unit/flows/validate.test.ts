@@ -145,3 +145,14 @@ describe('run body', () => {
     expect(checkRunBody({ inputs: 1 }, 12).details).toEqual([{ path: '', message: 'unknown field "inputs"' }]);
   });
 });
+
+it('a scan node takes exactly one of payload and file_id', () => {
+  const def = (config: Record<string, unknown>) => ({ name: 's', nodes: [{ id: 'sc', type: 'scan', config }], edges: [] });
+  expect(check(def({ file_id: 'f_1' }))).toEqual([]);
+  expect(check(def({ payload: 'x' }))).toEqual([]);
+  for (const bad of [{}, { payload: 'x', file_id: 'f_1' }]) {
+    const details = check(def(bad));
+    expect(details.length).toBeGreaterThan(0);
+    expect(details[0].path).toMatch(/^nodes\[0\]\.config/);
+  }
+});
