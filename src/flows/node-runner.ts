@@ -27,6 +27,10 @@ export interface NodeRunnerDeps {
   };
   workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
   nodes: NodeDeps;
+  /** Compute units (one per started second of a node execution), charged as each execution ends. */
+  compute?: { charge(accountId: string, units: number): Promise<void> };
+  /** Told when a top-level run's record became final, so its concurrency slot frees. */
+  runEnded?: (runId: string) => Promise<void>;
 }
 
 /** Identifies one node execution of one run. */
@@ -103,11 +107,15 @@ export class NodeRunner {
 
   async runNode(args: RunNodeArgs, signal: AbortSignal): Promise<NodeOutcome> {
     const started = Date.now();
-    const ctx = await this.context(args);
-    // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
-    const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]));
-    const bytes = await this.store(args, args.nodeId, result.output);
-    return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
+    try {
+      const ctx = await this.context(args);
+      // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
+      const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]));
+      const bytes = await this.store(args, args.nodeId, result.output);
+      return { bytes, branch: result.branch, durationMs: Date.now() - started, attempt: args.attempt };
+    } finally {
+      await this.deps.compute?.charge(args.accountId, Math.max(1, Math.ceil((Date.now() - started) / 1000)));
+    }
   }
 
   /** forEach step 1: the items array, stored for the chunks or child runs; returns its length and where it is. */
@@ -262,6 +270,7 @@ export class NodeRunner {
       await this.deps.runs.finish(args.runId, {
         status: args.status, error: args.error, finishedAt: new Date(), nodes: args.nodes, log: args.log, outputBytes: args.outputBytes,
       });
+      await this.deps.runEnded?.(args.runId);
       return;
     }
     const out: Record<string, unknown> = {};
