@@ -22,6 +22,8 @@ export const QUEUE_EXPIRED_ERROR = 'The run waited in the queue for over an hour
 const QUEUE_FULL_RETRY_SECONDS = 60;
 /** A slot claimed this long ago whose run is still queued was left by a promoter that died. */
 const ORPHAN_SLOT_MS = 60_000;
+/** Counting every queued run scans on some servers; a second-old total bounds the queue well enough. */
+const TOTAL_COUNT_TTL_MS = 1_000;
 
 /** The waiting line: queued run records. */
 export interface RunQueue {
@@ -55,9 +57,20 @@ export class RunAdmission {
     return this.deps.now ? this.deps.now() : new Date();
   }
 
+  private total?: { at: number; queued: number };
+
+  /** The whole queue's size, counted at most once per second per process (a bound, not an exact count). */
+  private async totalQueued(): Promise<number> {
+    const at = this.now().getTime();
+    if (this.total && at - this.total.at < TOTAL_COUNT_TTL_MS) return this.total.queued;
+    const queued = await this.deps.queue.countQueued();
+    this.total = { at, queued };
+    return queued;
+  }
+
   /** Refuses a new run while the account's queue (500) or the whole queue (10,000) is full. */
   async checkRoom(accountId: string): Promise<void> {
-    const [mine, total] = await Promise.all([this.deps.queue.countQueued(accountId), this.deps.queue.countQueued()]);
+    const [mine, total] = await Promise.all([this.deps.queue.countQueued(accountId), this.totalQueued()]);
     if (mine >= FIXED_LIMITS.workflowQueuedPerAccount || total >= FIXED_LIMITS.workflowQueuedTotal) throw new QueueFullError(QUEUE_FULL_RETRY_SECONDS);
   }
 
