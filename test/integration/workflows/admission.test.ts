@@ -168,3 +168,25 @@ test('a publish tagged alarm over HTTP and over MQTT starts the exposed workflow
   expect(usage.body.workflows.runs_this_month).toBe(0);
   expect(usage.body.workflows.compute_units).toBeGreaterThanOrEqual(2);
 });
+
+test('60 exposed workflows on one tag: a publish starts the 50 oldest', async () => {
+  const { apiKey, accountId } = await newAccount('pro', 'adm-fanout');
+  const device = await newDevice(accountId, 'siren');
+  // Past the 30-per-minute write limit, so the definitions go in through the driver.
+  const def = { name: 'fan', exposed: true, trigger: { tags: ['fire'], match: 'all' }, nodes: [{ id: 'a', type: 'transform', config: { expression: '1' } }], edges: [] };
+  const base = Date.now() - 60_000;
+  const ids = Array.from({ length: 60 }, (_, i) => `wf_fanout_${accountId}_${String(i).padStart(2, '0')}`);
+  await withDb((db) => db.collection('workflows').insertMany(ids.map((id, i) => ({
+    _id: id as never, accountId, name: `fan ${i}`, enabled: true, exposed: true, trigger: def.trigger,
+    definition: JSON.stringify(def), createdAt: new Date(base + i), updatedAt: new Date(base + i),
+  }))));
+  const sent = await api('POST', '/api/entities/message', { key: device.apiKey, body: { msg_type: 'publish', data: { t: 90 }, context: { tags: ['fire', 'kitchen'] } } });
+  expect(sent.status).toBe(200);
+  const started = await until(async () => {
+    const n = await withDb((db) => db.collection('workflow_runs').countDocuments({ accountId, 'trigger.messageId': sent.body.content }));
+    return n >= 50 ? n : undefined;
+  }, 120_000, '50 runs for the message');
+  expect(started).toBe(50);
+  const flows = await withDb((db) => db.collection('workflow_runs').distinct('workflowId', { accountId, 'trigger.messageId': sent.body.content }));
+  expect(flows.sort()).toEqual(ids.slice(0, 50));
+});
