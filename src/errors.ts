@@ -38,6 +38,15 @@ export class ForbiddenError extends AppError {
     super(403, message, { code });
   }
 }
+/** A plan quota (workflows, connectors, vault entries, runs or compute per month) is used up. */
+export class LimitReachedError extends AppError {
+  /** `counted`: what the usage counts ("workflows"); `limit`: the limit's name ("workflow"). */
+  constructor(counted: string, name: string, usage: number, limit: number, plan: string) {
+    super(403, `Plan ${plan}, ${usage} of ${limit} ${counted}: ${name} limit reached`, {
+      code: 'limit_reached', extra: { usage, limit, plan },
+    });
+  }
+}
 export class PlanRequiredError extends AppError {
   constructor(feature: Entitlement, currentPlan: PlanTier, message?: string) {
     super(403, message ?? `The ${feature.replace(/_/g, ' ')} feature is not included in the ${currentPlan} plan`, {
@@ -84,6 +93,12 @@ export class RateLimitedError extends AppError {
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'Service Unavailable') {
     super(503, message, { code: 'unavailable' });
+  }
+}
+/** The run queue (per account or in total) is full; running and queued runs go on. */
+export class QueueFullError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(503, 'Service Unavailable', { code: 'queue_full', headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
   }
 }
 

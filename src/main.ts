@@ -114,6 +114,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       }, 30_000);
       sweep.unref();
       stoppers.push(async () => clearInterval(sweep));
+      // The run queue outlives every process: this pass (at start, then every few seconds) expires
+      // runs queued for an hour, frees slots of runs whose process died and starts queued runs.
+      const promote = () => services.admission.pass().catch((err: unknown) => logger.warn({ err }, 'workflow run admission pass failed'));
+      void promote();
+      const promoter = setInterval(promote, 5_000);
+      promoter.unref();
+      stoppers.push(async () => clearInterval(promoter));
     }
 
     // Embedded aedes broker when MQTT_URL is unset, else the bridge to the external broker.

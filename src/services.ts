@@ -39,8 +39,10 @@ import { ConnectorStore } from './connectors/store';
 import { FileStore } from './files/store';
 import { FileService } from './files/service';
 import { ClipMaker } from './files/clip';
-import { OutputStore, RunStore, WorkflowStore } from './flows/store';
+import { OutputStore, RunStore, SlotStore, WorkflowStore } from './flows/store';
 import { FlowService, RunService } from './flows/service';
+import { RunAdmission } from './flows/admission';
+import { DeviceEventTriggers } from './flows/triggers';
 import { NodeRunner } from './flows/node-runner';
 import { objectStorage, payloadScanner, snippetRunner } from './flows/adapters';
 import { TemporalRunEngine } from '../temporal/runs';
@@ -78,6 +80,8 @@ export interface Services {
   /** User workflow definitions, their runs, and what the interpreter's activities call. */
   flows: FlowService;
   runs: RunService;
+  /** Concurrency slots and the FIFO queue of workflow runs; the worker runs its `pass`. */
+  admission: RunAdmission;
   nodeRunner: NodeRunner;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
@@ -140,6 +144,15 @@ export function createServices(opts: {
   const flows = new FlowService({ workflows: workflowStore });
   const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
   const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
+  const engine = opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined;
+  const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db), engine, logger: logger.child({ component: 'admission' }) });
+  const runs = new RunService({
+    flows, runs: runStore, outputs: outputStore, engine, admission,
+    quota: { reserveRun: (id, max) => limits.reserveWorkflowRun(id, max), workflowUsage: (id) => limits.workflowUsageThisMonth(id) },
+  });
+  messagePipeline.flowTrigger = new DeviceEventTriggers({
+    workflows: workflowStore, runs, accounts, limits, logger: logger.child({ component: 'flow-triggers' }),
+  });
   return {
     config,
     logger,
@@ -147,7 +160,7 @@ export function createServices(opts: {
     accounts,
     audit,
     roles: new CustomRoles(accountStore, audit),
-    usage: new AccountUsage(limits),
+    usage: new AccountUsage(limits, undefined, admission),
     limits,
     scans,
     files,
@@ -169,12 +182,12 @@ export function createServices(opts: {
     connectors,
     temporal: opts.temporal,
     flows,
-    runs: new RunService({
-      flows, runs: runStore, outputs: outputStore,
-      engine: opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined,
-    }),
+    runs,
+    admission,
     nodeRunner: new NodeRunner({
       outputs: outputStore, runs: runStore, workflows: workflowStore, vault,
+      compute: { charge: (accountId, units) => limits.addComputeUnits(accountId, units) },
+      runEnded: (runId) => admission.ended(runId),
       nodes: {
         allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts, files),
         snippets: snippetRunner(accounts),

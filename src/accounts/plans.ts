@@ -19,6 +19,8 @@ export interface Plan {
   maxWorkflows: number;
   workflowRunsPerMonth: number;
   concurrentWorkflowRuns: number;
+  /** One unit per started second of node execution (decisions section 7). */
+  computeUnitsPerMonth: number;
   maxConnectors: number;
   maxVaultEntries: number;
   pythonSnippetOutputBytes: number;
@@ -32,25 +34,25 @@ export const PLANS: Readonly<Record<PlanTier, Plan>> = {
   free: {
     tier: 'free', scansPerMonth: 100, maxFileSizeMb: 10, scanRequestsPerMinute: 10,
     entitlements: new Set(),
-    maxEntities: 10, messagingBytesPerMonth: 50 * MB, maxWorkflows: 5, workflowRunsPerMonth: 1_000,
+    maxEntities: 10, messagingBytesPerMonth: 50 * MB, maxWorkflows: 5, workflowRunsPerMonth: 1_000, computeUnitsPerMonth: 3_600,
     concurrentWorkflowRuns: 2, maxConnectors: 2, maxVaultEntries: 5, pythonSnippetOutputBytes: 1 * MB,
   },
   starter: {
     tier: 'starter', scansPerMonth: 2_000, maxFileSizeMb: 50, scanRequestsPerMinute: 60,
     entitlements: new Set<Entitlement>(['webhooks']),
-    maxEntities: 100, messagingBytesPerMonth: 1 * GB, maxWorkflows: 25, workflowRunsPerMonth: 10_000,
+    maxEntities: 100, messagingBytesPerMonth: 1 * GB, maxWorkflows: 25, workflowRunsPerMonth: 10_000, computeUnitsPerMonth: 36_000,
     concurrentWorkflowRuns: 5, maxConnectors: 10, maxVaultEntries: 25, pythonSnippetOutputBytes: 2 * MB,
   },
   standard: {
     tier: 'standard', scansPerMonth: 20_000, maxFileSizeMb: 75, scanRequestsPerMinute: 200,
     entitlements: new Set<Entitlement>(['webhooks', 'async_scanning', 'audit_log', 'analytics', 'custom_roles', 'blocked_ips']),
-    maxEntities: 1_000, messagingBytesPerMonth: 10 * GB, maxWorkflows: 100, workflowRunsPerMonth: 100_000,
+    maxEntities: 1_000, messagingBytesPerMonth: 10 * GB, maxWorkflows: 100, workflowRunsPerMonth: 100_000, computeUnitsPerMonth: 360_000,
     concurrentWorkflowRuns: 20, maxConnectors: 50, maxVaultEntries: 100, pythonSnippetOutputBytes: 5 * MB,
   },
   pro: {
     tier: 'pro', scansPerMonth: 100_000, maxFileSizeMb: 100, scanRequestsPerMinute: 500,
     entitlements: new Set<Entitlement>(['webhooks', 'async_scanning', 'audit_log', 'analytics', 'custom_roles', 'blocked_ips']),
-    maxEntities: 10_000, messagingBytesPerMonth: 100 * GB, maxWorkflows: 500, workflowRunsPerMonth: 1_000_000,
+    maxEntities: 10_000, messagingBytesPerMonth: 100 * GB, maxWorkflows: 500, workflowRunsPerMonth: 1_000_000, computeUnitsPerMonth: 3_600_000,
     concurrentWorkflowRuns: 50, maxConnectors: 200, maxVaultEntries: 500, pythonSnippetOutputBytes: 10 * MB,
   },
 };
@@ -81,6 +83,13 @@ export const FIXED_LIMITS = {
   webhookTimeoutMs: 10_000,
   workflowWritesPerMinute: 30,
   workflowRunsPerMinute: 60,
+  /** Waiting runs (decisions section 7): per account and in total; a run waits at most an hour. */
+  workflowQueuedPerAccount: 500,
+  workflowQueuedTotal: 10_000,
+  workflowQueueWaitMs: 60 * 60_000,
+  /** Device events: workflows one message may start, and triggers per minute per workflow. */
+  workflowTriggersPerMessage: 50,
+  workflowTriggersPerMinute: 60,
   filesPageDefault: 50,
   filesPageMax: 100,
   /** Files not downloaded (and gallery clips) are deleted this long after upload. */

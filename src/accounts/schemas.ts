@@ -18,6 +18,20 @@ export const usageSchema = {
       description: 'Scans per UTC day over the last 30 days, oldest first, zero-filled',
       properties: { dates: { type: 'array', items: { type: 'string', format: 'date' } }, counts: { type: 'array', items: { type: 'integer' } } },
     },
+    workflows: {
+      type: 'object',
+      required: ['runs_this_month', 'max_runs_per_month', 'compute_units', 'max_compute_units', 'running', 'queued', 'max_concurrent_runs'],
+      description: 'User workflows: manual runs and compute units (seconds of node execution) this UTC month, runs holding a slot and waiting now',
+      properties: {
+        runs_this_month: { type: 'integer' },
+        max_runs_per_month: { type: 'integer' },
+        compute_units: { type: 'integer' },
+        max_compute_units: { type: 'integer' },
+        running: { type: 'integer' },
+        queued: { type: 'integer' },
+        max_concurrent_runs: { type: 'integer' },
+      },
+    },
   },
 } as const;
 export type Usage = FromSchema<typeof usageSchema>;

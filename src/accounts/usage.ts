@@ -6,13 +6,18 @@ import { startOfNextMonthUtc, type LimitService } from '../limits/service';
 
 export class AccountUsage {
   constructor(
-    private readonly counters: Pick<LimitService, 'scansUsedThisMonth' | 'dailyScanVolume'>,
+    private readonly counters: Pick<LimitService, 'scansUsedThisMonth' | 'dailyScanVolume' | 'workflowUsageThisMonth'>,
     private readonly now: () => Date = () => new Date(),
+    /** Runs holding a slot and waiting now (flows/admission.ts). */
+    private readonly runQueue?: { occupancy(accountId: string): Promise<{ queued: number; running: number }> },
   ) {}
 
   async scanUsage(account: Pick<AccountDoc, '_id' | 'plan'>): Promise<Usage> {
     const plan = planOf(account.plan);
-    const [used, daily] = await Promise.all([this.counters.scansUsedThisMonth(account._id), this.counters.dailyScanVolume(account._id, 30)]);
+    const [used, daily, month, now] = await Promise.all([
+      this.counters.scansUsedThisMonth(account._id), this.counters.dailyScanVolume(account._id, 30),
+      this.counters.workflowUsageThisMonth(account._id), this.runQueue?.occupancy(account._id) ?? { queued: 0, running: 0 },
+    ]);
     return {
       scans_used: used,
       max_scans: plan.scansPerMonth,
@@ -21,6 +26,11 @@ export class AccountUsage {
       plan_tier: plan.tier,
       reset_at: startOfNextMonthUtc(this.now()).toISOString(),
       daily_volume: daily,
+      workflows: {
+        runs_this_month: month.runs, max_runs_per_month: plan.workflowRunsPerMonth,
+        compute_units: month.computeUnits, max_compute_units: plan.computeUnitsPerMonth,
+        running: now.running, queued: now.queued, max_concurrent_runs: plan.concurrentWorkflowRuns,
+      },
     };
   }
 }

@@ -30,6 +30,10 @@ export interface NodeRunnerDeps {
   nodes: NodeDeps;
   /** Fills `{{ vault.NAME }}` for the call and redacts the values from what it returns or throws (VaultService). */
   vault: { withSecrets<C, R>(accountId: string, config: C, use: (resolved: C, redactor: { text(s: string): string }) => Promise<R>): Promise<R> };
+  /** Compute units (one per started second of a node execution), charged as each execution ends. */
+  compute?: { charge(accountId: string, units: number): Promise<void> };
+  /** Told when a top-level run's record became final, so its concurrency slot frees. */
+  runEnded?: (runId: string) => Promise<void>;
 }
 
 /** Identifies one node execution of one run. */
@@ -117,9 +121,9 @@ export class NodeRunner {
 
   async runNode(args: RunNodeArgs, signal: AbortSignal): Promise<NodeOutcome> {
     const started = Date.now();
-    const ctx = await this.context(args);
     const log: RunLogEntry[] = [];
     try {
+      const ctx = await this.context(args);
       // Temporal times the attempt out on its side; this stops the work here too (a hanging request).
       const result = await this.execute(args.type, args.config, ctx, args, AbortSignal.any([signal, AbortSignal.timeout(args.timeoutMs)]), undefined, log);
       const bytes = await this.store(args, args.nodeId, result.output);
@@ -127,6 +131,8 @@ export class NodeRunner {
     } catch (err) {
       if (log.length && err instanceof NodeFailure) err.log = log;
       throw err;
+    } finally {
+      await this.deps.compute?.charge(args.accountId, Math.max(1, Math.ceil((Date.now() - started) / 1000)));
     }
   }
 
@@ -282,6 +288,7 @@ export class NodeRunner {
       await this.deps.runs.finish(args.runId, {
         status: args.status, error: args.error, finishedAt: new Date(), nodes: args.nodes, log: args.log, outputBytes: args.outputBytes,
       });
+      await this.deps.runEnded?.(args.runId);
       return;
     }
     const out: Record<string, unknown> = {};

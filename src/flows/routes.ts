@@ -35,6 +35,13 @@ async function readJson(ctx: AppContext, allowEmpty = false): Promise<{ value: u
   }
 }
 
+const runAccount = (ctx: AppContext) => {
+  const { account } = principalOf(ctx);
+  return { id: account._id, plan: account.plan };
+};
+
+const limitReached = { description: 'A plan limit is reached: `{error, code: "limit_reached", usage, limit, plan}`' };
+
 const definitionBody = { contentType: 'application/json', schema: documentedDefinitionSchema };
 const invalid = { description: 'Validation Error: details name each failing path', schema: validationErrorSchema };
 const common = { area: 'workflow' as const, tags: ['workflows'], auth: 'account' as const, rate: 'none' as const };
@@ -51,14 +58,14 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
   });
 
   r.add({
-    ...common, method: 'POST', path: '/api/workflows', summary: 'Create a workflow',
+    ...common, rate: 'workflow-write', method: 'POST', path: '/api/workflows', summary: 'Create a workflow',
     description: `Limits: ${FIXED_LIMITS.workflowMaxNodes} nodes, ${FIXED_LIMITS.workflowMaxEdges} edges, depth ${FIXED_LIMITS.workflowMaxDepth}, ${FIXED_LIMITS.workflowMaxOutEdges} outgoing edges per node, JSON nesting ${FIXED_LIMITS.jsonNestingDepth}, 1 MB. Each node's config is checked against its kind's schema (see the node variants of the request body).`,
     rawBody: definitionBody,
-    responses: { 201: { description: 'Created', schema: workflowSchema }, 422: invalid },
+    responses: { 201: { description: 'Created', schema: workflowSchema }, 403: limitReached, 422: invalid },
     handler: async (ctx) => {
       const { value, bytes } = await readJson(ctx);
       ctx.status = 201;
-      ctx.body = await s.flows.create(principalOf(ctx).account._id, value, bytes);
+      ctx.body = await s.flows.create(runAccount(ctx), value, bytes);
     },
   });
 
@@ -71,7 +78,7 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
   });
 
   r.add({
-    ...common, method: 'PUT', path: '/api/workflows/:id', summary: 'Replace a workflow definition (runs in progress keep the definition they started with)',
+    ...common, rate: 'workflow-write', method: 'PUT', path: '/api/workflows/:id', summary: 'Replace a workflow definition (runs in progress keep the definition they started with)',
     rawBody: definitionBody,
     responses: { 200: { description: 'The workflow', schema: workflowSchema }, 422: invalid },
     handler: async (ctx) => {
@@ -81,7 +88,7 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
   });
 
   r.add({
-    ...common, method: 'DELETE', path: '/api/workflows/:id', summary: 'Delete a workflow (its run records stay readable)',
+    ...common, rate: 'workflow-write', method: 'DELETE', path: '/api/workflows/:id', summary: 'Delete a workflow (its run records stay readable)',
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx) => {
       await s.flows.remove(principalOf(ctx).account._id, ctx.params.id);
@@ -90,14 +97,17 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
   });
 
   r.add({
-    ...common, method: 'POST', path: '/api/workflows/:id/run', summary: 'Start a run',
-    description: 'Answers 202 at once; follow the run at GET /api/workflows/runs/{runId}. A run has 10 minutes of wall clock.',
+    ...common, rate: 'workflow-run', method: 'POST', path: '/api/workflows/:id/run', summary: 'Start a run',
+    description: 'Answers 202 at once with status `running`, or `queued` while the plan\'s concurrent runs are busy (FIFO; a run queued for an hour expires); follow the run at GET /api/workflows/runs/{runId}. A run has 10 minutes of wall clock.',
     rawBody: { contentType: 'application/json', schema: runBodySchema },
-    responses: { 202: { description: 'Started', schema: runStartedSchema }, 422: invalid },
+    responses: {
+      202: { description: 'Started or queued', schema: runStartedSchema }, 403: limitReached, 422: invalid,
+      503: { description: 'The run queue is full (`code: queue_full`); retry after Retry-After' },
+    },
     handler: async (ctx) => {
       const { value, bytes } = await readJson(ctx, true);
       ctx.status = 202;
-      ctx.body = await s.runs.startFromBody(principalOf(ctx).account._id, ctx.params.id, value, bytes);
+      ctx.body = await s.runs.startFromBody(runAccount(ctx), ctx.params.id, value, bytes);
     },
   });
 

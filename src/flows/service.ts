@@ -6,9 +6,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ajv } from '../http/schema';
-import { NotFoundError, ValidationError } from '../errors';
+import { LimitReachedError, NotFoundError, ValidationError } from '../errors';
+import { planOf, type PlanTier } from '../accounts/plans';
+import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
-import { RUN_TIMEOUT_ERROR, RUN_TIMEOUT_MS } from '../../temporal/limits';
+import { RUN_TIMEOUT_ERROR } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
 import { ValidationDetail, checkRunBody, validateDefinition } from './validate';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
@@ -22,6 +24,9 @@ export interface WorkflowRepository {
   list(accountId: string, offset: number, limit: number): Promise<WorkflowDoc[]>;
   replace(accountId: string, id: string, fields: Omit<WorkflowDoc, '_id' | 'accountId' | 'createdAt'>): Promise<WorkflowDoc | null>;
   remove(accountId: string, id: string): Promise<boolean>;
+  count(accountId: string): Promise<number>;
+  /** Enabled, exposed workflows whose trigger names one of the tags, oldest first. */
+  triggeredBy(accountId: string, tags: string[], limit: number): Promise<WorkflowDoc[]>;
 }
 
 /** Where run records live. */
@@ -29,8 +34,18 @@ export interface RunRepository {
   insert(doc: RunDoc): Promise<void>;
   get(accountId: string, runId: string): Promise<RunDoc | null>;
   list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]>;
-  finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog?: RunLogEntry[]): Promise<boolean>;
+  /** `from`: only a record in that status changes (default: any not final). */
+  finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog?: RunLogEntry[], from?: RunStatus): Promise<boolean>;
   overdue(before: Date, limit: number): Promise<RunDoc[]>;
+}
+
+/** Who starts a run: the account and its plan. */
+export interface RunAccount { id: string; plan: PlanTier }
+
+/** The month's workflow counters (limits/service.ts). */
+export interface RunQuota {
+  reserveRun(accountId: string, monthlyQuota: number): Promise<boolean>;
+  workflowUsage(accountId: string): Promise<{ runs: number; computeUnits: number }>;
 }
 
 /** Where node outputs live. */
@@ -95,8 +110,13 @@ export class FlowService {
     };
   }
 
-  async create(accountId: string, raw: unknown, bytes: number): Promise<PublicWorkflow> {
+  async create(account: RunAccount, raw: unknown, bytes: number): Promise<PublicWorkflow> {
+    const accountId = account.id;
     const def = this.check(raw, bytes);
+    // Counted before the insert: concurrent creates may pass the limit by the few in flight.
+    const plan = planOf(account.plan);
+    const count = await this.deps.workflows.count(accountId);
+    if (count >= plan.maxWorkflows) throw new LimitReachedError('workflows', 'workflow', count, plan.maxWorkflows, plan.tier);
     const now = new Date();
     const doc: WorkflowDoc = { _id: newWorkflowId(), accountId, createdAt: now, ...this.fields(def, now) };
     await this.deps.workflows.insert(doc);
@@ -138,6 +158,8 @@ export class RunService {
     runs: RunRepository;
     outputs: OutputRepository;
     engine?: RunEngine;
+    admission?: RunAdmission;
+    quota?: RunQuota;
     now?: () => Date;
   }) {}
 
@@ -151,43 +173,56 @@ export class RunService {
   }
 
   /** POST .../run: the raw body (`{input?}`, empty = no input) checked, then `start`. */
-  async startFromBody(accountId: string, flowId: string, raw: unknown, bytes: number) {
+  async startFromBody(account: RunAccount, flowId: string, raw: unknown, bytes: number) {
     const { details, body } = checkRunBody(raw ?? {}, bytes);
     if (!body) throw validationError(details);
-    return this.start(accountId, flowId, body.input);
+    return this.start(account, flowId, body.input);
   }
 
   /**
-   * Starts a run at once (status `running`). The record is written before the execution starts,
-   * so a run the engine knows always has a record; admission (queueing) slots in here.
+   * Admits a run: a manual run takes one of the month's runs (403 past the plan's), any run needs
+   * compute left this month (403) and room in the queue (503). The record is written `queued`
+   * (with the graph it will run) before anything starts, then promoted at once when the account
+   * has a free slot, so a run the engine knows always has a record.
    */
-  async start(accountId: string, flowId: string, input: unknown, trigger: RunDoc['trigger'] = { type: 'manual' }): Promise<{ runId: string; workflowId: string; status: RunStatus }> {
+  async start(account: RunAccount, flowId: string, input: unknown, trigger: RunDoc['trigger'] = { type: 'manual' }): Promise<{ runId: string; workflowId: string; status: RunStatus }> {
+    const accountId = account.id;
     const flow = await this.deps.flows.doc(accountId, flowId);
     const def = decodeUserJson<WorkflowDefinition>(flow.definition);
     if (def.input_schema !== undefined) checkInput(def.input_schema, input);
+    const plan = planOf(account.plan);
+    const admission = this.deps.admission;
+    const quota = this.deps.quota;
+    if (quota) {
+      const used = await quota.workflowUsage(accountId);
+      if (used.computeUnits >= plan.computeUnitsPerMonth) throw new LimitReachedError('compute units this month', 'compute', used.computeUnits, plan.computeUnitsPerMonth, plan.tier);
+    }
+    await admission?.checkRoom(accountId);
+    // Device-event runs do not count toward the month's runs (decisions section 7).
+    if (quota && trigger.type === 'manual' && !(await quota.reserveRun(accountId, plan.workflowRunsPerMonth))) {
+      throw new LimitReachedError('runs this month', 'run', plan.workflowRunsPerMonth, plan.workflowRunsPerMonth, plan.tier);
+    }
     const runId = randomUUID();
     const now = this.now();
-    const deadline = new Date(now.getTime() + RUN_TIMEOUT_MS);
     const outgoing = new Set(def.edges.map((e) => e.from));
     const nodes: Record<string, NodeStat> = {};
     for (const n of def.nodes) nodes[n.id] = { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
     await this.deps.runs.insert({
-      _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'running',
+      _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'queued',
       input: encodeUserJson(input ?? null), error: null, log: [], nodes,
       nodeOrder: def.nodes.map((n) => n.id), terminalNodes: def.nodes.filter((n) => !outgoing.has(n.id)).map((n) => n.id),
-      outputBytes: 0, queuedAt: now, startedAt: now, finishedAt: null, deadline,
+      outputBytes: 0, queuedAt: now, startedAt: null, finishedAt: null, deadline: null,
       temporal: { workflowId: `run-${runId}`, runId: null },
+      graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
     });
-    // The interpreter's first progress write fills in temporal.runId: one write less here.
-    try {
-      await this.engine().start({
-        runId, accountId, flowId, flowName: flow.name, trigger: trigger.type, nodes: def.nodes, edges: def.edges, deadline: deadline.getTime(),
-      });
-    } catch (err) {
+    if (!admission) {
       await this.deps.runs.finish(runId, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
-      throw err;
+      throw new Error('starting workflow runs needs run admission in this process');
     }
-    return { runId, workflowId: flowId, status: 'running' };
+    const started = await admission.promote(accountId);
+    const status = started.includes(runId) ? 'running' : (await this.deps.runs.get(accountId, runId))?.status ?? 'queued';
+    if (status === 'failed') throw new Error('The run could not be started');
+    return { runId, workflowId: flowId, status };
   }
 
   async get(accountId: string, runId: string): Promise<Record<string, unknown>> {
@@ -212,9 +247,12 @@ export class RunService {
   async cancel(accountId: string, runId: string): Promise<Record<string, unknown>> {
     const run = await this.deps.runs.get(accountId, runId);
     if (!run) throw new NotFoundError('Run');
-    if (!FINAL_STATUSES.includes(run.status)) {
-      await this.engine().cancel(runId);
+    if (run.status === 'queued') {
+      // Never started: nothing to tell the engine. A promoter that claimed it meanwhile wins.
+      await this.deps.runs.finish(runId, { status: 'cancelled', error: null, finishedAt: this.now() }, [], 'queued');
     }
+    const now = (await this.deps.runs.get(accountId, runId)) ?? run;
+    if (now.status === 'running') await this.engine().cancel(runId);
     return this.get(accountId, runId);
   }
 
@@ -249,7 +287,10 @@ export class RunService {
     const f = final[outcome];
     if (!f) return false;
     const log: RunLogEntry = { level: 'error', message: f.error ?? `run ${f.status}`, at: finishedAt.toISOString() };
-    return this.deps.runs.finish(run._id, { ...f, finishedAt }, f.error ? [log] : []);
+    const changed = await this.deps.runs.finish(run._id, { ...f, finishedAt }, f.error ? [log] : []);
+    // Also when another writer finished it first: releasing is idempotent.
+    await this.deps.admission?.ended(run._id);
+    return changed;
   }
 
   /** One pass of the sweeper: settles runs left `running` past their deadline. */

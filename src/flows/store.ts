@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { FIXED_LIMITS } from '../accounts/plans';
-import { COLLECTIONS } from '../storage/mongo';
+import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import type { RunLogEntry } from '../../temporal/limits';
 import type { RunStatus } from './schemas';
 
@@ -57,7 +57,14 @@ export interface RunDoc {
   /** startedAt + 10 minutes: past it, a run still `running` is settled from Temporal. */
   deadline: Date | null;
   temporal: { workflowId: string; runId: string | null };
+  /** The nodes and edges the run was admitted with (encodeUserJson): a queued run starts later. */
+  graph?: string;
+  /** The plan's concurrent runs when the run was admitted. */
+  slotLimit?: number;
 }
+
+/** A concurrency slot held by a running run. */
+export interface SlotDoc { _id: string; accountId: string; slot: number; claimedAt: Date }
 
 export interface OutputDoc {
   _id: string;
@@ -81,6 +88,10 @@ export class WorkflowStore {
     return this.col.find({ accountId }).sort({ createdAt: 1, _id: 1 }).skip(offset).limit(limit).toArray();
   }
   count(accountId: string): Promise<number> { return this.col.countDocuments({ accountId }); }
+  triggeredBy(accountId: string, tags: string[], limit: number): Promise<WorkflowDoc[]> {
+    return this.col.find({ accountId, enabled: true, exposed: true, 'trigger.tags': { $in: tags } }, { projection: { definition: 0 } })
+      .sort({ createdAt: 1, _id: 1 }).limit(limit).toArray();
+  }
   async replace(accountId: string, id: string, fields: Omit<WorkflowDoc, '_id' | 'accountId' | 'createdAt'>): Promise<WorkflowDoc | null> {
     return this.col.findOneAndUpdate({ _id: id, accountId }, { $set: fields }, { returnDocument: 'after' });
   }
@@ -111,12 +122,37 @@ export class RunStore {
     await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
   }
   /** Final state; only a record not already final is changed (the first writer wins). */
-  async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = []): Promise<boolean> {
+  async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = [], from?: RunStatus): Promise<boolean> {
     const update = fields.log
       ? { $set: { ...fields, log: [...fields.log, ...appendLog] } }
       : { $set: fields, ...(appendLog.length ? { $push: { log: { $each: appendLog } } } : {}) };
-    const r = await this.col.updateOne({ _id: runId, status: { $nin: [...FINAL_STATUSES] } }, update);
+    const r = await this.col.updateOne({ _id: runId, status: from ?? { $nin: [...FINAL_STATUSES] } }, update);
     return r.modifiedCount === 1;
+  }
+  countQueued(accountId?: string): Promise<number> {
+    return this.col.countDocuments(accountId ? { status: 'queued', accountId } : { status: 'queued' });
+  }
+  countRunning(accountId: string): Promise<number> { return this.col.countDocuments({ status: 'running', accountId }); }
+  oldestQueued(accountId: string): Promise<RunDoc | null> {
+    return this.col.findOne({ status: 'queued', accountId }, { sort: { queuedAt: 1, _id: 1 }, projection: { log: 0, nodes: 0 } });
+  }
+  async accountsWithQueued(): Promise<string[]> {
+    return (await this.col.distinct('accountId', { status: 'queued' })) as string[];
+  }
+  /** Queued → running, by `_id` and only from `queued`: of two promoters only one wins. */
+  claimQueued(runId: string, startedAt: Date, deadline: Date): Promise<RunDoc | null> {
+    return this.col.findOneAndUpdate({ _id: runId, status: 'queued' }, { $set: { status: 'running', startedAt, deadline } }, { returnDocument: 'after' });
+  }
+  /** Queued runs that waited since before `before` become `expired`; returns how many. */
+  async expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number> {
+    const r = await this.col.updateMany(
+      { status: 'queued', queuedAt: { $lte: before }, ...(runId ? { _id: runId } : {}) },
+      { $set: { status: 'expired', finishedAt, error } },
+    );
+    return r.modifiedCount;
+  }
+  statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>> {
+    return Promise.all(runIds.map((id) => this.col.findOne({ _id: id }, { projection: { status: 1 } }))).then((docs) => docs.filter((d): d is RunDoc => d !== null));
   }
   /** Runs still `running` past their deadline (with a grace for the final write in flight). */
   overdue(before: Date, limit: number): Promise<RunDoc[]> {
@@ -173,4 +209,34 @@ export class OutputStore {
     const docs = await Promise.all(keys.map((k) => this.col.findOne({ _id: `${runId}/${k}` })));
     return docs.filter((d): d is OutputDoc => d !== null);
   }
+}
+
+/** Concurrency slots: a run holds one while it runs; numbers 0..limit-1 per account, unique. */
+export class SlotStore {
+  private readonly col: Collection<SlotDoc>;
+  constructor(db: Db) {
+    this.col = db.collection<SlotDoc>(COLLECTIONS.workflowRunSlots);
+  }
+  /** Takes a free slot number below `limit` for the run; false when all are held (or the run holds one). */
+  async claim(accountId: string, runId: string, limit: number, now: Date): Promise<boolean> {
+    const held = new Set((await this.col.find({ accountId }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
+    for (let slot = 0; slot < limit; slot++) {
+      if (held.has(slot)) continue;
+      try {
+        await this.col.insertOne({ _id: runId, accountId, slot, claimedAt: now });
+        return true;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        // Another process took this number a moment ago (or this run holds a slot already).
+        if (await this.col.findOne({ _id: runId })) return false;
+      }
+    }
+    return false;
+  }
+  /** Frees the run's slot; returns its account when it held one. */
+  async release(runId: string): Promise<string | undefined> {
+    return (await this.col.findOneAndDelete({ _id: runId }))?.accountId;
+  }
+  all(limit: number): Promise<SlotDoc[]> { return this.col.find({}).limit(limit).toArray(); }
+  count(accountId: string): Promise<number> { return this.col.countDocuments({ accountId }); }
 }

@@ -2,7 +2,7 @@
  * Which counters each rate class is charged against, for HTTP requests and MQTT publishes alike:
  * scanning reads 60/min and writes 30/min plus the plan's requests per minute (one-minute window
  * per account), messaging 50 requests per second per API key (one-second window per account),
- * workflow, connector and vault writes 30/min per account.
+ * workflow, connector and vault writes 30/min and workflow run requests 60/min per account.
  * Every number comes from accounts/plans.ts.
  */
 import { FIXED_LIMITS, planOf, type PlanTier } from '../accounts/plans';
@@ -10,7 +10,7 @@ import { RateLimitedError } from '../errors';
 import type { LimitService, WindowRule } from './service';
 
 /** Which limiter a request is counted by; every HTTP route names one. */
-export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'workflow-write' | 'none';
+export type RateClass = 'scan-read' | 'scan-write' | 'entity' | 'account-messaging' | 'workflow-write' | 'workflow-run' | 'none';
 
 interface Window { scope: string; windowMs: number; rules: WindowRule[] }
 
@@ -35,6 +35,11 @@ function workflowWriteWindow(accountId: string): Window {
   return { scope: `acct:${accountId}:wf`, windowMs: 60_000, rules: [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }] };
 }
 
+/** `POST /api/workflows/{id}/run`: 60 per minute per account. */
+function workflowRunWindow(accountId: string): Window {
+  return { scope: `acct:${accountId}:wfrun`, windowMs: 60_000, rules: [{ name: 'run', limit: FIXED_LIMITS.workflowRunsPerMinute }] };
+}
+
 async function enforce(limits: LimitService, w: Window, plan: PlanTier | undefined, arrivedAt?: Date): Promise<void> {
   const verdict = await limits.hit(w.scope, w.windowMs, w.rules, arrivedAt);
   if (verdict.allowed) return;
@@ -49,6 +54,7 @@ export async function enforceRate(limits: LimitService, rate: RateClass, caller:
   if (rate === 'none') return;
   if (rate === 'scan-read' || rate === 'scan-write') return enforce(limits, scanWindow(caller.accountId, caller.plan, rate), caller.plan);
   if (rate === 'workflow-write') return enforce(limits, workflowWriteWindow(caller.accountId), caller.plan);
+  if (rate === 'workflow-run') return enforce(limits, workflowRunWindow(caller.accountId), caller.plan);
   return enforce(limits, messagingKeyWindow(caller.accountId, caller.apiKeyId), caller.plan);
 }
 

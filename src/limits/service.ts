@@ -93,6 +93,24 @@ export class LimitService {
     return doc?.messagingBytes ?? 0;
   }
 
+  /** Reserves one manually started workflow run of the month; false when the quota is used up. */
+  async reserveWorkflowRun(accountId: string, monthlyQuota: number): Promise<boolean> {
+    const month = monthKey(this.now());
+    return (await this.store.incrementUsageBounded({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'workflowRuns', 1, monthlyQuota)) !== undefined;
+  }
+
+  /** Charges compute units (one per started second of a node execution) to the month. */
+  async addComputeUnits(accountId: string, units: number): Promise<void> {
+    const month = monthKey(this.now());
+    await this.store.incrementUsage({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'computeUnits', units);
+  }
+
+  /** Workflow runs and compute units of this month. */
+  async workflowUsageThisMonth(accountId: string): Promise<{ runs: number; computeUnits: number }> {
+    const doc = await this.store.getUsage(`${accountId}:${monthKey(this.now())}`);
+    return { runs: doc?.workflowRuns ?? 0, computeUnits: doc?.computeUnits ?? 0 };
+  }
+
   async scansUsedThisMonth(accountId: string): Promise<number> {
     const doc = await this.store.getUsage(`${accountId}:${monthKey(this.now())}`);
     return doc?.scans ?? 0;

@@ -15,7 +15,13 @@ export interface UsageDoc {
   date?: string;
   scans?: number;
   messagingBytes?: number;
+  /** Manually started workflow runs and compute units (seconds of node execution) of the month. */
+  workflowRuns?: number;
+  computeUnits?: number;
 }
+
+/** The counters of a usage document. */
+export type UsageField = 'scans' | 'messagingBytes' | 'workflowRuns' | 'computeUnits';
 
 export class CounterStore {
   private readonly windows: Collection<WindowDoc>;
@@ -55,7 +61,7 @@ export class CounterStore {
    * Adds `amount` to a usage counter only while it stays at or below `max`; returns the new
    * value, or undefined when the increment would pass the maximum.
    */
-  async incrementUsageBounded(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number, max: number): Promise<number | undefined> {
+  async incrementUsageBounded(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number, max: number): Promise<number | undefined> {
     // A charge bigger than the whole limit never fits, even on a month with no counter yet (the
     // `$exists: false` branch of the filter would let it through).
     if (amount > max) return undefined;
@@ -79,7 +85,7 @@ export class CounterStore {
     }
   }
 
-  async incrementUsage(doc: Omit<UsageDoc, 'scans' | 'messagingBytes'>, field: 'scans' | 'messagingBytes', amount: number): Promise<number> {
+  async incrementUsage(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number): Promise<number> {
     const bump = () => this.usage.findOneAndUpdate(
       { _id: doc._id },
       { $inc: { [field]: amount }, $setOnInsert: { accountId: doc.accountId, period: doc.period, kind: doc.kind, ...(doc.date ? { date: doc.date } : {}) } },

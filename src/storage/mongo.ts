@@ -28,6 +28,7 @@ export const COLLECTIONS = {
   workflows: 'workflows',
   workflowRuns: 'workflow_runs',
   workflowOutputs: 'workflow_run_outputs',
+  workflowRunSlots: 'workflow_run_slots',
   connectors: 'connectors',
   vault: 'vault',
   mqttSignals: 'mqtt_signals',
@@ -74,7 +75,11 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.workflowRuns]: [
     { key: { accountId: 1, workflowId: 1, queuedAt: -1, _id: -1 }, name: 'account_workflow_time' },
     { key: { status: 1, deadline: 1 }, name: 'status_deadline' },
+    // Admission: the oldest queued run of an account (FIFO), queue sizes, the expiry sweep.
+    { key: { status: 1, accountId: 1, queuedAt: 1, _id: 1 }, name: 'status_account_fifo' },
   ],
+  // One document per running run (`_id` = runId); the unique index makes a slot number one run's.
+  [COLLECTIONS.workflowRunSlots]: [{ key: { accountId: 1, slot: 1 }, name: 'account_slot', unique: true }],
   // MQTT processes poll signals newer than their last read; old ones are swept by time.
   [COLLECTIONS.mqttSignals]: [{ key: { at: 1 }, name: 'by_time' }],
 };

@@ -1,0 +1,150 @@
+/**
+ * Admission of workflow runs (decisions section 7 "Limits and admission"): every run is recorded
+ * `queued` first and promoted in FIFO order while the account holds fewer slots than its plan's
+ * concurrent runs. Slots and the queue live in MongoDB, so API replicas and workers agree:
+ * a slot is a document per running run whose number is unique per account, and a queued run is
+ * moved to `running` by a conditional update on its `_id`, so two promoters never start one run.
+ * Slots free when a run's record turns final (the worker's last write, the sweeper's settling of
+ * a run whose worker died, a cancel); each release promotes the account's next queued runs, and
+ * the worker's promoter pass picks up whatever a crashed process left behind.
+ */
+import { FIXED_LIMITS } from '../accounts/plans';
+import { QueueFullError } from '../errors';
+import type { Logger } from '../log';
+import { decodeUserJson } from '../storage/user-json';
+import { RUN_TIMEOUT_MS } from '../../temporal/limits';
+import type { EdgeDef, NodeDef, RunStatus } from './schemas';
+import type { RunDoc, SlotDoc } from './store';
+import type { RunEngine } from './service';
+
+export const QUEUE_EXPIRED_ERROR = 'The run waited in the queue for over an hour and expired';
+/** Retry-After of a full queue: about when a slot of a short run frees. */
+const QUEUE_FULL_RETRY_SECONDS = 60;
+/** A slot claimed this long ago whose run is still queued was left by a promoter that died. */
+const ORPHAN_SLOT_MS = 60_000;
+/** Counting every queued run scans on some servers; a second-old total bounds the queue well enough. */
+const TOTAL_COUNT_TTL_MS = 1_000;
+
+/** The waiting line: queued run records. */
+export interface RunQueue {
+  countQueued(accountId?: string): Promise<number>;
+  oldestQueued(accountId: string): Promise<RunDoc | null>;
+  accountsWithQueued(): Promise<string[]>;
+  claimQueued(runId: string, startedAt: Date, deadline: Date): Promise<RunDoc | null>;
+  expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number>;
+  finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date }): Promise<boolean>;
+  statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>>;
+}
+
+/** Concurrency slots held by running runs. */
+export interface SlotTable {
+  claim(accountId: string, runId: string, limit: number, now: Date): Promise<boolean>;
+  release(runId: string): Promise<string | undefined>;
+  all(limit: number): Promise<SlotDoc[]>;
+  count(accountId: string): Promise<number>;
+}
+
+export class RunAdmission {
+  constructor(private readonly deps: {
+    queue: RunQueue;
+    slots: SlotTable;
+    engine?: RunEngine;
+    logger: Logger;
+    now?: () => Date;
+  }) {}
+
+  private now(): Date {
+    return this.deps.now ? this.deps.now() : new Date();
+  }
+
+  private total?: { at: number; queued: number };
+
+  /** The whole queue's size, counted at most once per second per process (a bound, not an exact count). */
+  private async totalQueued(): Promise<number> {
+    const at = this.now().getTime();
+    if (this.total && at - this.total.at < TOTAL_COUNT_TTL_MS) return this.total.queued;
+    const queued = await this.deps.queue.countQueued();
+    this.total = { at, queued };
+    return queued;
+  }
+
+  /** Refuses a new run while the account's queue (500) or the whole queue (10,000) is full. */
+  async checkRoom(accountId: string): Promise<void> {
+    const [mine, total] = await Promise.all([this.deps.queue.countQueued(accountId), this.totalQueued()]);
+    if (mine >= FIXED_LIMITS.workflowQueuedPerAccount || total >= FIXED_LIMITS.workflowQueuedTotal) throw new QueueFullError(QUEUE_FULL_RETRY_SECONDS);
+  }
+
+  /**
+   * Starts the account's queued runs, oldest first, while it has free slots. Runs that waited
+   * past an hour expire instead. Returns the ids started here.
+   */
+  async promote(accountId: string): Promise<string[]> {
+    const engine = this.deps.engine;
+    if (!engine) return [];
+    const started: string[] = [];
+    for (;;) {
+      const next = await this.deps.queue.oldestQueued(accountId);
+      if (!next) return started;
+      const now = this.now();
+      if (next.queuedAt.getTime() <= now.getTime() - FIXED_LIMITS.workflowQueueWaitMs) {
+        await this.deps.queue.expireQueued(next.queuedAt, now, QUEUE_EXPIRED_ERROR, next._id);
+        continue;
+      }
+      if (!(await this.deps.slots.claim(accountId, next._id, next.slotLimit ?? 1, now))) return started;
+      const run = await this.deps.queue.claimQueued(next._id, now, new Date(now.getTime() + RUN_TIMEOUT_MS));
+      if (!run) {
+        // Another promoter started (or a cancel ended) it between our read and claim.
+        await this.deps.slots.release(next._id);
+        continue;
+      }
+      const graph = decodeUserJson<{ nodes: NodeDef[]; edges: EdgeDef[] }>(run.graph ?? '{"nodes":[],"edges":[]}');
+      try {
+        await engine.start({
+          runId: run._id, accountId, flowId: run.workflowId, flowName: run.workflowName, trigger: run.trigger.type,
+          nodes: graph.nodes, edges: graph.edges, deadline: (run.deadline as Date).getTime(),
+        });
+        started.push(run._id);
+      } catch (err) {
+        this.deps.logger.error({ err, runId: run._id }, 'a queued run could not be started');
+        await this.deps.queue.finish(run._id, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
+        await this.deps.slots.release(run._id);
+      }
+    }
+  }
+
+  /** A run's record turned final: its slot frees and the account's next queued run starts. */
+  async ended(runId: string): Promise<void> {
+    const accountId = await this.deps.slots.release(runId);
+    if (accountId) await this.promote(accountId);
+  }
+
+  /**
+   * The worker's periodic pass: expires runs queued for over an hour, frees slots whose run is
+   * over (its process died after the final write) or never started (its promoter died), and
+   * promotes every account with queued runs, so the queue outlives a restart of every process.
+   */
+  async pass(): Promise<{ expired: number; freed: number; started: number }> {
+    const now = this.now();
+    const expired = await this.deps.queue.expireQueued(new Date(now.getTime() - FIXED_LIMITS.workflowQueueWaitMs), now, QUEUE_EXPIRED_ERROR);
+    const slots = await this.deps.slots.all(10_000);
+    const status = new Map((await this.deps.queue.statuses(slots.map((s) => s._id))).map((r) => [r._id, r.status]));
+    let freed = 0;
+    for (const slot of slots) {
+      const s = status.get(slot._id);
+      const orphan = s === undefined || (s === 'queued' && now.getTime() - slot.claimedAt.getTime() > ORPHAN_SLOT_MS);
+      if (orphan || (s !== 'running' && s !== 'queued')) {
+        await this.deps.slots.release(slot._id);
+        freed++;
+      }
+    }
+    let started = 0;
+    for (const accountId of await this.deps.queue.accountsWithQueued()) started += (await this.promote(accountId)).length;
+    return { expired, freed, started };
+  }
+
+  /** Queued and running now, for the usage answer. */
+  async occupancy(accountId: string): Promise<{ queued: number; running: number }> {
+    const [queued, running] = await Promise.all([this.deps.queue.countQueued(accountId), this.deps.slots.count(accountId)]);
+    return { queued, running };
+  }
+}

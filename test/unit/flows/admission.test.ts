@@ -1,0 +1,135 @@
+/** Admission rules with in-memory stores: slots per plan, FIFO promotion, expiry, queue bounds, quotas. */
+import { FlowService, RunService, RunEngine, RunStartRequest } from '../../../src/flows/service';
+import type { RunDoc, WorkflowDoc } from '../../../src/flows/store';
+import { LimitReachedError, QueueFullError } from '../../../src/errors';
+import { FIXED_LIMITS } from '../../../src/accounts/plans';
+import { memoryAdmission } from './memory-admission';
+
+function setup(opts: { runsUsed?: number; computeUsed?: number } = {}) {
+  let clock = Date.now();
+  const now = () => new Date(clock);
+  const flows = new Map<string, WorkflowDoc>();
+  const runs = new Map<string, RunDoc>();
+  const started: string[] = [];
+  const engine: RunEngine = {
+    start: async (req: RunStartRequest) => { started.push(req.runId); },
+    outcome: async () => 'running',
+    cancel: async () => undefined,
+  };
+  const flowService = new FlowService({
+    workflows: {
+      insert: async (d) => { flows.set(d._id, d); },
+      get: async (a, id) => { const d = flows.get(id); return d && d.accountId === a ? d : null; },
+      list: async () => [...flows.values()],
+      replace: async () => null,
+      remove: async () => false,
+      count: async (a) => [...flows.values()].filter((d) => d.accountId === a).length,
+      triggeredBy: async () => [],
+    },
+  });
+  let runsUsed = opts.runsUsed ?? 0;
+  const { admission, slots } = memoryAdmission(runs, engine, now);
+  const runService = new RunService({
+    flows: flowService, engine, admission, now,
+    runs: {
+      insert: async (d) => { runs.set(d._id, d); },
+      get: async (a, id) => { const d = runs.get(id); return d && d.accountId === a ? d : null; },
+      list: async () => [...runs.values()],
+      finish: async (id, fields, _log, from) => {
+        const d = runs.get(id);
+        if (!d || (from ? d.status !== from : ['completed', 'failed', 'cancelled', 'expired'].includes(d.status))) return false;
+        Object.assign(d, fields);
+        return true;
+      },
+      overdue: async () => [],
+    },
+    outputs: { save: async () => 0, read: async () => '', find: async () => [] },
+    quota: {
+      reserveRun: async (_a, max) => (runsUsed < max ? (runsUsed++, true) : false),
+      workflowUsage: async () => ({ runs: runsUsed, computeUnits: opts.computeUsed ?? 0 }),
+    },
+  });
+  return { flows: flowService, runService, admission, runs, slots, started, tick: (ms: number) => { clock += ms; } };
+}
+
+const free = { id: 'acc', plan: 'free' as const };
+const def = { name: 'w', nodes: [{ id: 'a', type: 'delay', config: { ms: 10 } }], edges: [] };
+
+it('Free: 2 runs start, the rest queue and start in FIFO order as slots free', async () => {
+  const ctx = setup();
+  const wf = await ctx.flows.create(free, def, 100);
+  const ids: string[] = [];
+  const statuses: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await ctx.runService.start(free, wf.id, i);
+    ids.push(r.runId);
+    statuses.push(r.status);
+    ctx.tick(1);
+  }
+  expect(statuses).toEqual(['running', 'running', 'queued', 'queued', 'queued']);
+  expect(ctx.started).toEqual(ids.slice(0, 2));
+  // The second run ends first: the oldest queued run takes its slot.
+  ctx.runs.get(ids[1])!.status = 'completed';
+  await ctx.admission.ended(ids[1]);
+  expect(ctx.started).toEqual([ids[0], ids[1], ids[2]]);
+  ctx.runs.get(ids[0])!.status = 'completed';
+  await ctx.admission.ended(ids[0]);
+  ctx.runs.get(ids[2])!.status = 'failed';
+  await ctx.admission.ended(ids[2]);
+  expect(ctx.started).toEqual(ids);
+  // Releasing twice frees nothing more.
+  await ctx.admission.ended(ids[2]);
+  expect(ctx.slots.size).toBe(2);
+});
+
+it('a run queued for an hour expires and never starts; the pass frees slots of finished runs', async () => {
+  const ctx = setup();
+  const wf = await ctx.flows.create(free, def, 100);
+  const a = await ctx.runService.start(free, wf.id, 1);
+  await ctx.runService.start(free, wf.id, 2);
+  const late = await ctx.runService.start(free, wf.id, 3);
+  expect(late.status).toBe('queued');
+  ctx.tick(FIXED_LIMITS.workflowQueueWaitMs + 1);
+  // The worker died after writing the end of run a, before releasing its slot.
+  ctx.runs.get(a.runId)!.status = 'completed';
+  expect(await ctx.admission.pass()).toEqual({ expired: 1, freed: 1, started: 0 });
+  expect(ctx.runs.get(late.runId)).toMatchObject({ status: 'expired' });
+  expect(ctx.started).not.toContain(late.runId);
+});
+
+it('cancelling a queued run ends it without the engine; it never starts', async () => {
+  const ctx = setup();
+  const wf = await ctx.flows.create(free, def, 100);
+  const a = await ctx.runService.start(free, wf.id, 1);
+  await ctx.runService.start(free, wf.id, 2);
+  const q = await ctx.runService.start(free, wf.id, 3);
+  await ctx.runService.cancel(free.id, q.runId);
+  expect(ctx.runs.get(q.runId)?.status).toBe('cancelled');
+  ctx.runs.get(a.runId)!.status = 'completed';
+  await ctx.admission.ended(a.runId);
+  expect(ctx.started).not.toContain(q.runId);
+});
+
+it('a full account queue answers queue_full and records nothing', async () => {
+  const ctx = setup();
+  const wf = await ctx.flows.create(free, def, 100);
+  for (let i = 0; i < FIXED_LIMITS.workflowQueuedPerAccount + 2; i++) await ctx.runService.start(free, wf.id, i);
+  const before = ctx.runs.size;
+  await expect(ctx.runService.start(free, wf.id, 'x')).rejects.toBeInstanceOf(QueueFullError);
+  expect(ctx.runs.size).toBe(before);
+});
+
+it('plan quotas: the 6th workflow, the 1,001st manual run and used-up compute are limit_reached', async () => {
+  const ctx = setup({ runsUsed: 1_000 });
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push((await ctx.flows.create(free, def, 100)).id);
+  const sixth = await ctx.flows.create(free, def, 100).catch((e: unknown) => e);
+  expect(sixth).toBeInstanceOf(LimitReachedError);
+  expect(sixth).toMatchObject({ status: 403, code: 'limit_reached', message: 'Plan free, 5 of 5 workflows: workflow limit reached', extra: { usage: 5, limit: 5, plan: 'free' } });
+  await expect(ctx.runService.start(free, ids[0], null)).rejects.toMatchObject({ code: 'limit_reached', extra: { usage: 1_000, limit: 1_000 } });
+  // Device-event runs are not counted in the month's runs.
+  await expect(ctx.runService.start(free, ids[0], null, { type: 'device_event', messageId: 'm' })).resolves.toMatchObject({ status: 'running' });
+  const spent = setup({ computeUsed: 3_600 });
+  const wf = await spent.flows.create(free, def, 100);
+  await expect(spent.runService.start(free, wf.id, null)).rejects.toMatchObject({ code: 'limit_reached', message: expect.stringMatching(/compute limit reached$/) });
+});
