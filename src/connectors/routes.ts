@@ -20,10 +20,11 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
     method: 'POST', path: '/api/connectors', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
     summary: 'Create a connector (type aws: S3 with a region, an optional S3-compatible endpoint and an access key)',
     body: { schema: connectorCreateSchema, maxBytes: BODY_MAX_BYTES },
-    responses: { 201: { description: 'Created', schema: connectorSchema } },
+    responses: { 201: { description: 'Created', schema: connectorSchema }, 403: { description: 'The plan\'s connectors are used up: `{error, code: "limit_reached", usage, limit, plan}`' } },
     handler: async (ctx) => {
       ctx.status = 201;
-      ctx.body = publicConnector(await s.connectors.create(principalOf(ctx).account._id, bodyOf<ConnectorCreate>(ctx)));
+      const { account } = principalOf(ctx);
+      ctx.body = publicConnector(await s.connectors.create(account._id, bodyOf<ConnectorCreate>(ctx), account.plan));
     },
   });
 

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../crypto';
-import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { BadRequestError, ConflictError, LimitReachedError, NotFoundError } from '../errors';
+import { planOf, type PlanTier } from '../accounts/plans';
 import { assertPublicHost, UnsafeTargetError } from '../net/safe-target';
 import { isDuplicateKey } from '../storage/mongo';
 import { Redactor } from '../vault/redact';
@@ -82,7 +83,11 @@ export class ConnectorService {
     return JSON.parse(decryptSecret(this.key, c.credentialsSealed)) as Credentials;
   }
 
-  async create(accountId: string, input: ConnectorCreate): Promise<ConnectorRecord> {
+  /** Past the plan's connectors, 403 `limit_reached` (counted before the insert, like workflows). */
+  async create(accountId: string, input: ConnectorCreate, plan: PlanTier): Promise<ConnectorRecord> {
+    const { maxConnectors, tier } = planOf(plan);
+    const count = (await this.records.list(accountId)).length;
+    if (count >= maxConnectors) throw new LimitReachedError('connectors', 'connector', count, maxConnectors, tier);
     const now = new Date();
     const endpoint = await this.checkEndpoint(input.endpoint);
     const record: ConnectorRecord = {

@@ -19,10 +19,11 @@ export function registerVaultRoutes(r: RouteRegistry, s: Pick<Services, 'vault'>
     summary: 'Store a secret (201), or replace the value of an existing name (200)',
     description: 'Workflows use it as `{{ vault.NAME }}`; the value is resolved only inside the activity that needs it and replaced by `[vault:NAME]` anywhere it would be reported.',
     body: { schema: vaultPutSchema, maxBytes: 64 * 1024 },
-    responses: { 201: { description: 'Created', schema: vaultEntrySchema }, 200: { description: 'Replaced', schema: vaultEntrySchema } },
+    responses: { 201: { description: 'Created', schema: vaultEntrySchema }, 200: { description: 'Replaced', schema: vaultEntrySchema }, 403: { description: 'The plan\'s vault entries are used up: `{error, code: "limit_reached", usage, limit, plan}`' } },
     handler: async (ctx) => {
       const body = bodyOf<VaultPut>(ctx);
-      const { entry, created } = await s.vault.put(principalOf(ctx).account._id, body.name, body.value);
+      const { account } = principalOf(ctx);
+      const { entry, created } = await s.vault.put(account._id, body.name, body.value, account.plan);
       ctx.status = created ? 201 : 200;
       ctx.body = publicVaultEntry(entry);
     },

@@ -4,7 +4,8 @@
  * resolves `{{ vault.NAME }}`, which redacts them from everything it reports (redact.ts).
  */
 import { decryptSecret, encryptSecret } from '../crypto';
-import { NotFoundError } from '../errors';
+import { LimitReachedError, NotFoundError } from '../errors';
+import { planOf, type PlanTier } from '../accounts/plans';
 import type { VaultEntryView } from './schemas';
 import { Redactor } from './redact';
 import { fillVaultRefs, vaultRefs } from './template';
@@ -35,8 +36,17 @@ export class VaultService {
     return this.entries.list(accountId);
   }
 
-  /** Creates the entry, or replaces the value of an existing one (`created` tells which). */
-  put(accountId: string, name: string, value: string): Promise<{ entry: SealedVaultEntry; created: boolean }> {
+  /**
+   * Creates the entry, or replaces the value of an existing one (`created` tells which). A new
+   * name past the plan's vault entries is 403 `limit_reached` (counted before the write: concurrent
+   * creates may pass the limit by the few in flight).
+   */
+  async put(accountId: string, name: string, value: string, plan: PlanTier): Promise<{ entry: SealedVaultEntry; created: boolean }> {
+    if ((await this.entries.find(accountId, [name])).length === 0) {
+      const { maxVaultEntries, tier } = planOf(plan);
+      const count = (await this.entries.list(accountId)).length;
+      if (count >= maxVaultEntries) throw new LimitReachedError('vault entries', 'vault entry', count, maxVaultEntries, tier);
+    }
     return this.entries.put(accountId, name, encryptSecret(this.key, value), new Date());
   }
 

@@ -190,3 +190,23 @@ test('60 exposed workflows on one tag: a publish starts the 50 oldest', async ()
   const flows = await withDb((db) => db.collection('workflow_runs').distinct('workflowId', { accountId, 'trigger.messageId': sent.body.content }));
   expect(flows.sort()).toEqual(ids.slice(0, 50));
 });
+
+describe('connector and vault quotas', () => {
+  it('Free: the 3rd connector and the 6th vault entry are 403 limit_reached; replacing an entry is not a new one', async () => {
+    const acct = await newAccount('free');
+    const conn = (n: number) => api('POST', '/api/connectors', { key: acct.apiKey, body: { name: `c${n}`, type: 'aws', region: 'us-east-1', access_key_id: 'AKIAEXAMPLE', secret_access_key: 'secret-value' } });
+    expect((await conn(1)).status).toBe(201);
+    expect((await conn(2)).status).toBe(201);
+    const third = await conn(3);
+    expect(third.status).toBe(403);
+    expect(third.body).toMatchObject({ code: 'limit_reached', usage: 2, limit: 2, plan: 'free' });
+    expect(String(third.body.error)).toMatch(/limit reached$/);
+
+    const put = (name: string) => api('POST', '/api/vault', { key: acct.apiKey, body: { name, value: 'v' } });
+    for (let i = 1; i <= 5; i++) expect((await put(`K${i}`)).status).toBe(201);
+    const sixth = await put('K6');
+    expect(sixth.status).toBe(403);
+    expect(sixth.body).toMatchObject({ code: 'limit_reached', usage: 5, limit: 5, plan: 'free' });
+    expect((await put('K1')).status).toBe(200);
+  });
+});

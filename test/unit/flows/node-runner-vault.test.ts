@@ -53,7 +53,7 @@ const args = (nodeId: string, type: string, config: Record<string, unknown>) => 
 });
 
 beforeAll(async () => {
-  await vault.put('acc', 'KEY', SECRET);
+  await vault.put('acc', 'KEY', SECRET, 'pro');
 });
 
 it('fills the vault value after JSONata (never evaluated) and redacts it from the output and the log lines', async () => {

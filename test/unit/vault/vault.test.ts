@@ -22,15 +22,15 @@ describe('VaultService', () => {
   const vault = new VaultService(entries, randomBytes(32));
 
   beforeAll(async () => {
-    await vault.put('acc1', 'TOKEN', 's3cr3t-token');
-    await vault.put('acc1', 'PASS', 'p&ss "word"/+');
+    await vault.put('acc1', 'TOKEN', 's3cr3t-token', 'pro');
+    await vault.put('acc1', 'PASS', 'p&ss "word"/+', 'pro');
   });
 
   it('stores only the sealed value, different each time it is sealed', async () => {
     const first = entries.rows.get('acc1/TOKEN')?.valueSealed as string;
     expect(first).not.toContain('s3cr3t-token');
     expect(Buffer.from(first, 'base64').toString('latin1')).not.toContain('s3cr3t-token');
-    const { created } = await vault.put('acc1', 'TOKEN', 's3cr3t-token');
+    const { created } = await vault.put('acc1', 'TOKEN', 's3cr3t-token', 'pro');
     expect(created).toBe(false);
     expect(entries.rows.get('acc1/TOKEN')?.valueSealed).not.toBe(first);
   });
