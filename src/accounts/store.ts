@@ -1,6 +1,7 @@
 /** MongoDB access for accounts, account keys, entities, entity keys and roles. */
 import { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
+import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
 import type { PlanTier } from './plans';
 import type { Permission } from './roles';
 
@@ -38,6 +39,11 @@ export interface EntityDoc {
   statusTable: Record<string, unknown>;
   createdAt: Date;
 }
+/** An entity's metadata is stored as JSON text (user-json.ts); older documents hold it native. */
+type StoredEntity = Omit<EntityDoc, 'metadata'> & { metadata: EntityDoc['metadata'] | UserJsonText };
+const entityOf = (e: StoredEntity | null): EntityDoc | null =>
+  e && { ...e, metadata: typeof e.metadata === 'string' ? decodeUserJson<EntityDoc['metadata']>(e.metadata) : e.metadata };
+
 export interface EntityKeyDoc {
   _id: string; // jti = apiKeyId
   accountId: string;
@@ -57,14 +63,14 @@ export interface RoleDoc {
 export class AccountStore {
   readonly accounts: Collection<AccountDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
-  readonly entities: Collection<EntityDoc>;
+  readonly entities: Collection<StoredEntity>;
   readonly entityKeys: Collection<EntityKeyDoc>;
   readonly roles: Collection<RoleDoc>;
 
   constructor(db: Db) {
     this.accounts = db.collection<AccountDoc>(COLLECTIONS.accounts);
     this.apiKeys = db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
-    this.entities = db.collection<EntityDoc>(COLLECTIONS.entities);
+    this.entities = db.collection<StoredEntity>(COLLECTIONS.entities);
     this.entityKeys = db.collection<EntityKeyDoc>(COLLECTIONS.entityKeys);
     this.roles = db.collection<RoleDoc>(COLLECTIONS.roles);
   }
@@ -92,22 +98,23 @@ export class AccountStore {
     await this.accounts.updateOne({ _id: accountId, entityCount: { $gt: 0 } }, { $inc: { entityCount: -1 } });
   }
 
-  insertEntity(doc: EntityDoc) { return this.entities.insertOne(doc); }
-  findEntity(accountId: string, name: string) { return this.entities.findOne({ _id: `${accountId}/${name}` }); }
+  insertEntity(doc: EntityDoc) { return this.entities.insertOne({ ...doc, metadata: encodeUserJson(doc.metadata) }); }
+  async findEntity(accountId: string, name: string) { return entityOf(await this.entities.findOne({ _id: `${accountId}/${name}` })); }
   deleteEntity(accountId: string, name: string) { return this.entities.deleteOne({ _id: `${accountId}/${name}` }); }
   setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string) {
     return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId, apiKeyHash } });
   }
 
-  listEntities(accountId: string, offset: number, limit: number) {
-    return this.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray();
+  async listEntities(accountId: string, offset: number, limit: number) {
+    return (await this.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map((e) => entityOf(e) as EntityDoc);
   }
-  updateEntity(accountId: string, name: string, set: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
-    return this.entities.findOneAndUpdate(
+  async updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
+    const set = { ...patch, ...(patch.metadata !== undefined ? { metadata: encodeUserJson(patch.metadata) } : {}) };
+    return entityOf(await this.entities.findOneAndUpdate(
       { _id: `${accountId}/${name}` },
       { ...(Object.keys(set).length ? { $set: set } : {}), ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, ''])) } : {}) },
       { returnDocument: 'after' },
-    );
+    ));
   }
   async clearEntityService(accountId: string, serviceId: string): Promise<void> {
     await this.entities.updateMany({ accountId, serviceId }, { $unset: { serviceId: '' } });

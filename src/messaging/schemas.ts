@@ -64,7 +64,7 @@ export const statusTableSchema: JsonSchema = {
   type: 'object', required: ['statusTable'], properties: { statusTable: { type: 'object' } },
 };
 export const statusTableBodySchema: JsonSchema = {
-  type: 'object', description: 'Top-level keys must not contain "." nor start with "$"',
+  type: 'object', description: 'Any JSON object; stored and returned exactly as sent',
 };
 
 /** Message as delivered to an entity by check_messages (and the MQTT messages topic). */

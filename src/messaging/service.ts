@@ -9,7 +9,7 @@ import type { AccountService, CreatedEntity } from '../accounts/service';
 import type { AccountDoc, EntityDoc } from '../accounts/store';
 import { isDuplicateKey } from '../storage/mongo';
 import { AppError, BadRequestError, ConflictError, NotFoundError } from '../errors';
-import { checkStateKeys, MessagingEvents } from './pipeline';
+import { MessagingEvents } from './pipeline';
 import type { BulkRequest, EntityPatch, MessageSearch, ServiceInput } from './schemas';
 import type { DeliveredMessage, MessageDoc, MessageFilter, MessageStore, ServiceDoc } from './store';
 import type { ServiceValidator } from './validation';
@@ -73,7 +73,6 @@ export class MessagingService {
 
   /** PATCH/PUT: immediate, no message processing (no validation, flows or data accounting). */
   async writeStatusTable(entity: EntityDoc, table: Record<string, unknown>, mode: 'merge' | 'replace'): Promise<Record<string, unknown>> {
-    checkStateKeys(table);
     const t = mode === 'merge'
       ? await this.deps.store.mergeStatusTable(entity.accountId, entity.name, table)
       : await this.deps.store.replaceStatusTable(entity.accountId, entity.name, table);

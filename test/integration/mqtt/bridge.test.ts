@@ -196,7 +196,7 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
       let stableSince = Date.now();
       // Wait until the count reaches the total, then keep watching a while for duplicates arriving late.
       await until(async () => {
-        const n = await col.countDocuments({ accountId, 'data.runId': runId });
+        const n = await col.countDocuments({ accountId, data: { $regex: runId } });
         if (n !== last) {
           // eslint-disable-next-line no-console
           console.log(`${((Date.now() - started) / 1000).toFixed(1)} s: ${n} stored`);
@@ -206,8 +206,9 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
         await sleep(2_000);
         return n >= total && Date.now() - stableSince > 3_000 ? n : undefined;
       }, 240_000, `${total} stored messages`);
-      const docs = await col.find({ accountId, 'data.runId': runId }, { projection: { data: 1 } }).toArray();
-      const keys = docs.map((d) => `${(d.data as Json).dev}:${(d.data as Json).seq}`);
+      // Message data is stored as JSON text (src/storage/user-json.ts).
+      const docs = await col.find({ accountId, data: { $regex: runId } }, { projection: { data: 1 } }).toArray();
+      const keys = docs.map((d) => JSON.parse(d.data as string) as Json).map((data) => `${data.dev}:${data.seq}`);
       expect(docs.length).toBe(total);
       expect(new Set(keys).size).toBe(total);
     } finally {
