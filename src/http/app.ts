@@ -60,6 +60,9 @@ export function createApp(opts: {
         ctx.status = 404;
         ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
       } else if (ctx.status === 405 || ctx.status === 501) {
+        // The router answers 501 for methods it has no verb for (TRACE, CONNECT); to a client
+        // that is a method this path does not allow, with the same Allow header.
+        ctx.status = 405;
         ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `Method ${ctx.method} not allowed on ${ctx.path}`, 'method_not_allowed', {});
       }
     } catch (err) {

@@ -112,7 +112,7 @@ export const messageListQuerySchema: JsonSchema = {
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.messagesPageDefault },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 },
   },
 };
 export const messageSearchSchema: JsonSchema = {
@@ -123,7 +123,7 @@ export const messageSearchSchema: JsonSchema = {
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: FIXED_LIMITS.messagesPageDefault },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 },
   },
 };
 export interface MessageSearch { entity_name?: string; tags?: string[]; from?: string; to?: string; limit: number; offset: number }
@@ -185,7 +185,7 @@ export const entityListSchema: JsonSchema = {
 };
 export const entityListQuerySchema: JsonSchema = {
   type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 } },
 };
 export const entityPatchSchema: JsonSchema = {
   type: 'object', additionalProperties: false, minProperties: 1,

@@ -125,7 +125,7 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
     method: 'POST', path: '/api/account/profiles', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Create a scan profile (webhooks need Starter or above)',
     body: { schema: profileCreateSchema, maxBytes: 64 * 1024 },
-    responses: { 201: { description: 'Created', schema: profileSchema } },
+    responses: { 201: { description: 'Created', schema: profileSchema }, 409: { description: 'A profile of that name exists' } },
     handler: async (ctx) => {
       ctx.status = 201;
       ctx.body = publicProfile(await s.scans.profiles.create(principalOf(ctx).account, bodyOf<ProfileInput>(ctx)));
@@ -145,7 +145,7 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
     method: 'PATCH', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Change a scan profile; `webhook: null` removes the webhook',
     body: { schema: profilePatchSchema, maxBytes: 64 * 1024 },
-    responses: { 200: { description: 'Profile', schema: profileSchema } },
+    responses: { 200: { description: 'Profile', schema: profileSchema }, 409: { description: 'A profile of that name exists' } },
     handler: async (ctx) => {
       ctx.body = publicProfile(await s.scans.profiles.update(principalOf(ctx).account, ctx.params.id, bodyOf<ProfileInput>(ctx)));
     },

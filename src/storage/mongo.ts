@@ -5,8 +5,13 @@
 import { Db, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
 import { Config, mongoUriOf } from '../config';
 
-/** A unique-index violation (E11000), as MongoDB and the local MongoDB-wire server report it. */
-export const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
+/**
+ * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
+ * that collides reaches FerretDB v1's SQLite backend unchecked and comes back as an InternalError
+ * quoting SQLite's UNIQUE constraint failure (extended code 2067).
+ */
+export const isDuplicateKey = (err: unknown): boolean =>
+  err instanceof MongoServerError && (err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message)));
 
 export const COLLECTIONS = {
   accounts: 'accounts',
