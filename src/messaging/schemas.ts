@@ -131,6 +131,7 @@ export interface MessageSearch { entity_name?: string; tags?: string[]; from?: s
 export const bulkBodySchema: JsonSchema = {
   type: 'object',
   description: 'Either count + prefix, or entities (the explicit list takes precedence when both are given)',
+  anyOf: [{ required: ['entities'] }, { required: ['count', 'prefix'] }],
   properties: {
     count: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.bulkRegistrationMax },
     prefix: { type: 'string', minLength: 1, maxLength: 58 },
@@ -192,7 +193,7 @@ export const entityPatchSchema: JsonSchema = {
   properties: {
     tags: tagsSchema,
     metadata: { type: 'object', description: 'Replaces the metadata object' },
-    role: { type: 'string', description: '"default" or a custom role (Standard and Pro)' },
+    role: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: '"default" or a custom role (Standard and Pro)' },
     service: { type: ['string', 'null'], description: 'Validation service id; null removes it' },
   },
 };

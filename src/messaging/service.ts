@@ -118,7 +118,8 @@ export class MessagingService {
   searchMessages(accountId: string, q: MessageSearch): Promise<MessagePage> {
     const from = q.from ? new Date(q.from) : undefined;
     const to = q.to ? new Date(q.to) : undefined;
-    if (from && to && from >= to) throw new BadRequestError('from must be before to');
+    // An empty interval holds no messages.
+    if (from && to && from >= to) return Promise.resolve({ messages: [], next_cursor: null });
     return this.page({ accountId, sourceName: q.entity_name, tags: q.tags, from, to }, q.offset, q.limit);
   }
 

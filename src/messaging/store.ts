@@ -141,6 +141,8 @@ class InsertBatcher<T extends { _id: string }> {
 
 export class MessageStore {
   private readonly messages: Collection<StoredMessage>;
+  /** History reads (list, search, one message, export) on the read pool (see Storage.readDb). */
+  private readonly history: Collection<StoredMessage>;
   private readonly inbox: Collection<StoredInbox>;
   private readonly services: Collection<StoredService>;
   readonly notifications: Collection<NotificationDoc>;
@@ -149,8 +151,9 @@ export class MessageStore {
   private readonly inboxWriter: InsertBatcher<StoredInbox>;
   private fifoSort?: Promise<Sort | undefined>;
 
-  constructor(private readonly db: Db) {
+  constructor(private readonly db: Db, readDb: Db = db) {
     this.messages = db.collection<StoredMessage>(COLLECTIONS.messages);
+    this.history = readDb.collection<StoredMessage>(COLLECTIONS.messages);
     this.inbox = db.collection<StoredInbox>(COLLECTIONS.messageInbox);
     this.services = db.collection<StoredService>(COLLECTIONS.services);
     this.notifications = db.collection<NotificationDoc>(COLLECTIONS.notifications);
@@ -175,18 +178,18 @@ export class MessageStore {
 
   /** Publish messages newest first (timestamp, then id), one page by offset. */
   async listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]> {
-    const docs = await this.messages.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).skip(offset).limit(limit).toArray();
+    const docs = await this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).skip(offset).limit(limit).toArray();
     return docs.map(messageOf);
   }
 
   async findPublished(accountId: string, id: string): Promise<MessageDoc | null> {
-    const doc = await this.messages.findOne({ _id: id, accountId, msgType: 'publish' });
+    const doc = await this.history.findOne({ _id: id, accountId, msgType: 'publish' });
     return doc && messageOf(doc);
   }
 
   /** One cursor over the account's publish messages, newest first, read `batchSize` at a time. */
   exportCursor(f: MessageFilter, batchSize: number): FindCursor<MessageDoc> {
-    return this.messages.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize).map(messageOf);
+    return this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize).map(messageOf);
   }
 
   // --- inbox ---------------------------------------------------------------------------------
