@@ -59,9 +59,11 @@ async function main(): Promise<void> {
     for (const [who, key] of [['entity', entity.apiKey], ['account', account.apiKey]] as const) {
       console.log(`\n=== schemathesis with the ${who} key (max ${maxExamples} examples per operation, seed ${seed}) ===`);
       const reportDir = path.join(env.dataDir, `schemathesis-${who}`);
+      // One worker: with several threads, hypothesis describing its strategies trips CPython 3.11's
+      // ast module ("SystemError: AST constructor recursion depth mismatch"), a crash of the tool.
       const r = await run(ST, [
         '--config-file', path.join(ROOT, 'scripts', 'schemathesis.toml'), 'run', `${env.baseUrl}/openapi.json`, '--checks', 'all', '--header', `Authorization: Bearer ${key}`,
-        '--max-examples', maxExamples, '--seed', seed, '--workers', '2', '--request-timeout', '30',
+        '--max-examples', maxExamples, '--seed', seed, '--workers', '1', '--request-timeout', '30',
         '--suppress-health-check', 'all', '--report-dir', reportDir, '--no-color',
       ]);
       if (r.code !== 0) failed = true;

@@ -51,10 +51,10 @@ export function describeAjvError(where: string, errors: ErrorObject[] | null | u
 }
 
 /**
- * The structural checks every JSON request body and every MQTT message passes before its schema:
- * nesting depth (one walk without recursion, so hostile input cannot blow the stack), and no NUL character in an object
- * key. BSON cannot encode such a key, so storing it would fail late, after the message had been
- * charged, as an internal error.
+ * The structural check every JSON request body and every MQTT message passes before its schema:
+ * nesting depth, in one walk without recursion, so hostile input cannot blow the stack. (Keys are
+ * not restricted: open user objects are stored as JSON text, src/storage/user-json.ts, so even a
+ * NUL character in a key, which BSON cannot encode, is kept as sent.)
  */
 export function checkJsonShape(value: unknown): void {
   const limit = FIXED_LIMITS.jsonNestingDepth;
@@ -67,8 +67,7 @@ export function checkJsonShape(value: unknown): void {
       for (const child of v) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
       continue;
     }
-    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-      if (k.includes('\u0000')) throw new BadRequestError(`JSON object key ${JSON.stringify(k)} contains a NUL character`, undefined, 'invalid_json');
+    for (const child of Object.values(v as Record<string, unknown>)) {
       if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
     }
   }

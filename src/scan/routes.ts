@@ -31,7 +31,10 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
     description: 'Synchronous by default. `defer=true` (Standard and Pro) or a file over 25 MB answers 202 and is polled at GET /api/scan/{scanId}. The upload is refused with 413 as soon as it passes the plan\'s size limit.',
     query: scanQuerySchema,
     rawBody: { contentType: 'multipart/form-data', schema: scanUploadBody },
-    responses: { 200: { description: 'Scan result', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema }, 402: { description: 'Monthly quota used up (code quota_exceeded)' } },
+    responses: {
+      200: { description: 'Scan result', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema },
+      402: { description: 'Monthly quota used up (code quota_exceeded)' }, 404: { description: 'Unknown profile_id' },
+    },
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
       const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
@@ -58,7 +61,10 @@ export function registerScanRoutes(r: RouteRegistry, s: Services): void {
     summary: 'Scan a raw or base64 payload with the file engines plus the content-security engines',
     query: scanQuerySchema,
     body: { schema: payloadBodySchema, maxBytes: PAYLOAD_JSON_LIMIT },
-    responses: { 200: { description: 'Scan result with codeExtraction, promptInjection, sensitiveData and toolCallAnalysis', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema } },
+    responses: {
+      200: { description: 'Scan result with codeExtraction, promptInjection, sensitiveData and toolCallAnalysis', schema: scanResultSchema },
+      202: { description: 'Deferred', schema: pendingAcceptedSchema }, 404: { description: 'Unknown profile_id' },
+    },
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
       const body = bodyOf<{ payload: string; encoding: 'raw' | 'base64'; label?: string; profile_id?: string }>(ctx);
