@@ -73,7 +73,11 @@ export async function run(args: string[]): Promise<void> {
 
     const client = httpClient(env.baseUrl, 1);
     const get: number[] = [];
+    let next = Date.now();
     for (let i = 0; i < lookups; i++) {
+      // One request per 25 ms at most: the key's rate limit is 50 requests per second.
+      await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
+      next = Date.now() + 25;
       const id = ids[Math.floor(Math.random() * ids.length)];
       const r = await client.request('GET', `/api/entities/messages/${id}`, acct.apiKey);
       if (r.status !== 200 || (JSON.parse(r.body) as { id: string }).id !== id) throw new Error(`GET message ${id}: ${r.status} ${r.body.slice(0, 200)}`);
