@@ -91,7 +91,7 @@ export async function run(args: string[]): Promise<void> {
         lastInserted = id;
         docs.push({
           _id: id as unknown as ObjectId, accountId: acct.accountId, msgType: 'publish', source: `accounts/${acct.accountId}/entities/dev-${j % 100}`,
-          sourceName: `dev-${j % 100}`, destination: null, data: { seq: j, temp: 20 + (j % 50) / 10, note: j % 1000 === 0 ? 'comma, "quote"' : 'ok' },
+          sourceName: `dev-${j % 100}`, destination: null, data: JSON.stringify({ seq: j, temp: 20 + (j % 50) / 10, note: j % 1000 === 0 ? 'comma, "quote"' : 'ok' }),
           tags: ['bench', `shard-${j % 4}`], timestamp: new Date(base + j * 1000), receivedAt: new Date(), validation: { result: 'skipped' }, bytes: 50,
         });
       }

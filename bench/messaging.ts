@@ -72,7 +72,7 @@ export async function run(args: string[]): Promise<void> {
     const messages = db.collection('messages');
     const doc = (i: number) => ({
       _id: new ObjectId().toHexString() as unknown as ObjectId, accountId: 'bench-raw', msgType: 'publish', source: `accounts/bench-raw/entities/bench-dev-1`,
-      sourceName: 'bench-dev-1', destination: null, data: sampleData(i), tags: ['bench'], timestamp: new Date(), receivedAt: new Date(),
+      sourceName: 'bench-dev-1', destination: null, data: JSON.stringify(sampleData(i)), tags: ['bench'], timestamp: new Date(), receivedAt: new Date(),
       validation: { result: 'skipped' }, bytes: 60,
     });
     const rawRun = await loop(DEVICES, seconds, async (_w, i) => {

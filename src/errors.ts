@@ -65,6 +65,12 @@ export class NotFoundError extends AppError {
     super(404, `${what} not found`, { code: 'not_found' });
   }
 }
+/** `allowed`: the methods the path does allow, sent in the Allow header. */
+export class MethodNotAllowedError extends AppError {
+  constructor(method: string, path: string, allowed: string[]) {
+    super(405, `Method ${method} not allowed on ${path}`, { code: 'method_not_allowed', headers: { Allow: allowed.join(', ') } });
+  }
+}
 export class ConflictError extends AppError {
   constructor(message: string) {
     super(409, message, { code: 'conflict' });

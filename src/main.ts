@@ -143,7 +143,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         }
       };
       await Promise.all([
-        check('mongodb', () => pingStorage(storage.db)),
+        check('mongodb', () => pingStorage(storage.readDb)),
         temporal ? check('temporal', () => pingTemporal(temporal as Client, config.temporalNamespace)) : Promise.resolve(),
         worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
         config.roles.includes('mqtt') && !config.mqttUrl

@@ -95,7 +95,7 @@ export function createServices(opts: {
   const { config, logger, storage, secrets } = opts;
   const db = storage.db;
   const limits = new LimitService(new CounterStore(db));
-  const scanStore = new ScanStore(db);
+  const scanStore = new ScanStore(db, storage.readDb);
   const scans = new ScanService(
     scanStore,
     new ProfileService(scanStore, secrets.dataEncryptionKey, config.webhookAllowHosts),
@@ -111,10 +111,10 @@ export function createServices(opts: {
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
-  const accountStore = new AccountStore(db);
+  const accountStore = new AccountStore(db, storage.readDb);
   const accounts = new AccountService(accountStore, secrets, config.region);
   const audit = new AuditLog(new AuditStore(db));
-  const messageStore = new MessageStore(db);
+  const messageStore = new MessageStore(db, storage.readDb);
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
   const messagingLog = logger.child({ component: 'messaging' });

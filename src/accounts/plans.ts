@@ -76,6 +76,8 @@ export const FIXED_LIMITS = {
   messagesPageMax: 100,
   checkMessagesDefault: 1,
   exportPageRows: 1_000,
+  /** Deepest offset of the paged lists (and search); deeper history is for the export. */
+  listOffsetMax: 1_000_000,
   batchMessagesMax: 100,
   bulkRegistrationMax: 1_000,
   jsonNestingDepth: 20,

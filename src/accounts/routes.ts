@@ -25,7 +25,7 @@ export function registerAccountRoutes(r: RouteRegistry, s: { roles: CustomRoles;
   r.add({
     method: 'POST', path: '/api/roles', area: 'messaging', tags: ['roles'], auth: 'account', rate: 'account-messaging',
     summary: 'Create a custom role (Standard and Pro; elsewhere 403 plan_required, feature custom_roles)',
-    body: { schema: { type: 'object', required: ['name', 'permissions'], additionalProperties: false, properties: { name: { type: 'string' }, permissions: permissionsSchema } }, maxBytes: 16 * 1024 },
+    body: { schema: { type: 'object', required: ['name', 'permissions'], additionalProperties: false, properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' }, permissions: permissionsSchema } }, maxBytes: 16 * 1024 },
     responses: { 201: { description: 'Created', schema: roleSchema }, 409: { description: 'Name taken' } },
     handler: async (ctx) => {
       ctx.status = 201;
@@ -43,14 +43,14 @@ export function registerAccountRoutes(r: RouteRegistry, s: { roles: CustomRoles;
     method: 'PATCH', path: '/api/roles/:name', area: 'messaging', tags: ['roles'], auth: 'account', rate: 'account-messaging',
     summary: 'Replace a custom role\'s permissions (entities holding it get them on their next request)',
     body: { schema: { type: 'object', required: ['permissions'], additionalProperties: false, properties: { permissions: permissionsSchema } }, maxBytes: 16 * 1024 },
-    responses: { 200: { description: 'Role', schema: roleSchema } },
+    responses: { 200: { description: 'Role', schema: roleSchema }, 409: { description: 'The built-in default role cannot be changed' } },
     handler: async (ctx) => {
       ctx.body = await s.roles.update(principalOf(ctx).account, ctx.params.name, bodyOf<{ permissions: Permission[] }>(ctx).permissions, actorOf(principalOf(ctx)));
     },
   });
   r.add({
     method: 'DELETE', path: '/api/roles/:name', area: 'messaging', tags: ['roles'], auth: 'account', rate: 'account-messaging',
-    summary: 'Delete a custom role that no entity holds', responses: { 204: { description: 'Deleted' }, 409: { description: 'Still assigned' } },
+    summary: 'Delete a custom role that no entity holds', responses: { 204: { description: 'Deleted' }, 409: { description: 'Still assigned, or the built-in default role' } },
     handler: async (ctx) => {
       await s.roles.remove(principalOf(ctx).account, ctx.params.name, actorOf(principalOf(ctx)));
       ctx.status = 204;

@@ -1,6 +1,7 @@
 /** MongoDB access for accounts, account keys, entities, entity keys and roles. */
 import { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
+import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
 import type { PlanTier } from './plans';
 import type { Permission } from './roles';
 
@@ -38,6 +39,11 @@ export interface EntityDoc {
   statusTable: Record<string, unknown>;
   createdAt: Date;
 }
+/** An entity's metadata is stored as JSON text (user-json.ts); older documents hold it native. */
+type StoredEntity = Omit<EntityDoc, 'metadata'> & { metadata: EntityDoc['metadata'] | UserJsonText };
+const entityOf = (e: StoredEntity | null): EntityDoc | null =>
+  e && { ...e, metadata: typeof e.metadata === 'string' ? decodeUserJson<EntityDoc['metadata']>(e.metadata) : e.metadata };
+
 export interface EntityKeyDoc {
   _id: string; // jti = apiKeyId
   accountId: string;
@@ -57,27 +63,35 @@ export interface RoleDoc {
 export class AccountStore {
   readonly accounts: Collection<AccountDoc>;
   readonly apiKeys: Collection<ApiKeyDoc>;
-  readonly entities: Collection<EntityDoc>;
+  readonly entities: Collection<StoredEntity>;
   readonly entityKeys: Collection<EntityKeyDoc>;
   readonly roles: Collection<RoleDoc>;
+  /** The same collections for the reads of authentication (see Storage.readDb). */
+  private readonly reads: { accounts: Collection<AccountDoc>; apiKeys: Collection<ApiKeyDoc>; entities: Collection<StoredEntity>; entityKeys: Collection<EntityKeyDoc> };
 
-  constructor(db: Db) {
+  constructor(db: Db, readDb: Db = db) {
+    this.reads = {
+      accounts: readDb.collection<AccountDoc>(COLLECTIONS.accounts),
+      apiKeys: readDb.collection<ApiKeyDoc>(COLLECTIONS.apiKeys),
+      entities: readDb.collection<StoredEntity>(COLLECTIONS.entities),
+      entityKeys: readDb.collection<EntityKeyDoc>(COLLECTIONS.entityKeys),
+    };
     this.accounts = db.collection<AccountDoc>(COLLECTIONS.accounts);
     this.apiKeys = db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
-    this.entities = db.collection<EntityDoc>(COLLECTIONS.entities);
+    this.entities = db.collection<StoredEntity>(COLLECTIONS.entities);
     this.entityKeys = db.collection<EntityKeyDoc>(COLLECTIONS.entityKeys);
     this.roles = db.collection<RoleDoc>(COLLECTIONS.roles);
   }
 
   insertAccount(doc: AccountDoc) { return this.accounts.insertOne(doc); }
-  findAccount(id: string) { return this.accounts.findOne({ _id: id }); }
+  findAccount(id: string) { return this.reads.accounts.findOne({ _id: id }); }
   async setPlan(id: string, plan: PlanTier): Promise<boolean> {
     const r = await this.accounts.updateOne({ _id: id }, { $set: { plan } });
     return r.matchedCount === 1;
   }
 
   insertApiKey(doc: ApiKeyDoc) { return this.apiKeys.insertOne(doc); }
-  findApiKey(id: string) { return this.apiKeys.findOne({ _id: id }); }
+  findApiKey(id: string) { return this.reads.apiKeys.findOne({ _id: id }); }
 
   /** Reserves one entity slot under the plan's maximum; false when the account is full. */
   async reserveEntitySlot(accountId: string, max: number): Promise<boolean> {
@@ -92,29 +106,30 @@ export class AccountStore {
     await this.accounts.updateOne({ _id: accountId, entityCount: { $gt: 0 } }, { $inc: { entityCount: -1 } });
   }
 
-  insertEntity(doc: EntityDoc) { return this.entities.insertOne(doc); }
-  findEntity(accountId: string, name: string) { return this.entities.findOne({ _id: `${accountId}/${name}` }); }
+  insertEntity(doc: EntityDoc) { return this.entities.insertOne({ ...doc, metadata: encodeUserJson(doc.metadata) }); }
+  async findEntity(accountId: string, name: string) { return entityOf(await this.reads.entities.findOne({ _id: `${accountId}/${name}` })); }
   deleteEntity(accountId: string, name: string) { return this.entities.deleteOne({ _id: `${accountId}/${name}` }); }
   setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string) {
     return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId, apiKeyHash } });
   }
 
-  listEntities(accountId: string, offset: number, limit: number) {
-    return this.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray();
+  async listEntities(accountId: string, offset: number, limit: number) {
+    return (await this.reads.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map((e) => entityOf(e) as EntityDoc);
   }
-  updateEntity(accountId: string, name: string, set: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
-    return this.entities.findOneAndUpdate(
+  async updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
+    const set = { ...patch, ...(patch.metadata !== undefined ? { metadata: encodeUserJson(patch.metadata) } : {}) };
+    return entityOf(await this.entities.findOneAndUpdate(
       { _id: `${accountId}/${name}` },
       { ...(Object.keys(set).length ? { $set: set } : {}), ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, ''])) } : {}) },
       { returnDocument: 'after' },
-    );
+    ));
   }
   async clearEntityService(accountId: string, serviceId: string): Promise<void> {
     await this.entities.updateMany({ accountId, serviceId }, { $unset: { serviceId: '' } });
   }
 
   insertEntityKey(doc: EntityKeyDoc) { return this.entityKeys.insertOne(doc); }
-  findEntityKey(jti: string) { return this.entityKeys.findOne({ _id: jti }); }
+  findEntityKey(jti: string) { return this.reads.entityKeys.findOne({ _id: jti }); }
   /** Which of these key ids are revoked or gone (MQTT re-checks its live sessions with this). */
   async deadEntityKeys(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];

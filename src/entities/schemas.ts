@@ -4,11 +4,12 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { FIXED_LIMITS } from '../accounts/plans';
-import { tagsSchema } from '../messaging/schemas';
+import { ENTITY_NAME_PATTERN, tagsSchema } from '../messaging/schemas';
 
 export const bulkBodySchema = {
   type: 'object',
   description: 'Either count + prefix, or entities (the explicit list takes precedence when both are given)',
+  anyOf: [{ required: ['entities'] }, { required: ['count', 'prefix'] }],
   properties: {
     count: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.bulkRegistrationMax },
     prefix: { type: 'string', minLength: 1, maxLength: 58 },
@@ -58,14 +59,14 @@ export const entityListSchema = {
 } as const;
 export const entityListQuerySchema = {
   type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, default: 0 } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 } },
 } as const;
 export const entityPatchSchema = {
   type: 'object', additionalProperties: false, minProperties: 1,
   properties: {
     tags: tagsSchema,
     metadata: { type: 'object', description: 'Replaces the metadata object' },
-    role: { type: 'string', description: '"default" or a custom role (Standard and Pro)' },
+    role: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: '"default" or a custom role (Standard and Pro)' },
     service: { type: ['string', 'null'], description: 'Validation service id; null removes it' },
   },
 } as const;

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Logger } from '../log';
-import { AppError } from '../errors';
+import { AppError, MethodNotAllowedError } from '../errors';
 import type { Area, AppState, RouteRegistry } from './route';
 import { buildOpenApi } from './openapi';
 
@@ -64,8 +64,6 @@ export function createApp(opts: {
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
-      } else if (ctx.status === 405 || ctx.status === 501) {
-        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `Method ${ctx.method} not allowed on ${ctx.path}`, 'method_not_allowed', {});
       }
     } catch (err) {
       if (err instanceof AppError) {
@@ -89,6 +87,28 @@ export function createApp(opts: {
     }
   });
 
+  // The methods a path allows are those of its most specific route pattern: POST /api/entities/bulk
+  // owns its path, so GET there is 405 rather than a lookup of an entity named "bulk". OPTIONS
+  // lists them. The router's own answer would merge every pattern the path matches.
+  const systemPaths = new Set(['/healthz', '/openapi.json']);
+  const allowedOn = (p: string): string[] | undefined => {
+    if (systemPaths.has(p)) return ['GET', 'HEAD'];
+    const layers = opts.registry.router.match(p, 'GET').path.filter((l) => l.methods.length > 0);
+    if (layers.length === 0) return undefined;
+    const fewest = Math.min(...layers.map((l) => l.paramNames.length));
+    return [...new Set(layers.filter((l) => l.paramNames.length === fewest).flatMap((l) => l.methods))];
+  };
+  app.use(async (ctx, next) => {
+    const allowed = allowedOn(ctx.path);
+    if (allowed && !allowed.includes(ctx.method)) {
+      if (ctx.method !== 'OPTIONS') throw new MethodNotAllowedError(ctx.method, ctx.path, allowed);
+      ctx.set('Allow', allowed.join(', '));
+      ctx.status = 204;
+      return;
+    }
+    await next();
+  });
+
   app.use(async (ctx, next) => {
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       const report = await opts.health();
@@ -105,6 +125,5 @@ export function createApp(opts: {
 
   if (opts.pages) app.use(opts.pages);
   app.use(opts.registry.router.routes());
-  app.use(opts.registry.router.allowedMethods());
   return app;
 }

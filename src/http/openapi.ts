@@ -35,12 +35,16 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
     const errorSchema = r.area === 'messaging' ? messagingError : scanError;
     const responses: Record<string, unknown> = {};
     for (const [status, def] of Object.entries(r.responses)) {
-      responses[status] = {
-        description: def.description,
-        ...(def.schema || def.contentType ? { content: { [def.contentType ?? 'application/json']: { schema: def.schema ?? {} } } } : {}),
-      };
+      const content: Record<string, { schema: JsonSchema }> = {};
+      if (def.schema || def.contentType) content[def.contentType ?? 'application/json'] = { schema: def.schema ?? {} };
+      for (const [type, schema] of Object.entries(def.otherContent ?? {})) content[type] = { schema };
+      responses[status] = { description: def.description, ...(Object.keys(content).length ? { content } : {}) };
     }
-    const errorStatuses = [400, 500, ...(r.auth !== 'none' ? [401, 403] : []), ...(r.rate !== 'none' ? [429] : []), ...(r.body ? [413] : [])];
+    const errorStatuses = [
+      400, 500, ...(r.auth !== 'none' ? [401, 403] : []), ...(r.rate !== 'none' ? [429] : []), ...(r.body || r.rawBody ? [413] : []),
+      // A path naming an object answers 404 when there is no such object in the account.
+      ...(params.some((p) => (p as { in: string }).in === 'path') ? [404] : []),
+    ];
     for (const s of errorStatuses) {
       if (!responses[s]) responses[s] = { description: STANDARD_ERRORS[s], content: { 'application/json': { schema: errorSchema } } };
     }

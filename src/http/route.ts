@@ -28,6 +28,8 @@ export interface ResponseDef {
   description: string;
   schema?: JsonSchema;
   contentType?: string;
+  /** Further media types the same status may be answered with, each with its schema. */
+  otherContent?: Record<string, JsonSchema>;
 }
 
 export interface RouteDef {

@@ -80,13 +80,6 @@ const validateMessage = validatorFor(messageSchema);
 /** Message ids sort by creation time. */
 const newMessageId = newTimeOrderedId;
 
-/** Top-level state-table keys become update paths, so "." and a leading "$" cannot be allowed. */
-export function checkStateKeys(table: Record<string, unknown>): void {
-  for (const k of Object.keys(table)) {
-    if (k === '' || k.includes('.') || k.startsWith('$')) throw new BadRequestError(`state table key "${k}" must be non-empty, contain no "." and not start with "$"`);
-  }
-}
-
 export class MessagePipeline {
   /** Set by the workflow capability; unset means publishes trigger no flows. */
   flowTrigger?: FlowTrigger;
@@ -175,7 +168,6 @@ export class MessagePipeline {
   }
 
   private async state(sender: Sender, type: 'state_new' | 'state_update', data: Record<string, unknown>, bytes: number, tags: string[], at: Date): Promise<PipelineResult> {
-    checkStateKeys(data);
     await this.deps.usage.charge(sender.account, bytes, false);
     const { account, entity } = sender;
     const table = type === 'state_new'

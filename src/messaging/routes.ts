@@ -51,7 +51,10 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     summary: 'Send one message (publish, heartbeat, state_new, state_update, client_cmd_resp)',
     description: 'A heartbeat is answered 200 with an empty body. state_new/state_update also need entity:State. A publish over the monthly data limit is refused with 429 code data_limit_exceeded; other types keep flowing. Unknown destination: 404.',
     body: { schema: messageSchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
-    responses: { 200: { description: '{code: 200, content: message id}; empty body for a heartbeat', schema: publishResultSchema }, 404: { description: 'Destination entity not found' } },
+    responses: {
+      200: { description: '{code: 200, content: message id}; empty body for a heartbeat', schema: publishResultSchema, otherContent: { 'text/plain': { type: 'string', maxLength: 0 } } },
+      404: { description: 'Destination entity not found' },
+    },
     handler: async (ctx) => {
       const result = await s.messagePipeline.process(entityOf(ctx), bodyOf<unknown>(ctx));
       ctx.status = 200;
@@ -170,7 +173,10 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     method: 'PATCH', path: '/api/services/:id', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
     summary: 'Rename a service or replace its rules',
     body: { schema: servicePatchSchema, maxBytes: 256 * 1024 },
-    responses: { 200: { description: 'The service after the change', schema: serviceViewSchema }, 404: { description: 'Unknown or another account\'s' } },
+    responses: {
+      200: { description: 'The service after the change', schema: serviceViewSchema }, 404: { description: 'Unknown or another account\'s' },
+      409: { description: 'A service of that name exists' },
+    },
     handler: async (ctx) => {
       const p = principalOf(ctx);
       ctx.body = await m.updateService(p.account._id, ctx.params.id, bodyOf<ServicePatch>(ctx), actorOf(p));
@@ -198,7 +204,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     method: 'GET', path: '/api/messages/export', area: 'messaging', tags: ['exports'], auth: 'account', rate: 'account-messaging',
     summary: 'Download every publish message of the account, newest first, as CSV (header row) or a JSON array',
     query: messagesExportQuerySchema,
-    responses: { 200: { description: 'Attachment; columns id, source, destination, msgType, data (JSON), tags (JSON), timestamp', contentType: 'text/csv' } },
+    responses: { 200: { description: 'Attachment; CSV columns id, source, destination, msgType, data (JSON), tags (JSON), timestamp; or the same rows as a JSON array', contentType: 'text/csv', otherContent: { 'application/json': { type: 'array', items: { type: 'object' } } } } },
     handler: async (ctx) => {
       const q = queryOf<MessagesExportQuery>(ctx);
       sendExport(ctx, exportMessages(s.messageStore, s.logger, principalOf(ctx).account._id, {
@@ -210,7 +216,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     method: 'GET', path: '/api/audit-log/export', area: 'messaging', tags: ['exports'], auth: 'account', rate: 'account-messaging',
     summary: 'Download the audit log (Standard and Pro), newest first, as CSV or a JSON array; writes an audit entry',
     query: auditExportQuerySchema,
-    responses: { 200: { description: 'Attachment; columns id, action, resourceType, resourceId, resourceName, userEmail, timestamp, details (JSON)', contentType: 'text/csv' } },
+    responses: { 200: { description: 'Attachment; CSV columns id, action, resourceType, resourceId, resourceName, userEmail, timestamp, details (JSON); or the same rows as a JSON array', contentType: 'text/csv', otherContent: { 'application/json': { type: 'array', items: { type: 'object' } } } } },
     handler: async (ctx) => {
       const p = principalOf(ctx);
       if (!hasEntitlement(p.account.plan, 'audit_log')) throw new PlanRequiredError('audit_log', p.account.plan);

@@ -9,7 +9,7 @@ import { FIXED_LIMITS } from '../accounts/plans';
 export const MESSAGE_TYPES = ['publish', 'heartbeat', 'state_new', 'state_update', 'client_cmd_resp'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
-const ENTITY_NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
+export const ENTITY_NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 export const tagsSchema = {
   type: 'array', maxItems: FIXED_LIMITS.tagsPerMessage, items: { type: 'string', minLength: 1, maxLength: 128 },
 } as const;
@@ -65,7 +65,7 @@ export const statusTableSchema: JsonSchema = {
   type: 'object', required: ['statusTable'], properties: { statusTable: { type: 'object' } },
 };
 export const statusTableBodySchema: JsonSchema = {
-  type: 'object', description: 'Top-level keys must not contain "." nor start with "$"',
+  type: 'object', description: 'Any JSON object; stored and returned exactly as sent',
 };
 
 /** Message as delivered to an entity by check_messages (and the MQTT messages topic). */
@@ -113,7 +113,7 @@ export const messageListQuerySchema: JsonSchema = {
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 },
   },
 };
 export const messageSearchSchema = {
@@ -124,7 +124,7 @@ export const messageSearchSchema = {
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 },
   },
 } as const;
 export type MessageSearch = FromSchema<typeof messageSearchSchema>;

@@ -9,7 +9,7 @@ import type { AccountService } from '../accounts/service';
 import type { AccountDoc, EntityDoc } from '../accounts/store';
 import { isDuplicateKey } from '../storage/mongo';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
-import { checkStateKeys, MessagingEvents } from './pipeline';
+import { MessagingEvents } from './pipeline';
 import type { MessageSearch, ServiceInput } from './schemas';
 import type { DeliveredMessage, MessageDoc, MessageFilter, MessageStore, ServiceDoc } from './store';
 import type { ServiceValidator } from './validation';
@@ -69,7 +69,6 @@ export class MessagingService {
 
   /** PATCH/PUT: immediate, no message processing (no validation, flows or data accounting). */
   async writeStatusTable(entity: EntityDoc, table: Record<string, unknown>, mode: 'merge' | 'replace'): Promise<Record<string, unknown>> {
-    checkStateKeys(table);
     const t = mode === 'merge'
       ? await this.deps.store.mergeStatusTable(entity.accountId, entity.name, table)
       : await this.deps.store.replaceStatusTable(entity.accountId, entity.name, table);
@@ -115,7 +114,8 @@ export class MessagingService {
   searchMessages(accountId: string, q: MessageSearch): Promise<MessagePage> {
     const from = q.from ? new Date(q.from) : undefined;
     const to = q.to ? new Date(q.to) : undefined;
-    if (from && to && from >= to) throw new BadRequestError('from must be before to');
+    // An empty interval holds no messages.
+    if (from && to && from >= to) return Promise.resolve({ messages: [], next_cursor: null });
     return this.page({ accountId, sourceName: q.entity_name, tags: q.tags, from, to }, q.offset, q.limit);
   }
 

@@ -8,11 +8,16 @@
  * findOneAndDelete on the inbox, atomic on a single document on MongoDB and on FerretDB alike, so
  * a message goes out once however many pollers (HTTP or MQTT) race for it; and the claim query
  * stays cheap as history grows (the local FerretDB scans whole collections for every query).
+ *
+ * What a device or an account sends (message data, state tables, service rule schemas) is stored
+ * as JSON text (src/storage/user-json.ts), so any key or nesting is kept exactly as sent; reads
+ * also accept documents written before, when these were native (see docs/messaging.md).
  */
 import { Collection, Db, Filter, FindCursor, MongoBulkWriteError, Sort } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import { isDuplicateKey } from '../storage/mongo';
+import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import { GroupCommit, ItemFailure } from '../storage/group-commit';
+import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
+import { ConflictError } from '../errors';
 import type { EntityDoc } from '../accounts/store';
 import type { ServiceRule } from './schemas';
 
@@ -56,6 +61,22 @@ export interface InboxDoc {
   message: DeliveredMessage;
 }
 
+/** As stored: the user-controlled parts are JSON text (older documents: native). */
+type Stored<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] | UserJsonText };
+type StoredMessage = Stored<MessageDoc, 'data'>;
+type StoredInbox = Omit<InboxDoc, 'message'> & { message: Stored<DeliveredMessage, 'data'> };
+type StoredService = Omit<ServiceDoc, 'rules'> & { rules: Array<Stored<ServiceRule, 'schema'>> };
+type StoredState = Omit<EntityDoc, 'statusTable'> & { statusTable?: EntityDoc['statusTable'] | UserJsonText; stateVersion?: number };
+
+const decoded = <T>(v: T | UserJsonText): T => (typeof v === 'string' ? decodeUserJson<T>(v) : v);
+const messageOf = ({ data, ...m }: StoredMessage): MessageDoc => ({ ...m, data: decoded(data) });
+const inboxOf = ({ message: { data, ...message }, ...doc }: StoredInbox): InboxDoc => ({ ...doc, message: { ...message, data: decoded(data) } });
+const serviceOf = (s: StoredService | null): ServiceDoc | null => s && { ...s, rules: s.rules.map((r) => ({ name: r.name, schema: decoded(r.schema) })) };
+const encodedRules = (rules: ServiceRule[]) => rules.map((r) => ({ name: r.name, schema: encodeUserJson(r.schema) }));
+
+/** A state-table merge that keeps losing the race to other writers of the same table. */
+const STATE_MERGE_ATTEMPTS = 20;
+
 export interface ServiceDoc {
   _id: string;
   accountId: string;
@@ -98,21 +119,24 @@ function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupComm
 }
 
 export class MessageStore {
-  readonly messages: Collection<MessageDoc>;
-  readonly inbox: Collection<InboxDoc>;
-  readonly services: Collection<ServiceDoc>;
+  private readonly messages: Collection<StoredMessage>;
+  /** History reads (list, search, one message, export) on the read pool (see Storage.readDb). */
+  private readonly history: Collection<StoredMessage>;
+  private readonly inbox: Collection<StoredInbox>;
+  private readonly services: Collection<StoredService>;
   readonly notifications: Collection<NotificationDoc>;
-  private readonly entities: Collection<EntityDoc>;
-  private readonly messageWriter: GroupCommit<MessageDoc, void>;
-  private readonly inboxWriter: GroupCommit<InboxDoc, void>;
+  private readonly entities: Collection<StoredState>;
+  private readonly messageWriter: GroupCommit<StoredMessage, void>;
+  private readonly inboxWriter: GroupCommit<StoredInbox, void>;
   private fifoSort?: Promise<Sort | undefined>;
 
-  constructor(private readonly db: Db) {
-    this.messages = db.collection<MessageDoc>(COLLECTIONS.messages);
-    this.inbox = db.collection<InboxDoc>(COLLECTIONS.messageInbox);
-    this.services = db.collection<ServiceDoc>(COLLECTIONS.services);
+  constructor(private readonly db: Db, readDb: Db = db) {
+    this.messages = db.collection<StoredMessage>(COLLECTIONS.messages);
+    this.history = readDb.collection<StoredMessage>(COLLECTIONS.messages);
+    this.inbox = db.collection<StoredInbox>(COLLECTIONS.messageInbox);
+    this.services = db.collection<StoredService>(COLLECTIONS.services);
     this.notifications = db.collection<NotificationDoc>(COLLECTIONS.notifications);
-    this.entities = db.collection<EntityDoc>(COLLECTIONS.entities);
+    this.entities = db.collection<StoredState>(COLLECTIONS.entities);
     this.messageWriter = insertBatcher(this.messages);
     this.inboxWriter = insertBatcher(this.inbox);
   }
@@ -120,11 +144,11 @@ export class MessageStore {
   // --- history -------------------------------------------------------------------------------
 
   insertMessage(doc: MessageDoc): Promise<void> {
-    return this.messageWriter.submit('', doc);
+    return this.messageWriter.submit('', { ...doc, data: encodeUserJson(doc.data) });
   }
 
-  private publishFilter(f: MessageFilter): Filter<MessageDoc> {
-    const q: Filter<MessageDoc> = { accountId: f.accountId, msgType: 'publish' };
+  private publishFilter(f: MessageFilter): Filter<StoredMessage> {
+    const q: Filter<StoredMessage> = { accountId: f.accountId, msgType: 'publish' };
     if (f.sourceName) q.sourceName = f.sourceName;
     if (f.tags?.length) q.tags = { $in: f.tags };
     if (f.from || f.to) q.timestamp = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lt: f.to } : {}) };
@@ -132,23 +156,25 @@ export class MessageStore {
   }
 
   /** Publish messages newest first (timestamp, then id), one page by offset. */
-  listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]> {
-    return this.messages.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).skip(offset).limit(limit).toArray();
+  async listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]> {
+    const docs = await this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).skip(offset).limit(limit).toArray();
+    return docs.map(messageOf);
   }
 
-  findPublished(accountId: string, id: string): Promise<MessageDoc | null> {
-    return this.messages.findOne({ _id: id, accountId, msgType: 'publish' });
+  async findPublished(accountId: string, id: string): Promise<MessageDoc | null> {
+    const doc = await this.history.findOne({ _id: id, accountId, msgType: 'publish' });
+    return doc && messageOf(doc);
   }
 
   /** One cursor over the account's publish messages, newest first, read `batchSize` at a time. */
   exportCursor(f: MessageFilter, batchSize: number): FindCursor<MessageDoc> {
-    return this.messages.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize);
+    return this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize).map(messageOf);
   }
 
   // --- inbox ---------------------------------------------------------------------------------
 
   enqueue(doc: InboxDoc): Promise<void> {
-    return this.inboxWriter.submit('', doc);
+    return this.inboxWriter.submit('', { ...doc, message: { ...doc.message, data: encodeUserJson(doc.message.data) } });
   }
 
   /**
@@ -167,12 +193,14 @@ export class MessageStore {
   /** Takes the oldest pending message of an entity, or null: the take is the delete itself. */
   async claimNext(accountId: string, dest: string): Promise<InboxDoc | null> {
     const sort = await this.claimOrder();
-    return this.inbox.findOneAndDelete({ accountId, dest }, sort ? { sort } : {});
+    const doc = await this.inbox.findOneAndDelete({ accountId, dest }, sort ? { sort } : {});
+    return doc && inboxOf(doc);
   }
 
   /** Takes one named pending message (MQTT delivery); null when a poller already took it. */
-  claimForDelivery(messageId: string): Promise<InboxDoc | null> {
-    return this.inbox.findOneAndDelete({ _id: messageId });
+  async claimForDelivery(messageId: string): Promise<InboxDoc | null> {
+    const doc = await this.inbox.findOneAndDelete({ _id: messageId });
+    return doc && inboxOf(doc);
   }
 
   async purgeInbox(accountId: string, dest: string): Promise<void> {
@@ -181,29 +209,34 @@ export class MessageStore {
 
   // --- state table and heartbeats ------------------------------------------------------------
 
-  // findAndModify with a projection is NotImplemented on FerretDB v1: the whole entity comes back.
+  // The table is one JSON text, so its keys may be anything a device sends. `stateVersion` counts
+  // its writes: a merge reads the table and writes it back only if no other write came between.
+
   async getStatusTable(accountId: string, name: string): Promise<Record<string, unknown> | undefined> {
-    const e = await this.entities.findOne({ _id: `${accountId}/${name}` }, { projection: { statusTable: 1 } });
-    return e ? e.statusTable ?? {} : undefined;
+    const e = await this.entities.findOne({ _id: `${accountId}/${name}` }, { projection: { statusTable: 1, stateVersion: 1 } });
+    return e ? decoded(e.statusTable ?? {}) : undefined;
   }
 
   async replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
-    const e = await this.entities.findOneAndUpdate(
-      { _id: `${accountId}/${name}` }, { $set: { statusTable: table } }, { returnDocument: 'after' },
-    );
-    return e ? e.statusTable ?? {} : undefined;
+    const r = await this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { statusTable: encodeUserJson(table) }, $inc: { stateVersion: 1 } });
+    return r.matchedCount === 1 ? table : undefined;
   }
 
   /** Shallow merge: each top-level key of `patch` is set, other keys stay. */
   async mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
-    const keys = Object.keys(patch);
-    if (keys.length === 0) return this.getStatusTable(accountId, name);
-    const set: Record<string, unknown> = {};
-    for (const k of keys) set[`statusTable.${k}`] = patch[k];
-    const e = await this.entities.findOneAndUpdate(
-      { _id: `${accountId}/${name}` }, { $set: set }, { returnDocument: 'after' },
-    );
-    return e ? e.statusTable ?? {} : undefined;
+    const _id = `${accountId}/${name}`;
+    for (let attempt = 0; attempt < STATE_MERGE_ATTEMPTS; attempt++) {
+      const e = await this.entities.findOne({ _id }, { projection: { statusTable: 1, stateVersion: 1 } });
+      if (!e) return undefined;
+      const table = { ...decoded(e.statusTable ?? {}), ...patch };
+      if (Object.keys(patch).length === 0) return table;
+      const r = await this.entities.updateOne(
+        { _id, stateVersion: e.stateVersion ?? { $exists: false } },
+        { $set: { statusTable: encodeUserJson(table) }, $inc: { stateVersion: 1 } },
+      );
+      if (r.matchedCount === 1) return table;
+    }
+    throw new ConflictError('The state table is being changed concurrently; retry');
   }
 
   async recordHeartbeat(accountId: string, name: string, at: Date, metrics: Record<string, number>): Promise<void> {
@@ -219,13 +252,22 @@ export class MessageStore {
 
   // --- validation services -------------------------------------------------------------------
 
-  insertService(doc: ServiceDoc) { return this.services.insertOne(doc); }
-  findService(accountId: string, id: string) { return this.services.findOne({ _id: id, accountId }); }
-  listServices(accountId: string) { return this.services.find({ accountId }).sort({ name: 1 }).toArray(); }
+  async insertService(doc: ServiceDoc): Promise<void> {
+    await this.services.insertOne({ ...doc, rules: encodedRules(doc.rules) });
+  }
+  async findService(accountId: string, id: string): Promise<ServiceDoc | null> {
+    return serviceOf(await this.services.findOne({ _id: id, accountId }));
+  }
+  async listServices(accountId: string): Promise<ServiceDoc[]> {
+    return (await this.services.find({ accountId }).sort({ name: 1 }).toArray()).map((s) => serviceOf(s) as ServiceDoc);
+  }
   async updateService(accountId: string, id: string, set: Partial<Pick<ServiceDoc, 'name' | 'rules'>>): Promise<ServiceDoc | null> {
-    return this.services.findOneAndUpdate(
-      { _id: id, accountId }, { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } }, { returnDocument: 'after' },
-    );
+    const { rules, ...rest } = set;
+    return serviceOf(await this.services.findOneAndUpdate(
+      { _id: id, accountId },
+      { $set: { ...rest, ...(rules ? { rules: encodedRules(rules) } : {}), updatedAt: new Date() }, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    ));
   }
   async deleteService(accountId: string, id: string): Promise<boolean> {
     const r = await this.services.deleteOne({ _id: id, accountId });

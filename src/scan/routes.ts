@@ -28,7 +28,10 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     description: 'Synchronous by default. `defer=true` (Standard and Pro) or a file over 25 MB answers 202 and is polled at GET /api/scan/{scanId}. The upload is refused with 413 as soon as it passes the plan\'s size limit.',
     query: scanQuerySchema,
     rawBody: { contentType: 'multipart/form-data', schema: scanUploadBody },
-    responses: { 200: { description: 'Scan result', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema }, 402: { description: 'Monthly quota used up (code quota_exceeded)' } },
+    responses: {
+      200: { description: 'Scan result', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema },
+      402: { description: 'Monthly quota used up (code quota_exceeded)' }, 404: { description: 'Unknown profile_id' },
+    },
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
       const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
@@ -47,7 +50,10 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     summary: 'Scan a raw or base64 payload with the file engines plus the content-security engines',
     query: scanQuerySchema,
     body: { schema: payloadBodySchema, maxBytes: PAYLOAD_JSON_LIMIT },
-    responses: { 200: { description: 'Scan result with codeExtraction, promptInjection, sensitiveData and toolCallAnalysis', schema: scanResultSchema }, 202: { description: 'Deferred', schema: pendingAcceptedSchema } },
+    responses: {
+      200: { description: 'Scan result with codeExtraction, promptInjection, sensitiveData and toolCallAnalysis', schema: scanResultSchema },
+      202: { description: 'Deferred', schema: pendingAcceptedSchema }, 404: { description: 'Unknown profile_id' },
+    },
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
       const body = bodyOf<{ payload: string; encoding: 'raw' | 'base64'; label?: string; profile_id?: string }>(ctx);
@@ -114,7 +120,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     method: 'POST', path: '/api/account/profiles', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Create a scan profile (webhooks need Starter or above)',
     body: { schema: profileCreateSchema, maxBytes: 64 * 1024 },
-    responses: { 201: { description: 'Created', schema: profileSchema } },
+    responses: { 201: { description: 'Created', schema: profileSchema }, 409: { description: 'A profile of that name exists' } },
     handler: async (ctx) => {
       ctx.status = 201;
       ctx.body = publicProfile(await s.scans.profiles.create(principalOf(ctx).account, bodyOf<ProfileInput>(ctx)));
@@ -134,7 +140,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     method: 'PATCH', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Change a scan profile; `webhook: null` removes the webhook',
     body: { schema: profilePatchSchema, maxBytes: 64 * 1024 },
-    responses: { 200: { description: 'Profile', schema: profileSchema } },
+    responses: { 200: { description: 'Profile', schema: profileSchema }, 409: { description: 'A profile of that name exists' } },
     handler: async (ctx) => {
       ctx.body = publicProfile(await s.scans.profiles.update(principalOf(ctx).account, ctx.params.id, bodyOf<ProfileInput>(ctx)));
     },

@@ -53,15 +53,19 @@ export class ScanStore {
   readonly profiles: Collection<ProfileDoc>;
   private readonly uploads: GridFSBucket;
 
-  constructor(db: Db) {
+  private readonly scanReads: Collection<StoredScan>;
+
+  /** `readDb`: GridFS streams and scan reads (see Storage.readDb). */
+  constructor(db: Db, readDb: Db = db) {
     this.scans = db.collection<StoredScan>(COLLECTIONS.scans);
+    this.scanReads = readDb.collection<StoredScan>(COLLECTIONS.scans);
     this.profiles = db.collection<ProfileDoc>(COLLECTIONS.scanProfiles);
-    this.uploads = new GridFSBucket(db, { bucketName: 'scan_uploads', chunkSizeBytes: 1024 * 1024 });
+    this.uploads = new GridFSBucket(readDb, { bucketName: 'scan_uploads', chunkSizeBytes: 1024 * 1024 });
   }
 
   insertScan(doc: StoredScan) { return this.scans.insertOne(doc); }
-  findScan(accountId: string, scanId: string) { return this.scans.findOne({ _id: scanId, accountId }); }
-  findScanById(scanId: string) { return this.scans.findOne({ _id: scanId }); }
+  findScan(accountId: string, scanId: string) { return this.scanReads.findOne({ _id: scanId, accountId }); }
+  findScanById(scanId: string) { return this.scanReads.findOne({ _id: scanId }); }
 
   /** Completes a pending scan exactly once; false when it was already complete. */
   async completeScan(scanId: string, result: Record<string, unknown>, at: Date): Promise<boolean> {
@@ -82,8 +86,8 @@ export class ScanStore {
   async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
     const filter = { accountId, status: 'complete' as const };
     const [items, total] = await Promise.all([
-      this.scans.find(filter).sort({ createdAt: -1, _id: -1 }).skip((page - 1) * limit).limit(limit).toArray(),
-      this.scans.countDocuments(filter),
+      this.scanReads.find(filter).sort({ createdAt: -1, _id: -1 }).skip((page - 1) * limit).limit(limit).toArray(),
+      this.scanReads.countDocuments(filter),
     ]);
     return { items, total };
   }

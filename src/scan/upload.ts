@@ -69,7 +69,9 @@ export function streamMultipartUpload<T>(
       // fileSize is one past the plan's limit: busboy reports 'limit' once a file *reaches*
       // fileSize, and a file of exactly the plan's maximum is allowed. `files` is not 1: a file
       // part under another name is skipped and must not use up the slot of the real `file` part.
-      bb = busboy({ headers: req.headers, limits: { files: 5, fileSize: maxFileBytes + 1, fields: 20, fieldSize: 4096, parts: 25 } });
+      // defParamCharset: browsers and curl send a non-ASCII file name as raw UTF-8 in `filename=`;
+      // busboy's default (latin1) would garble it.
+      bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 5, fileSize: maxFileBytes + 1, fields: 20, fieldSize: 4096, parts: 25 } });
     } catch (err) {
       reject(new BadRequestError(`Malformed multipart request: ${(err as Error).message}`, undefined, 'invalid_upload'));
       return;

@@ -1,12 +1,17 @@
 /**
- * The one MongoDB connection of a process, the collection names, and every index, created
+ * The MongoDB connections of a process, the collection names, and every index, created
  * idempotently at start. store.ts modules are the only other places that speak MongoDB.
  */
 import { Db, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
 import { Config, mongoUriOf } from '../config';
 
-/** A unique-index violation (E11000), as MongoDB and the local MongoDB-wire server report it. */
-export const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000;
+/**
+ * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
+ * that collides reaches FerretDB v1's SQLite backend unchecked and comes back as an InternalError
+ * quoting SQLite's UNIQUE constraint failure (extended code 2067).
+ */
+export const isDuplicateKey = (err: unknown): boolean =>
+  err instanceof MongoServerError && (err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message)));
 
 export const COLLECTIONS = {
   accounts: 'accounts',
@@ -86,21 +91,39 @@ const INDEXES: Record<string, IndexDescription[]> = {
 
 export interface Storage {
   client: MongoClient;
+  /** Every write goes here. */
   db: Db;
+  /**
+   * For GridFS streams and plain reads. The local FerretDB (SQLite) can lose concurrent updates of
+   * one document made over several connections, so `db` has a single connection there; file
+   * chunks and reads need no such serialising and must not queue behind each other on it (one
+   * tenant's 60 MB upload would stall every other request). A real MongoDB: the same pool as `db`.
+   */
+  readDb: Db;
   close(): Promise<void>;
 }
 
+/** Connections of the local FerretDB's second pool (GridFS and reads). */
+const LOCAL_READ_POOL = 8;
+
 export async function connectStorage(config: Config): Promise<Storage> {
-  const client = new MongoClient(mongoUriOf(config), {
-    serverSelectionTimeoutMS: 10_000,
-    // The local FerretDB (SQLite) can lose concurrent updates of one document made over several
-    // connections; one connection per process serialises them. A real MongoDB gets a pool.
-    maxPoolSize: config.mongodbUri === undefined ? 1 : 50,
-    appName: 'sentinel',
-  });
-  await client.connect();
-  const db = client.db(config.mongodbDb);
-  return { client, db, close: () => client.close() };
+  const local = config.mongodbUri === undefined;
+  const open = async (maxPoolSize: number, appName: string) => {
+    const c = new MongoClient(mongoUriOf(config), { serverSelectionTimeoutMS: 10_000, maxPoolSize, appName });
+    await c.connect();
+    return c;
+  };
+  const client = await open(local ? 1 : 50, 'sentinel');
+  const readClient = local ? await open(LOCAL_READ_POOL, 'sentinel-read') : client;
+  return {
+    client,
+    db: client.db(config.mongodbDb),
+    readDb: readClient.db(config.mongodbDb),
+    close: async () => {
+      await client.close();
+      if (readClient !== client) await readClient.close();
+    },
+  };
 }
 
 export async function ensureIndexes(db: Db): Promise<void> {

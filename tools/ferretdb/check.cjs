@@ -2,12 +2,15 @@
 // Checks a MongoDB-wire server (the local FerretDB) with the project's `mongodb` driver.
 //   node tools/ferretdb/check.cjs mongodb://127.0.0.1:PORT/          basic operations the service relies on; exit 1 on failure
 //   node tools/ferretdb/check.cjs mongodb://127.0.0.1:PORT/ --probe  also probes features FerretDB may lack; prints a JSON table
+//   ... --sqlite-dir DIR   also checks that deleted bytes leave DIR (the server's -sqlite-dir)
 'use strict';
 const { MongoClient, GridFSBucket } = require('mongodb');
 const { Readable } = require('node:stream');
 
 const uri = process.argv[2];
 const probeMode = process.argv.includes('--probe');
+const sqliteDirArg = process.argv.indexOf('--sqlite-dir');
+const sqliteDir = sqliteDirArg > 0 ? process.argv[sqliteDirArg + 1] : undefined;
 if (!uri) {
   console.error('usage: check.cjs <mongodb-uri> [--probe]');
   process.exit(2);
@@ -52,7 +55,33 @@ const basic = {
     throw new Error('duplicate key accepted');
   },
   gridfs: gridfsRoundTrip,
+  // tools/ferretdb/id-index.patch: a filter holding an _id equality reads through the _id index.
+  async idLookupUsesIndex(db) {
+    const c = db.collection('byid');
+    await c.insertMany([{ _id: 'k1', a: 1 }, { _id: 'k2', a: 2 }]);
+    const plan = await c.find({ _id: 'k2', a: 2 }).explain();
+    const text = JSON.stringify(plan.queryPlanner);
+    if (plan.filterPushdown !== true || !/USING INDEX/.test(text)) throw new Error(`no index use in ${text}`);
+    const docs = await c.find({ _id: 'k2', a: 1 }).toArray();
+    if (docs.length !== 0) throw new Error('the rest of the filter was not applied');
+  },
 };
+
+/** Deleted documents must not stay readable in the database files or their write-ahead logs. */
+async function deletedBytesLeaveDisk(db) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const marker = `deleted-marker-${process.pid}-${Date.now()}`;
+  const c = db.collection('erase');
+  await c.insertOne({ _id: 'e1', text: marker.repeat(50) });
+  await c.deleteOne({ _id: 'e1' });
+  const holders = () => fs.readdirSync(sqliteDir).filter((f) => fs.readFileSync(path.join(sqliteDir, f)).includes(marker));
+  for (let i = 0; i < 100; i++) {
+    if (holders().length === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`marker still in ${holders().join(', ')}`);
+}
 
 // Each probe resolves to 'ok' (or a short note) or throws; the error text goes in the table.
 const probes = {
@@ -463,7 +492,7 @@ async function run(tests, db, client) {
   const db = client.db(dbName);
   let failed = false;
   try {
-    const basicResults = await run(basic, db, client);
+    const basicResults = await run(sqliteDir ? { ...basic, deletedBytesLeaveDisk } : basic, db, client);
     for (const [name, r] of Object.entries(basicResults)) {
       console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${name}${r.error ? ': ' + r.error : ''}`);
       if (!r.ok) failed = true;

@@ -4,26 +4,38 @@
 // panics at start-up without the generated build/version/version.txt.
 // It stops on SIGINT/SIGTERM and also when its parent process dies, so a `kill -9` of the
 // service never leaves it orphaned holding the port.
+//
+// Deleted documents must not stay readable on disk (uploads are deleted after their scan):
+// every connection runs with secure_delete, which overwrites freed content with zeros, and the
+// write-ahead logs, which still hold earlier page images, are checkpointed and truncated to zero
+// bytes every -wal-truncate-interval.
 package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
+	_ "modernc.org/sqlite"
 )
+
+// sqlitePragmas apply to every connection FerretDB opens.
+const sqlitePragmas = "?_pragma=secure_delete(on)&_pragma=journal_size_limit(0)"
 
 func main() {
 	listenAddr := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
 	sqliteDir := flag.String("sqlite-dir", "data/ferretdb", "directory holding the SQLite databases")
 	logLevel := flag.String("log-level", "warn", "log level: debug, info, warn, error")
+	walInterval := flag.Duration("wal-truncate-interval", 2*time.Second, "how often write-ahead logs are checkpointed and truncated; 0 disables")
 	flag.Parse()
 
 	var level slog.Level
@@ -45,12 +57,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go exitWithParent(ctx, stop, logger)
+	if *walInterval > 0 {
+		go truncateWALs(ctx, dir, *walInterval, logger)
+	}
 
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: *listenAddr},
 		Logger:    logger,
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/", // the trailing slash marks a directory for the SQLite handler
+		SQLiteURL: "file:" + dir + "/" + sqlitePragmas, // the trailing slash marks a directory for the SQLite handler
 	})
 	if err != nil {
 		logger.Error("cannot start FerretDB", "error", err)
@@ -85,4 +100,44 @@ func exitWithParent(ctx context.Context, cancel context.CancelFunc, logger *slog
 			}
 		}
 	}
+}
+
+// truncateWALs checkpoints every database's write-ahead log into its database file and truncates
+// the log, whenever the log is not empty. A checkpoint that meets a long reader gives up after a
+// short busy timeout and is retried on the next tick, so writers are never held up for long.
+func truncateWALs(ctx context.Context, dir string, every time.Duration, logger *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		wals, _ := filepath.Glob(filepath.Join(dir, "*.sqlite-wal"))
+		for _, wal := range wals {
+			if fi, err := os.Stat(wal); err != nil || fi.Size() == 0 {
+				continue
+			}
+			if err := checkpoint(ctx, strings.TrimSuffix(wal, "-wal")); err != nil {
+				logger.Debug("WAL checkpoint postponed", "db", wal, "error", err)
+			}
+		}
+	}
+}
+
+func checkpoint(ctx context.Context, dbPath string) error {
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(200)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var busy, logPages, checkpointed int
+	if err := db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &checkpointed); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return fmt.Errorf("busy (%d of %d pages checkpointed)", checkpointed, logPages)
+	}
+	return nil
 }

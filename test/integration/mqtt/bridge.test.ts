@@ -189,7 +189,8 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
         await c.publishAsync(devices[i].topics.publish, JSON.stringify({ msg_type: 'publish', data: { runId, dev: i, seq } }), { qos: 1 });
       }
     }));
-    const query = { accountId, 'data.runId': runId };
+    // Message data is stored as JSON text (src/storage/user-json.ts): match the run id inside it.
+    const query = { accountId, data: { $regex: runId } };
     await withMongo(s1.env.mongoPort, (col) => until(async () => ((await col.countDocuments(query)) >= total ? true : undefined), 240_000, `${total} stored messages`));
 
     // Stopping both instances ends every bridge's work, so no duplicate can arrive after the count.

@@ -4,6 +4,7 @@
  * depth, msg_type, schema, data presence, permission, size), each type's effects, directed
  * messages, flows, events and hostile inputs.
  */
+import { encodeUserJson } from '../../../src/storage/user-json';
 import { BSON } from 'mongodb';
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountService } from '../../../src/accounts/service';
@@ -11,7 +12,7 @@ import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
 import { AppError, NotFoundError } from '../../../src/errors';
 import type { Logger } from '../../../src/log';
 import {
-  checkStateKeys, DeviceEvent, MessagePipeline, MessageQueuedEvent, MessagingEvents, Sender, StateChangedEvent,
+  DeviceEvent, MessagePipeline, MessageQueuedEvent, MessagingEvents, Sender, StateChangedEvent,
 } from '../../../src/messaging/pipeline';
 import { MESSAGE_TYPES } from '../../../src/messaging/schemas';
 import type { InboxDoc, MessageDoc, MessageStore, ValidationOutcome } from '../../../src/messaging/store';
@@ -38,10 +39,11 @@ function setup(opts: { perms?: Permission[]; serviceId?: string; validation?: Va
   const charges: Array<{ bytes: number; telemetry: boolean }> = [];
   const validations: unknown[][] = [];
 
-  // Documents go through BSON serialization as the driver does before sending them (client-side checks included).
+  // Documents go through BSON serialization as the driver does before sending them (client-side
+  // checks included), in the shape MessageStore stores: user data as JSON text.
   const store = {
-    insertMessage: async (d: MessageDoc) => { BSON.serialize(d); inserted.push(d); },
-    enqueue: async (d: InboxDoc) => { BSON.serialize(d); enqueued.push(d); },
+    insertMessage: async (d: MessageDoc) => { BSON.serialize({ ...d, data: encodeUserJson(d.data) }); inserted.push(d); },
+    enqueue: async (d: InboxDoc) => { BSON.serialize({ ...d, message: { ...d.message, data: encodeUserJson(d.message.data) } }); enqueued.push(d); },
     recordHeartbeat: async (accountId: string, name: string, at: Date, metrics: Record<string, number>) => { heartbeats.push({ accountId, name, at, metrics }); },
     replaceStatusTable: async (accountId: string, name: string, table: Record<string, unknown>) => {
       const e = entities.get(`${accountId}/${name}`);
@@ -537,22 +539,12 @@ describe('state_new / state_update', () => {
     expect(s.stateEvents[0].statusTable).toEqual({});
   });
 
-  test.each([
-    ['a dotted key', 'a.b'],
-    ['a leading $', '$set'],
-    ['a leading $ operator-like key', '$where'],
-    ['an empty key', ''],
-    ['only a dot', '.'],
-  ])('%s → 400 and the table is not touched', async (_what, key) => {
+  test('any key reaches the store as sent: dots, $, empty, spaces (they are stored as JSON text)', async () => {
     const s = setup();
-    for (const t of ['state_new', 'state_update']) {
-      const e = await refusal(s.pipeline.process(s.sender, { msg_type: t, data: { ok: 1, [key]: 1 } }));
-      expect(e.status).toBe(400);
-      expect(e.message).toBe(`state table key "${key}" must be non-empty, contain no "." and not start with "$"`);
-    }
-    expect(s.stateWrites).toEqual([]);
-    expect(s.stateEvents).toEqual([]);
-    expect(s.flows).toEqual([]);
+    const data = JSON.parse('{"a.b":1,"$set":{"x":1},"":2,".":3," padded ":[[1,2]]}') as Record<string, unknown>;
+    for (const t of ['state_new', 'state_update']) await s.pipeline.process(s.sender, { msg_type: t, data });
+    expect(s.stateWrites).toEqual([{ mode: 'replace', table: data }, { mode: 'merge', table: data }]);
+    expect(JSON.stringify(s.stateEvents[1].statusTable)).toBe(JSON.stringify(data));
   });
 
   test('the entity vanished between authentication and the write → 404, no event', async () => {
@@ -635,22 +627,6 @@ describe('processBatch', () => {
   });
 });
 
-describe('checkStateKeys', () => {
-  test('accepts ordinary, unicode and odd-but-legal keys', () => {
-    const table = JSON.parse('{"mode":1,"ключ":2,"a$":3," ":4,"😀":5,"a-b_c":6,"__proto__":7}') as Record<string, unknown>;
-    expect(Object.keys(table)).toHaveLength(7);
-    expect(() => checkStateKeys(table)).not.toThrow();
-  });
-
-  test.each(['', '.', 'a.', '.a', 'a.b', '$', '$inc', '$a.b'])('refuses %j', (k) => {
-    expect(() => checkStateKeys({ [k]: 1 })).toThrow(AppError);
-  });
-
-  test('only top-level keys are checked (nested objects are stored as values)', () => {
-    expect(() => checkStateKeys({ cfg: { 'a.b': 1, $x: 2 } })).not.toThrow();
-  });
-});
-
 describe('input the database or Date cannot represent', () => {
   // ajv-formats' date-time accepts a leap second and an hour-only offset, which `new Date()` makes
   // Invalid Date (stored as 1970, or a RangeError and a 500 for a directed publish). The shared
@@ -663,19 +639,11 @@ describe('input the database or Date cannot represent', () => {
     expect(s.inserted).toHaveLength(0);
   });
 
-  // BSON cannot encode a NUL character in a key: the driver would throw after the data had been
-  // charged, and the client would see a 500. checkJsonShape refuses it first.
-  it.each([
-    ['publish data', { msg_type: 'publish', data: { 'a\u0000b': 1 } }],
-    ['nested publish data', { msg_type: 'publish', data: { cfg: { 'k\u0000': 1 } } }],
-    ['a state_update key', { msg_type: 'state_update', data: { 'mode\u0000': 'eco' } }],
-    ['a state_new key', { msg_type: 'state_new', data: { 'mode\u0000': 'eco' } }],
-  ])('a NUL in a key of %s is a 400, before anything is charged or stored', async (_what, raw) => {
+  // BSON cannot encode a NUL character in a key; data is stored as JSON text, so it is kept.
+  it('a NUL in a key of publish data reaches the store as sent', async () => {
     const s = setup();
-    const outcome = await s.pipeline.process(s.sender, raw).then(() => 'ok', (e: unknown) => e);
-    expect(outcome).toBeInstanceOf(AppError);
-    expect(outcome).toMatchObject({ status: 400, message: expect.stringContaining('NUL') });
-    expect(s.charges).toHaveLength(0);
-    expect(s.inserted).toHaveLength(0);
+    const r = await s.pipeline.process(s.sender, { msg_type: 'publish', data: { 'a\u0000b': 1, cfg: { 'k\u0000': 1 } } });
+    expect(r.code).toBe(200);
+    expect(s.inserted[0].data).toEqual({ 'a\u0000b': 1, cfg: { 'k\u0000': 1 } });
   });
 });

@@ -83,7 +83,10 @@ function cardIssuerKnown(d: string): boolean {
 function cardValid(raw: string): boolean {
   const seps = raw.replace(/\d/g, '');
   if (seps.length > 0 && new Set(seps).size > 1) return false;
-  const d = raw.replace(/[ -]/g, '');
+  // Dots also separate decimals and versions: only a number grouped like a card (4111.1111.1111.1111,
+  // Amex 3782.822463.10005) counts.
+  if (seps[0] === '.' && !raw.split('.').every((g, i, all) => all.length >= 3 && g.length >= 4 && g.length <= 6)) return false;
+  const d = raw.replace(/[ .-]/g, '');
   if (d.length < 13 || d.length > 19) return false;
   if (/^(\d)\1+$/.test(d)) return false;
   return cardIssuerKnown(d) && luhnValid(d);
@@ -248,7 +251,7 @@ const DETECTORS: Detector[] = [
 
   // ---------- personal data ----------
   { type: 'payment_card', category: 'pii', severity: 'high',
-    re: /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])/g, validate: (v) => cardValid(v) },
+    re: /(?<![\d-])\d(?:[ .-]?\d){12,18}(?![\d])/g, validate: (v) => cardValid(v) },
   { type: 'iban', category: 'pii', severity: 'medium',
     re: /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}/g, validate: (v) => ibanFrom(v) !== undefined },
   { type: 'us_ssn', category: 'pii', severity: 'high', needles: ['-'],

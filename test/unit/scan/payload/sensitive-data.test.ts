@@ -50,6 +50,12 @@ describe('sensitive_data engine', () => {
     expect(bsnValid('111222334')).toBe(false);
   });
 
+  it('finds a card number grouped with dots and redacts it, but not decimals or versions', async () => {
+    const rep = await sensitive('card 4111.1111.1111.1111, amex 3782.822463.10005');
+    expect(rep.findings).toEqual([expect.objectContaining({ type: 'payment_card', count: 2, redacted: '****.****.****.1111' })]);
+    expect((await sensitive('pi 4.111111111111111 and v4111.1111111111111 and 1.2.3.4')).findings).toEqual([]);
+  });
+
   it('accepts spaced IBANs and national phone formats', async () => {
     const rep = await sensitive('Pay to GB82 WEST 1234 5698 7654 32 or call (415) 734-2231.');
     expect(rep.findings.map((f) => f.type).sort()).toEqual(['iban', 'phone_number']);

@@ -1,0 +1,113 @@
+/**
+ * Tenant isolation under large uploads (issue 19): other tenants' reads on an idle service, then
+ * the same reads while one account uploads three large files at once (60, 40 and 60 MB, deferred
+ * scans: each upload is stored in GridFS, then scanned by the worker), in one run on the local
+ * stack. Reports p50/p99/max of each read kind, idle against loaded.
+ *
+ *   npm run bench -- isolation [--tenants 4] [--rate 10] [--idle-seconds 15] [--sizes 60,40,60]
+ */
+import { randomBytes } from 'node:crypto';
+import { startServiceProcess } from '../test/support/service';
+import { cliJson, fmt, httpClient, percentile } from './_messaging-common';
+
+function argOf(args: string[], name: string, dflt: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Tenant { apiKey: string; entity: string }
+type Kind = 'GET /api/entities/{name}' | 'GET /api/entities/messages' | 'GET /healthz';
+const KINDS: Kind[] = ['GET /api/entities/{name}', 'GET /api/entities/messages', 'GET /healthz'];
+
+/** Each tenant issues one read every 1000/rate ms, cycling through the kinds, until `stop()`. */
+function readers(baseUrl: string, tenants: Tenant[], rate: number) {
+  const client = httpClient(baseUrl, tenants.length * 4);
+  const samples = new Map<Kind, number[]>(KINDS.map((k) => [k, []]));
+  let errors = 0;
+  let running = true;
+  const loops = tenants.map(async (t, n) => {
+    await sleep((n * 1000) / rate / tenants.length);
+    for (let i = 0; running; i++) {
+      const due = Date.now() + 1000 / rate;
+      const kind = KINDS[i % KINDS.length];
+      const p = kind === 'GET /healthz' ? '/healthz' : kind === 'GET /api/entities/messages' ? '/api/entities/messages?limit=10' : `/api/entities/${t.entity}`;
+      const r = await client.request('GET', p, t.apiKey);
+      if (r.status === 200) samples.get(kind)?.push(r.ms);
+      else errors++;
+      await sleep(Math.max(0, due - Date.now()));
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      client.agent.destroy();
+      return { samples, errors };
+    },
+  };
+}
+
+function upload(baseUrl: string, key: string, content: Buffer, name: string): Promise<{ status: number; scanId?: string }> {
+  const form = new FormData();
+  form.append('file', new Blob([content]), name);
+  return fetch(`${baseUrl}/api/scan?defer=true`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
+    .then(async (r) => ({ status: r.status, scanId: ((await r.json()) as { scanId?: string }).scanId }));
+}
+
+const row = (kind: string, ms: number[]) => {
+  const s = [...ms].sort((a, b) => a - b);
+  return `${fmt(percentile(s, 50))} / ${fmt(percentile(s, 99))} / ${fmt(s[s.length - 1])} (n=${s.length})`;
+};
+
+export async function run(args: string[]): Promise<void> {
+  const tenantCount = Number(argOf(args, 'tenants', '4'));
+  const rate = Number(argOf(args, 'rate', '10'));
+  const idleSeconds = Number(argOf(args, 'idle-seconds', '15'));
+  const sizes = argOf(args, 'sizes', '60,40,60').split(',').map(Number);
+  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  try {
+    const env = svc.env;
+    const tenants: Tenant[] = [];
+    for (let i = 0; i < tenantCount; i++) {
+      const a = await cliJson(env, 'account', 'create', '--name', `tenant-${i}`, '--plan', 'pro');
+      await cliJson(env, 'entity', 'create', '--account', a.accountId, '--name', 'dev-1');
+      tenants.push({ apiKey: a.apiKey, entity: 'dev-1' });
+    }
+    const uploader = await cliJson(env, 'account', 'create', '--name', 'uploader', '--plan', 'pro');
+    // Random bytes: nothing for the engines to find, the worst case for compression and scanning.
+    const files = sizes.map((mb) => randomBytes(mb * 1024 * 1024));
+
+    const idle = readers(env.baseUrl, tenants, rate);
+    await sleep(idleSeconds * 1000);
+    const idleResult = await idle.stop();
+
+    const loaded = readers(env.baseUrl, tenants, rate);
+    const started = Date.now();
+    const answers = await Promise.all(files.map((f, i) => upload(env.baseUrl, uploader.apiKey, f, `big-${i}.bin`)));
+    const uploadedMs = Date.now() - started;
+    if (answers.some((a) => a.status !== 202)) throw new Error(`uploads answered ${answers.map((a) => a.status).join(', ')}`);
+    // Keep reading until the worker finished scanning what the uploads stored.
+    const poll = httpClient(env.baseUrl, 1);
+    for (;;) {
+      const states = await Promise.all(answers.map((a) => poll.request('GET', `/api/scan/${a.scanId}`, uploader.apiKey)));
+      if (states.every((s) => s.status === 200 && (JSON.parse(s.body) as { status: string }).status === 'complete')) break;
+      if (Date.now() - started > 600_000) throw new Error('deferred scans did not complete within 10 minutes');
+      await sleep(1000);
+    }
+    poll.agent.destroy();
+    const scannedMs = Date.now() - started;
+    const loadedResult = await loaded.stop();
+
+    console.log(`\n${tenantCount} other tenants, ${rate} reads/s each; uploads of ${sizes.join(', ')} MB answered 202 after ${fmt(uploadedMs / 1000)} s, scans complete after ${fmt(scannedMs / 1000)} s`);
+    console.log('\n| read (other tenants) | idle: p50 / p99 / max ms | during the 3 uploads and their scans: p50 / p99 / max ms |');
+    console.log('|---|---|---|');
+    for (const k of KINDS) console.log(`| ${k} | ${row(k, idleResult.samples.get(k) ?? [])} | ${row(k, loadedResult.samples.get(k) ?? [])} |`);
+    const all = (r: typeof idleResult) => KINDS.flatMap((k) => r.samples.get(k) ?? []);
+    console.log(`| all | ${row('all', all(idleResult))} | ${row('all', all(loadedResult))} |`);
+    console.log(`\nnon-200 answers: idle ${idleResult.errors}, loaded ${loadedResult.errors}`);
+  } finally {
+    await svc.stop();
+  }
+}
