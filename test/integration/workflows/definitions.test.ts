@@ -97,7 +97,7 @@ it('the OpenAPI document carries every node kind\'s config schema', async () => 
   const doc = await api('GET', '/openapi.json');
   const body = doc.body.paths['/api/workflows'].post.requestBody.content['application/json'].schema;
   const kinds = body.properties.nodes.items.oneOf.map((v: { properties: { type: { const: string } } }) => v.properties.type.const);
-  expect(kinds).toEqual(['http', 'transform', 'condition', 'switch', 'forEach', 'delay', 'flow.call', 'device.send', 'scan']);
+  expect(kinds).toEqual(['http', 'transform', 'condition', 'switch', 'forEach', 'delay', 'flow.call', 'device.send', 'scan', 'python', 'aws.s3']);
   const http = body.properties.nodes.items.oneOf[0];
   expect(http.properties.config.required).toEqual(['method', 'url']);
   expect(doc.body.paths['/api/workflows/runs/{runId}'].get).toBeDefined();
