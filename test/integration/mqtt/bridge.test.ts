@@ -210,7 +210,7 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
     const db = await startLocalStack({ rootDir: ROOT, dataDir: s1.env.dataDir, mongo: { port }, temporal: false, clamd: false, logger: { info: () => {}, warn: () => {}, error: () => {} } });
     try {
       const docs = await withMongo(port, (col) => col.find(query, { projection: { data: 1 } }).toArray());
-      const keys = docs.map((d) => `${(d.data as Json).dev}:${(d.data as Json).seq}`);
+      const keys = docs.map((d) => JSON.parse(d.data as string) as Json).map((data) => `${data.dev}:${data.seq}`);
       expect(docs.length).toBe(total);
       expect(new Set(keys).size).toBe(total);
     } finally {
