@@ -99,7 +99,8 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
   r.add({
     ...common, rate: 'workflow-run', method: 'POST', path: '/api/workflows/:id/run', summary: 'Start a run',
     description: 'Answers 202 at once with status `running`, or `queued` while the plan\'s concurrent runs are busy (FIFO; a run queued for an hour expires); follow the run at GET /api/workflows/runs/{runId}. A run has 10 minutes of wall clock.',
-    rawBody: { contentType: 'application/json', schema: runBodySchema },
+    // No body at all is a run without input, like `{}`.
+    rawBody: { contentType: 'application/json', schema: runBodySchema, optional: true },
     responses: {
       202: { description: 'Started or queued', schema: runStartedSchema }, 403: limitReached, 422: invalid,
       503: { description: 'The run queue is full (`code: queue_full`); retry after Retry-After' },

@@ -57,7 +57,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
       ...(r.permission ? { 'x-permission': r.permission } : {}),
       parameters: [{ name: 'X-Request-ID', in: 'header', required: false, schema: { type: 'string' } }, ...params],
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body.schema } } } } : {}),
-      ...(r.rawBody ? { requestBody: { required: true, content: { [r.rawBody.contentType]: { schema: r.rawBody.schema } } } } : {}),
+      ...(r.rawBody ? { requestBody: { required: !r.rawBody.optional, content: { [r.rawBody.contentType]: { schema: r.rawBody.schema } } } } : {}),
       responses,
     };
   }

@@ -47,7 +47,8 @@ export interface RouteDef {
   /** JSON body: parsed with a size limit, checked for nesting depth, validated. */
   body?: { schema: JsonSchema; maxBytes: number };
   /** Non-JSON body documented in OpenAPI; the handler reads the stream itself. */
-  rawBody?: { contentType: string; schema: JsonSchema };
+  /** `optional`: an empty body is accepted (documented as a request body that is not required). */
+  rawBody?: { contentType: string; schema: JsonSchema; optional?: boolean };
   query?: JsonSchema;
   responses: Record<number, ResponseDef>;
   handler: (ctx: AppContext) => Promise<void>;

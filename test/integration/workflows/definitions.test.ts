@@ -1,5 +1,5 @@
 /** Workflow definitions over HTTP: 422 details naming the path, the scanning error shape, tenancy, OpenAPI. */
-import { api, newAccount } from '../../support/env';
+import { api, newAccount, stack } from '../../support/env';
 import { createWorkflow, startRun, transform, waitForRun } from './helpers';
 
 jest.setTimeout(120_000);
@@ -101,4 +101,15 @@ it('the OpenAPI document carries every node kind\'s config schema', async () => 
   const http = body.properties.nodes.items.oneOf[0];
   expect(http.properties.config.required).toEqual(['method', 'url']);
   expect(doc.body.paths['/api/workflows/runs/{runId}'].get).toBeDefined();
+});
+
+it('a run request without a body starts a run with no input, as the OpenAPI document says', async () => {
+  const { apiKey } = await newAccount('pro');
+  const id = await createWorkflow(apiKey, { name: 'no input', nodes: [transform('t', '1')], edges: [] });
+  const doc = await api('GET', '/openapi.json');
+  expect(doc.body.paths['/api/workflows/{id}/run'].post.requestBody.required).toBe(false);
+  const res = await fetch(`${stack().baseUrl}/api/workflows/${id}/run`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+  expect(res.status).toBe(202);
+  const run = await waitForRun(apiKey, ((await res.json()) as { runId: string }).runId);
+  expect(run).toMatchObject({ status: 'completed', input: null });
 });
