@@ -174,7 +174,8 @@ export class RunService {
 
   /** POST .../run: the raw body (`{input?}`, empty = no input) checked, then `start`. */
   async startFromBody(account: RunAccount, flowId: string, raw: unknown, bytes: number) {
-    const { details, body } = checkRunBody(raw ?? {}, bytes);
+    // No body at all is a run without input; an explicit JSON `null` is a body of the wrong type (422).
+    const { details, body } = checkRunBody(raw === undefined ? {} : raw, bytes);
     if (!body) throw validationError(details);
     return this.start(account, flowId, body.input);
   }

@@ -113,3 +113,11 @@ it('a run request without a body starts a run with no input, as the OpenAPI docu
   const run = await waitForRun(apiKey, ((await res.json()) as { runId: string }).runId);
   expect(run).toMatchObject({ status: 'completed', input: null });
 });
+
+it('a JSON null as the run body is a 422, not a run', async () => {
+  const { apiKey } = await newAccount('pro');
+  const id = await createWorkflow(apiKey, { name: 'null body', nodes: [transform('t', '1')], edges: [] });
+  const r = await api('POST', `/api/workflows/${id}/run`, { key: apiKey, rawBody: 'null', headers: { 'content-type': 'application/json' } });
+  expect(r.status).toBe(422);
+  expect(r.body.error).toBe('Validation Error');
+});
