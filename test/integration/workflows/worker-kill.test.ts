@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { startServiceProcess, StartedService } from '../../support/service';
+import type { Json } from '../../support/env';
 
 jest.setTimeout(300_000);
 
@@ -13,7 +14,7 @@ const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYP
 
 async function call(base: string, method: string, p: string, key: string, body?: unknown) {
   const res = await fetch(`${base}${p}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as Json };
 }
 
 describe('workflow run survives a killed worker', () => {
@@ -78,7 +79,7 @@ describe('workflow run survives a killed worker', () => {
     await new Promise((r) => workers[0].child.once('exit', r));
     workers.push(await startServiceProcess({ extraEnv: workerEnv }));
 
-    let run: any;
+    let run: Json;
     for (let i = 0; ; i++) {
       run = (await call(e.baseUrl, 'GET', `/api/workflows/runs/${runId}`, acct.apiKey)).body;
       if (run.status !== 'running') break;
