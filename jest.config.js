@@ -13,6 +13,8 @@ module.exports = {
   testTimeout: 60000,
   // No watchman: a fresh CI machine has none, and probing for it stalled runs here.
   watchman: false,
+  // Jest's summary, then one plain closing line (test/support/summary-reporter.js).
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { displayName: 'unit', testEnvironment: 'node', roots: ['<rootDir>/test/unit'], testMatch: ['**/*.test.ts'], transform, transformIgnorePatterns },
     {
