@@ -145,7 +145,10 @@ install_pyenv() {
 # ---------------------------------------------------------------- moto (local S3)
 install_moto() {
   local venv="$TOOLS/moto"
-  if [[ -x "$venv/bin/moto_server" ]] && [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("moto"))' 2>/dev/null)" == "$MOTO_VERSION" ]]; then
+  # A venv's scripts name its path in their first line: a venv made elsewhere and moved here
+  # (a copied checkout) has a moto_server that cannot start, so it is made again.
+  if [[ -x "$venv/bin/moto_server" ]] && [[ "$(head -1 "$venv/bin/moto_server")" == "#!$venv/bin/python"* ]] \
+    && [[ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("moto"))' 2>/dev/null)" == "$MOTO_VERSION" ]]; then
     log "moto $MOTO_VERSION present"
     return
   fi
