@@ -148,7 +148,7 @@ export function createServices(opts: {
   const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db), engine, logger: logger.child({ component: 'admission' }) });
   const runs = new RunService({
     flows, runs: runStore, outputs: outputStore, engine, admission,
-    quota: { reserveRun: (id, max) => limits.reserveWorkflowRun(id, max), workflowUsage: (id) => limits.workflowUsageThisMonth(id) },
+    quota: { reserveRun: (id, max) => limits.reserveWorkflowRun(id, max), releaseRun: (id) => limits.releaseWorkflowRun(id), workflowUsage: (id) => limits.workflowUsageThisMonth(id) },
   });
   messagePipeline.flowTrigger = new DeviceEventTriggers({
     workflows: workflowStore, runs, accounts, limits, logger: logger.child({ component: 'flow-triggers' }),

@@ -1,9 +1,11 @@
 /**
- * Admission of workflow runs (decisions section 7 "Limits and admission"): every run is recorded
- * `queued` first and promoted in FIFO order while the account holds fewer slots than its plan's
- * concurrent runs. Slots and the queue live in MongoDB, so API replicas and workers agree:
- * a slot is a document per running run whose number is unique per account, and a queued run is
- * moved to `running` by a conditional update on its `_id`, so two promoters never start one run.
+ * Admission of workflow runs (decisions section 7 "Limits and admission"): a run starts at once
+ * while its account holds fewer slots than its plan's concurrent runs and nobody of the account
+ * waits; otherwise it waits `queued` and is promoted in FIFO order. Slots and the waiting line
+ * live in MongoDB, so API replicas and workers agree: a slot is a document per running run whose
+ * number is unique per account; the waiting line is a small collection of one entry per queued
+ * run (so the common case never scans the run records), and a queued run is moved to `running`
+ * by a conditional update on its `_id`, so two promoters never start one run.
  * Slots free when a run's record turns final (the worker's last write, the sweeper's settling of
  * a run whose worker died, a cancel); each release promotes the account's next queued runs, and
  * the worker's promoter pass picks up whatever a crashed process left behind.
@@ -25,11 +27,20 @@ const ORPHAN_SLOT_MS = 60_000;
 /** Counting every queued run scans on some servers; a second-old total bounds the queue well enough. */
 const TOTAL_COUNT_TTL_MS = 1_000;
 
-/** The waiting line: queued run records. */
+/** Run records as admission sees them, and the waiting line of queued ones. */
 export interface RunQueue {
+  /** A run admitted straight to a slot: its record, already `running`. */
+  insert(run: RunDoc): Promise<void>;
+  /** A run that waits: its `queued` record, then its entry in the line. */
+  enqueue(run: RunDoc): Promise<void>;
+  /** Whether anybody of the account waits (one lookup in the line, never a scan of the records). */
+  hasQueued(accountId: string): Promise<boolean>;
+  /** Queued records that lost their line entry (a process died between the two writes) get it back. */
+  restoreLine(): Promise<number>;
   countQueued(accountId?: string): Promise<number>;
   oldestQueued(accountId: string): Promise<RunDoc | null>;
   accountsWithQueued(): Promise<string[]>;
+  /** Queued → running, by `_id` and only from `queued`; the line entry goes either way. */
   claimQueued(runId: string, startedAt: Date, deadline: Date): Promise<RunDoc | null>;
   expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number>;
   finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date }): Promise<boolean>;
@@ -75,12 +86,70 @@ export class RunAdmission {
   }
 
   /**
+   * Admits a new run (its record built `queued` by the caller): when the account has a free slot
+   * and nobody waiting, the run is recorded `running` and started at once, without touching the
+   * queue; otherwise it is queued (503 when the line is full) and the account's line promoted.
+   * The record is written before the engine hears of the run, so a run it knows has a record.
+   * `reserve` (the month's run, for a manual run) runs alongside and may refuse the run.
+   */
+  async admit(run: RunDoc, reserve?: () => Promise<void>): Promise<RunStatus> {
+    if (!this.deps.engine) throw new Error('starting workflow runs needs a Temporal client in this process');
+    const now = this.now();
+    // The caller's quota reservation, the line and the slot are independent: one wait for all
+    // three; a refused reservation gives the slot back.
+    const [waiting, slot, reserved] = await Promise.allSettled([
+      this.deps.queue.hasQueued(run.accountId),
+      this.deps.slots.claim(run.accountId, run._id, run.slotLimit ?? 1, now),
+      reserve?.(),
+    ]);
+    const failed = [waiting, slot, reserved].find((r) => r.status === 'rejected');
+    if (failed) {
+      if (slot.status === 'fulfilled' && slot.value) await this.deps.slots.release(run._id);
+      throw failed.reason;
+    }
+    return this.place(run, now, (waiting as PromiseFulfilledResult<boolean>).value, (slot as PromiseFulfilledResult<boolean>).value);
+  }
+
+  private async place(run: RunDoc, now: Date, waiting: boolean, slot: boolean): Promise<RunStatus> {
+    if (slot && !waiting) {
+      const running: RunDoc = { ...run, status: 'running', startedAt: now, deadline: new Date(now.getTime() + RUN_TIMEOUT_MS) };
+      await this.deps.queue.insert(running);
+      if (!(await this.launch(running))) throw new Error('The run could not be started');
+      return 'running';
+    }
+    // Somebody waits (first come, first started) or every slot is held.
+    if (slot) await this.deps.slots.release(run._id);
+    await this.checkRoom(run.accountId);
+    await this.deps.queue.enqueue(run);
+    if ((await this.promote(run.accountId)).includes(run._id)) return 'running';
+    const [now2] = await this.deps.queue.statuses([run._id]);
+    if (now2?.status === 'failed') throw new Error('The run could not be started');
+    return now2?.status ?? 'queued';
+  }
+
+  /** Hands a `running` run (slot held) to the engine; on failure the run fails and frees its slot. */
+  private async launch(run: RunDoc): Promise<boolean> {
+    const graph = decodeUserJson<{ nodes: NodeDef[]; edges: EdgeDef[] }>(run.graph ?? '{"nodes":[],"edges":[]}');
+    try {
+      await this.deps.engine!.start({
+        runId: run._id, accountId: run.accountId, flowId: run.workflowId, flowName: run.workflowName, trigger: run.trigger.type,
+        nodes: graph.nodes, edges: graph.edges, deadline: (run.deadline as Date).getTime(),
+      });
+      return true;
+    } catch (err) {
+      this.deps.logger.error({ err, runId: run._id }, 'a run could not be started');
+      await this.deps.queue.finish(run._id, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
+      await this.deps.slots.release(run._id);
+      return false;
+    }
+  }
+
+  /**
    * Starts the account's queued runs, oldest first, while it has free slots. Runs that waited
    * past an hour expire instead. Returns the ids started here.
    */
   async promote(accountId: string): Promise<string[]> {
-    const engine = this.deps.engine;
-    if (!engine) return [];
+    if (!this.deps.engine) return [];
     const started: string[] = [];
     for (;;) {
       const next = await this.deps.queue.oldestQueued(accountId);
@@ -97,18 +166,7 @@ export class RunAdmission {
         await this.deps.slots.release(next._id);
         continue;
       }
-      const graph = decodeUserJson<{ nodes: NodeDef[]; edges: EdgeDef[] }>(run.graph ?? '{"nodes":[],"edges":[]}');
-      try {
-        await engine.start({
-          runId: run._id, accountId, flowId: run.workflowId, flowName: run.workflowName, trigger: run.trigger.type,
-          nodes: graph.nodes, edges: graph.edges, deadline: (run.deadline as Date).getTime(),
-        });
-        started.push(run._id);
-      } catch (err) {
-        this.deps.logger.error({ err, runId: run._id }, 'a queued run could not be started');
-        await this.deps.queue.finish(run._id, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
-        await this.deps.slots.release(run._id);
-      }
+      if (await this.launch(run)) started.push(run._id);
     }
   }
 
@@ -126,13 +184,16 @@ export class RunAdmission {
   async pass(): Promise<{ expired: number; freed: number; started: number }> {
     const now = this.now();
     const expired = await this.deps.queue.expireQueued(new Date(now.getTime() - FIXED_LIMITS.workflowQueueWaitMs), now, QUEUE_EXPIRED_ERROR);
+    await this.deps.queue.restoreLine();
     const slots = await this.deps.slots.all(10_000);
     const status = new Map((await this.deps.queue.statuses(slots.map((s) => s._id))).map((r) => [r._id, r.status]));
     let freed = 0;
     for (const slot of slots) {
       const s = status.get(slot._id);
-      const orphan = s === undefined || (s === 'queued' && now.getTime() - slot.claimedAt.getTime() > ORPHAN_SLOT_MS);
-      if (orphan || (s !== 'running' && s !== 'queued')) {
+      // A slot is claimed a moment before its run's record is written, so a slot without a
+      // record (or with a run still queued) is an orphan only once it is old.
+      const orphan = (s === undefined || s === 'queued') && now.getTime() - slot.claimedAt.getTime() > ORPHAN_SLOT_MS;
+      if (orphan || (s !== undefined && s !== 'running' && s !== 'queued')) {
         await this.deps.slots.release(slot._id);
         freed++;
       }

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ajv } from '../http/schema';
-import { LimitReachedError, NotFoundError, ValidationError } from '../errors';
+import { LimitReachedError, NotFoundError, QueueFullError, ValidationError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
@@ -31,7 +31,6 @@ export interface WorkflowRepository {
 
 /** Where run records live. */
 export interface RunRepository {
-  insert(doc: RunDoc): Promise<void>;
   get(accountId: string, runId: string): Promise<RunDoc | null>;
   list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]>;
   /** `from`: only a record in that status changes (default: any not final). */
@@ -45,6 +44,8 @@ export interface RunAccount { id: string; plan: PlanTier }
 /** The month's workflow counters (limits/service.ts). */
 export interface RunQuota {
   reserveRun(accountId: string, monthlyQuota: number): Promise<boolean>;
+  /** Gives back a reserved run that was refused afterwards. */
+  releaseRun(accountId: string): Promise<void>;
   workflowUsage(accountId: string): Promise<{ runs: number; computeUnits: number }>;
 }
 
@@ -188,42 +189,41 @@ export class RunService {
    */
   async start(account: RunAccount, flowId: string, input: unknown, trigger: RunDoc['trigger'] = { type: 'manual' }): Promise<{ runId: string; workflowId: string; status: RunStatus }> {
     const accountId = account.id;
-    const flow = await this.deps.flows.doc(accountId, flowId);
+    const admission = this.deps.admission;
+    if (!admission) throw new Error('starting workflow runs needs run admission in this process');
+    const quota = this.deps.quota;
+    // The definition and the month's compute are independent reads: one round trip's wait.
+    const [flow, used] = await Promise.all([this.deps.flows.doc(accountId, flowId), quota?.workflowUsage(accountId)]);
     const def = decodeUserJson<WorkflowDefinition>(flow.definition);
     if (def.input_schema !== undefined) checkInput(def.input_schema, input);
     const plan = planOf(account.plan);
-    const admission = this.deps.admission;
-    const quota = this.deps.quota;
-    if (quota) {
-      const used = await quota.workflowUsage(accountId);
-      if (used.computeUnits >= plan.computeUnitsPerMonth) throw new LimitReachedError('compute units this month', 'compute', used.computeUnits, plan.computeUnitsPerMonth, plan.tier);
-    }
-    await admission?.checkRoom(accountId);
+    if (used && used.computeUnits >= plan.computeUnitsPerMonth) throw new LimitReachedError('compute units this month', 'compute', used.computeUnits, plan.computeUnitsPerMonth, plan.tier);
     // Device-event runs do not count toward the month's runs (decisions section 7).
-    if (quota && trigger.type === 'manual' && !(await quota.reserveRun(accountId, plan.workflowRunsPerMonth))) {
-      throw new LimitReachedError('runs this month', 'run', plan.workflowRunsPerMonth, plan.workflowRunsPerMonth, plan.tier);
-    }
+    const reserved = quota !== undefined && trigger.type === 'manual';
+    const reserve = async () => {
+      if (!(await quota!.reserveRun(accountId, plan.workflowRunsPerMonth))) {
+        throw new LimitReachedError('runs this month', 'run', plan.workflowRunsPerMonth, plan.workflowRunsPerMonth, plan.tier);
+      }
+    };
     const runId = randomUUID();
-    const now = this.now();
     const outgoing = new Set(def.edges.map((e) => e.from));
     const nodes: Record<string, NodeStat> = {};
     for (const n of def.nodes) nodes[n.id] = { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
-    await this.deps.runs.insert({
+    const run: RunDoc = {
       _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'queued',
       input: encodeUserJson(input ?? null), error: null, log: [], nodes,
       nodeOrder: def.nodes.map((n) => n.id), terminalNodes: def.nodes.filter((n) => !outgoing.has(n.id)).map((n) => n.id),
-      outputBytes: 0, queuedAt: now, startedAt: null, finishedAt: null, deadline: null,
+      outputBytes: 0, queuedAt: this.now(), startedAt: null, finishedAt: null, deadline: null,
       temporal: { workflowId: `run-${runId}`, runId: null },
       graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
-    });
-    if (!admission) {
-      await this.deps.runs.finish(runId, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
-      throw new Error('starting workflow runs needs run admission in this process');
+    };
+    try {
+      return { runId, workflowId: flowId, status: await admission.admit(run, reserved ? reserve : undefined) };
+    } catch (err) {
+      // Refused before it was recorded (a full queue): the month's run was not used.
+      if (reserved && err instanceof QueueFullError) await quota.releaseRun(accountId);
+      throw err;
     }
-    const started = await admission.promote(accountId);
-    const status = started.includes(runId) ? 'running' : (await this.deps.runs.get(accountId, runId))?.status ?? 'queued';
-    if (status === 'failed') throw new Error('The run could not be started');
-    return { runId, workflowId: flowId, status };
   }
 
   async get(accountId: string, runId: string): Promise<Record<string, unknown>> {

@@ -63,6 +63,9 @@ export interface RunDoc {
   slotLimit?: number;
 }
 
+/** A run's entry in the waiting line (`_id` = runId), present while its record is `queued`. */
+export interface LineEntry { _id: string; accountId: string; queuedAt: Date }
+
 /** A concurrency slot held by a running run. */
 export interface SlotDoc { _id: string; accountId: string; slot: number; claimedAt: Date }
 
@@ -102,10 +105,32 @@ export class WorkflowStore {
 
 export class RunStore {
   private readonly col: Collection<RunDoc>;
+  /** The waiting line: small (queued runs only), so admission never scans the run records. */
+  private readonly line: Collection<LineEntry>;
   constructor(db: Db) {
     this.col = db.collection<RunDoc>(COLLECTIONS.workflowRuns);
+    this.line = db.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
   }
   async insert(doc: RunDoc): Promise<void> { await this.col.insertOne(doc); }
+  async enqueue(doc: RunDoc): Promise<void> {
+    await this.col.insertOne(doc);
+    await this.line.insertOne({ _id: doc._id, accountId: doc.accountId, queuedAt: doc.queuedAt });
+  }
+  async hasQueued(accountId: string): Promise<boolean> {
+    return (await this.line.findOne({ accountId }, { projection: { _id: 1 } })) !== null;
+  }
+  async restoreLine(): Promise<number> {
+    let restored = 0;
+    for (const r of await this.col.find({ status: 'queued' }, { projection: { _id: 1, accountId: 1, queuedAt: 1 } }).toArray()) {
+      try {
+        await this.line.insertOne({ _id: r._id, accountId: r.accountId, queuedAt: r.queuedAt });
+        restored++;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err; // in line already: the common case
+      }
+    }
+    return restored;
+  }
   get(accountId: string, runId: string): Promise<RunDoc | null> { return this.col.findOne({ _id: runId, accountId }); }
   getById(runId: string): Promise<RunDoc | null> { return this.col.findOne({ _id: runId }); }
   list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]> {
@@ -127,21 +152,32 @@ export class RunStore {
       ? { $set: { ...fields, log: [...fields.log, ...appendLog] } }
       : { $set: fields, ...(appendLog.length ? { $push: { log: { $each: appendLog } } } : {}) };
     const r = await this.col.updateOne({ _id: runId, status: from ?? { $nin: [...FINAL_STATUSES] } }, update);
+    // A queued run that ends (a cancel) leaves the line.
+    if (from === 'queued') await this.line.deleteOne({ _id: runId });
     return r.modifiedCount === 1;
   }
   countQueued(accountId?: string): Promise<number> {
-    return this.col.countDocuments(accountId ? { status: 'queued', accountId } : { status: 'queued' });
+    return this.line.countDocuments(accountId ? { accountId } : {});
   }
   countRunning(accountId: string): Promise<number> { return this.col.countDocuments({ status: 'running', accountId }); }
-  oldestQueued(accountId: string): Promise<RunDoc | null> {
-    return this.col.findOne({ status: 'queued', accountId }, { sort: { queuedAt: 1, _id: 1 }, projection: { log: 0, nodes: 0 } });
+  /** The account's oldest waiting run (FIFO); an entry whose record is no longer queued is dropped. */
+  async oldestQueued(accountId: string): Promise<RunDoc | null> {
+    for (;;) {
+      const entry = await this.line.findOne({ accountId }, { sort: { queuedAt: 1, _id: 1 } });
+      if (!entry) return null;
+      const run = await this.col.findOne({ _id: entry._id }, { projection: { log: 0, nodes: 0 } });
+      if (run?.status === 'queued') return run;
+      await this.line.deleteOne({ _id: entry._id });
+    }
   }
   async accountsWithQueued(): Promise<string[]> {
-    return (await this.col.distinct('accountId', { status: 'queued' })) as string[];
+    return (await this.line.distinct('accountId', {})) as string[];
   }
   /** Queued → running, by `_id` and only from `queued`: of two promoters only one wins. */
-  claimQueued(runId: string, startedAt: Date, deadline: Date): Promise<RunDoc | null> {
-    return this.col.findOneAndUpdate({ _id: runId, status: 'queued' }, { $set: { status: 'running', startedAt, deadline } }, { returnDocument: 'after' });
+  async claimQueued(runId: string, startedAt: Date, deadline: Date): Promise<RunDoc | null> {
+    const run = await this.col.findOneAndUpdate({ _id: runId, status: 'queued' }, { $set: { status: 'running', startedAt, deadline } }, { returnDocument: 'after' });
+    await this.line.deleteOne({ _id: runId });
+    return run;
   }
   /** Queued runs that waited since before `before` become `expired`; returns how many. */
   async expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number> {
@@ -149,6 +185,7 @@ export class RunStore {
       { status: 'queued', queuedAt: { $lte: before }, ...(runId ? { _id: runId } : {}) },
       { $set: { status: 'expired', finishedAt, error } },
     );
+    await this.line.deleteMany(runId ? { _id: runId } : { queuedAt: { $lte: before } });
     return r.modifiedCount;
   }
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>> {

@@ -99,6 +99,12 @@ export class LimitService {
     return (await this.store.incrementUsageBounded({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'workflowRuns', 1, monthlyQuota)) !== undefined;
   }
 
+  /** Gives back a reserved run that was refused afterwards (a full queue). */
+  async releaseWorkflowRun(accountId: string): Promise<void> {
+    const month = monthKey(this.now());
+    await this.store.incrementUsage({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'workflowRuns', -1);
+  }
+
   /** Charges compute units (one per started second of a node execution) to the month. */
   async addComputeUnits(accountId: string, units: number): Promise<void> {
     const month = monthKey(this.now());

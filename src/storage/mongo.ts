@@ -34,6 +34,7 @@ export const COLLECTIONS = {
   workflowRuns: 'workflow_runs',
   workflowOutputs: 'workflow_run_outputs',
   workflowRunSlots: 'workflow_run_slots',
+  workflowRunQueue: 'workflow_run_queue',
   connectors: 'connectors',
   vault: 'vault',
   mqttSignals: 'mqtt_signals',
@@ -80,9 +81,11 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.workflowRuns]: [
     { key: { accountId: 1, workflowId: 1, queuedAt: -1, _id: -1 }, name: 'account_workflow_time' },
     { key: { status: 1, deadline: 1 }, name: 'status_deadline' },
-    // Admission: the oldest queued run of an account (FIFO), queue sizes, the expiry sweep.
+    // The expiry sweep and the worker's repair of the waiting line.
     { key: { status: 1, accountId: 1, queuedAt: 1, _id: 1 }, name: 'status_account_fifo' },
   ],
+  // The waiting line, one entry per queued run (`_id` = runId): the oldest of an account (FIFO).
+  [COLLECTIONS.workflowRunQueue]: [{ key: { accountId: 1, queuedAt: 1, _id: 1 }, name: 'account_fifo' }],
   // One document per running run (`_id` = runId); the unique index makes a slot number one run's.
   [COLLECTIONS.workflowRunSlots]: [{ key: { accountId: 1, slot: 1 }, name: 'account_slot', unique: true }],
   // MQTT processes poll signals newer than their last read; old ones are swept by time.

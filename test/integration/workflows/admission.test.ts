@@ -112,13 +112,14 @@ test('a full account queue answers 503 queue_full with Retry-After; a queued run
     _id: id as never, accountId, workflowId: wf, workflowName: 'queued', trigger: { type: 'manual' }, status: 'queued',
     input: 'null', error: null, log: [], nodes: {}, nodeOrder: [], terminalNodes: [], outputBytes: 0,
     queuedAt: now, startedAt: null, finishedAt: null, deadline: null, temporal: { workflowId: `run-${id}`, runId: null },
-  }))));
+  }))).then(() => db.collection('workflow_run_queue').insertMany(fillers.map((id) => ({ _id: id as never, accountId, queuedAt: now })))));
   const full = await run(apiKey, wf);
   expect(full.status).toBe(503);
   expect(full.body).toMatchObject({ error: 'Service Unavailable', code: 'queue_full' });
   expect(Number(full.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   await withDb(async (db) => {
     await db.collection('workflow_runs').deleteMany({ _id: { $in: fillers as never[] } });
+    await db.collection('workflow_run_queue').deleteMany({ _id: { $in: fillers as never[] } });
     await db.collection('workflow_runs').updateOne({ _id: queued.body.runId }, { $set: { queuedAt: new Date(Date.now() - 61 * 60_000) } });
   });
   // Slots free: the aged run must expire, not start.

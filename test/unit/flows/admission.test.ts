@@ -28,15 +28,15 @@ function setup(opts: { runsUsed?: number; computeUsed?: number } = {}) {
     },
   });
   let runsUsed = opts.runsUsed ?? 0;
-  const { admission, slots } = memoryAdmission(runs, engine, now);
+  const { admission, slots, line } = memoryAdmission(runs, engine, now);
   const runService = new RunService({
     flows: flowService, engine, admission, now,
     runs: {
-      insert: async (d) => { runs.set(d._id, d); },
       get: async (a, id) => { const d = runs.get(id); return d && d.accountId === a ? d : null; },
       list: async () => [...runs.values()],
       finish: async (id, fields, _log, from) => {
         const d = runs.get(id);
+        if (from === 'queued') line.delete(id);
         if (!d || (from ? d.status !== from : ['completed', 'failed', 'cancelled', 'expired'].includes(d.status))) return false;
         Object.assign(d, fields);
         return true;
@@ -46,10 +46,11 @@ function setup(opts: { runsUsed?: number; computeUsed?: number } = {}) {
     outputs: { save: async () => 0, read: async () => '', find: async () => [] },
     quota: {
       reserveRun: async (_a, max) => (runsUsed < max ? (runsUsed++, true) : false),
+      releaseRun: async () => { runsUsed--; },
       workflowUsage: async () => ({ runs: runsUsed, computeUnits: opts.computeUsed ?? 0 }),
     },
   });
-  return { flows: flowService, runService, admission, runs, slots, started, tick: (ms: number) => { clock += ms; } };
+  return { flows: flowService, runService, admission, runs, slots, line, started, runsUsed: () => runsUsed, tick: (ms: number) => { clock += ms; } };
 }
 
 const free = { id: 'acc', plan: 'free' as const };
@@ -115,8 +116,53 @@ it('a full account queue answers queue_full and records nothing', async () => {
   const wf = await ctx.flows.create(free, def, 100);
   for (let i = 0; i < FIXED_LIMITS.workflowQueuedPerAccount + 2; i++) await ctx.runService.start(free, wf.id, i);
   const before = ctx.runs.size;
+  const used = ctx.runsUsed();
   await expect(ctx.runService.start(free, wf.id, 'x')).rejects.toBeInstanceOf(QueueFullError);
   expect(ctx.runs.size).toBe(before);
+  // The refused run does not count toward the month's runs.
+  expect(ctx.runsUsed()).toBe(used);
+});
+
+it('a free slot does not let a new run pass one already waiting: the waiting one starts first', async () => {
+  const ctx = setup();
+  const wf = await ctx.flows.create(free, def, 100);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.push((await ctx.runService.start(free, wf.id, i)).runId);
+    ctx.tick(1);
+  }
+  // Run 0 ended and its slot was freed by a process that died before promoting the line.
+  ctx.runs.get(ids[0])!.status = 'completed';
+  ctx.slots.delete(ids[0]);
+  const late = await ctx.runService.start(free, wf.id, 'late');
+  expect(late.status).toBe('queued');
+  expect(ctx.started).toEqual([ids[0], ids[1], ids[2]]);
+  expect([...ctx.line.keys()]).toEqual([late.runId]);
+});
+
+it('the pass puts a queued run that lost its line entry back in line and starts it', async () => {
+  const ctx = setup();
+  const wf = await ctx.flows.create(free, def, 100);
+  const a = await ctx.runService.start(free, wf.id, 1);
+  await ctx.runService.start(free, wf.id, 2);
+  const q = await ctx.runService.start(free, wf.id, 3);
+  // The process died between writing q's record and its line entry.
+  ctx.line.delete(q.runId);
+  ctx.runs.get(a.runId)!.status = 'completed';
+  expect(await ctx.admission.pass()).toEqual({ expired: 0, freed: 1, started: 1 });
+  expect(ctx.started).toContain(q.runId);
+  expect(ctx.line.size).toBe(0);
+});
+
+it('the pass keeps a fresh slot whose run is not recorded yet, and frees it once it is old', async () => {
+  const ctx = setup();
+  await ctx.admission.pass();
+  ctx.slots.set('in-flight', { _id: 'in-flight', accountId: 'acc', slot: 0, claimedAt: new Date(Date.now()) });
+  expect((await ctx.admission.pass()).freed).toBe(0);
+  expect(ctx.slots.has('in-flight')).toBe(true);
+  ctx.tick(61_000);
+  expect((await ctx.admission.pass()).freed).toBe(1);
+  expect(ctx.slots.has('in-flight')).toBe(false);
 });
 
 it('plan quotas: the 6th workflow, the 1,001st manual run and used-up compute are limit_reached', async () => {
@@ -127,6 +173,9 @@ it('plan quotas: the 6th workflow, the 1,001st manual run and used-up compute ar
   expect(sixth).toBeInstanceOf(LimitReachedError);
   expect(sixth).toMatchObject({ status: 403, code: 'limit_reached', message: 'Plan free, 5 of 5 workflows: workflow limit reached', extra: { usage: 5, limit: 5, plan: 'free' } });
   await expect(ctx.runService.start(free, ids[0], null)).rejects.toMatchObject({ code: 'limit_reached', extra: { usage: 1_000, limit: 1_000 } });
+  // The slot claimed alongside the refused reservation is free again; nothing was recorded.
+  expect(ctx.slots.size).toBe(0);
+  expect(ctx.runs.size).toBe(0);
   // Device-event runs are not counted in the month's runs.
   await expect(ctx.runService.start(free, ids[0], null, { type: 'device_event', messageId: 'm' })).resolves.toMatchObject({ status: 'running' });
   const spent = setup({ computeUsed: 3_600 });

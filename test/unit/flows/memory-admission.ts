@@ -1,28 +1,51 @@
 /** In-memory run queue and slot table behind RunAdmission, for unit tests of the admission rules. */
 import { RunAdmission } from '../../../src/flows/admission';
 import type { RunEngine } from '../../../src/flows/service';
-import type { RunDoc, SlotDoc } from '../../../src/flows/store';
+import type { LineEntry, RunDoc, SlotDoc } from '../../../src/flows/store';
 import { FINAL_STATUSES } from '../../../src/flows/store';
 import { createLogger } from '../../../src/log';
 
 export function memoryAdmission(runs: Map<string, RunDoc>, engine: RunEngine, now: () => Date) {
   const slots = new Map<string, SlotDoc>();
-  const queued = (accountId?: string) => [...runs.values()].filter((r) => r.status === 'queued' && (!accountId || r.accountId === accountId));
+  /** The waiting line: run ids in arrival order, like the line collection. */
+  const line = new Map<string, LineEntry>();
+  const inLine = (accountId?: string) => [...line.values()].filter((e) => !accountId || e.accountId === accountId);
   const admission = new RunAdmission({
     engine, now, logger: createLogger('silent'),
     queue: {
-      countQueued: async (accountId) => queued(accountId).length,
-      oldestQueued: async (accountId) => queued(accountId).sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime())[0] ?? null,
-      accountsWithQueued: async () => [...new Set(queued().map((r) => r.accountId))],
+      insert: async (run) => { runs.set(run._id, run); },
+      enqueue: async (run) => {
+        runs.set(run._id, run);
+        line.set(run._id, { _id: run._id, accountId: run.accountId, queuedAt: run.queuedAt });
+      },
+      hasQueued: async (accountId) => inLine(accountId).length > 0,
+      restoreLine: async () => {
+        const lost = [...runs.values()].filter((r) => r.status === 'queued' && !line.has(r._id));
+        for (const r of lost) line.set(r._id, { _id: r._id, accountId: r.accountId, queuedAt: r.queuedAt });
+        return lost.length;
+      },
+      countQueued: async (accountId) => inLine(accountId).length,
+      oldestQueued: async (accountId) => {
+        for (const e of inLine(accountId).sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime())) {
+          if (runs.get(e._id)?.status === 'queued') return runs.get(e._id)!;
+          line.delete(e._id);
+        }
+        return null;
+      },
+      accountsWithQueued: async () => [...new Set(inLine().map((e) => e.accountId))],
       claimQueued: async (runId, startedAt, deadline) => {
+        line.delete(runId);
         const r = runs.get(runId);
         if (!r || r.status !== 'queued') return null;
         Object.assign(r, { status: 'running', startedAt, deadline });
         return r;
       },
       expireQueued: async (before, finishedAt, error, runId) => {
-        const hit = queued().filter((r) => r.queuedAt <= before && (!runId || r._id === runId));
-        for (const r of hit) Object.assign(r, { status: 'expired', finishedAt, error });
+        const hit = [...runs.values()].filter((r) => r.status === 'queued' && r.queuedAt <= before && (!runId || r._id === runId));
+        for (const r of hit) {
+          Object.assign(r, { status: 'expired', finishedAt, error });
+          line.delete(r._id);
+        }
         return hit.length;
       },
       finish: async (runId, fields) => {
@@ -54,5 +77,5 @@ export function memoryAdmission(runs: Map<string, RunDoc>, engine: RunEngine, no
       count: async (accountId) => [...slots.values()].filter((s) => s.accountId === accountId).length,
     },
   });
-  return { admission, slots };
+  return { admission, slots, line };
 }
