@@ -11,7 +11,7 @@
  * `npm run setup` (.tools/schemathesis, pinned in scripts/setup.sh).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PERMISSIONS } from '../src/accounts/roles';
 import { ROOT, startServiceProcess, StackEnv } from '../test/support/service';
@@ -39,11 +39,24 @@ async function cli(env: StackEnv, ...args: string[]): Promise<Record<string, str
   return JSON.parse(r.stdout) as Record<string, string>;
 }
 
+/** The requests the service logged so far (debug level: one `request` line each) and its 5xx answers. */
+function servedSoFar(env: StackEnv): { requests: number; errors: number } {
+  let requests = 0;
+  let errors = 0;
+  for (const line of readFileSync(env.logFile, 'utf8').split('\n')) {
+    if (!line.includes('"msg":"request"')) continue;
+    requests++;
+    if ((JSON.parse(line) as { status: number }).status >= 500) errors++;
+  }
+  return { requests, errors };
+}
+
 async function main(): Promise<void> {
   if (!existsSync(ST)) throw new Error(`${ST} is missing: run npm run setup`);
   const maxExamples = option('max-examples', '100');
   const seed = option('seed', String(Date.now() % 1_000_000));
-  const service = await startServiceProcess();
+  // Debug level logs one line per request: the passes count what the service really answered.
+  const service = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'debug' } });
   const env = service.env;
   let failed = false;
   try {
@@ -55,6 +68,7 @@ async function main(): Promise<void> {
     });
     if (role.status !== 201) throw new Error(`creating the all-permissions role: ${role.status} ${await role.text()}`);
     const entity = await cli(env, 'entity', 'create', '--account', account.accountId, '--name', 'fuzz-device', '--role', 'all');
+    let served = servedSoFar(env);
     // The entity pass first: the account pass rotates and deletes entities, the fuzz device's too.
     for (const [who, key] of [['entity', entity.apiKey], ['account', account.apiKey]] as const) {
       console.log(`\n=== schemathesis with the ${who} key (max ${maxExamples} examples per operation, seed ${seed}) ===`);
@@ -66,7 +80,10 @@ async function main(): Promise<void> {
         '--max-examples', maxExamples, '--seed', seed, '--workers', '1', '--request-timeout', '30',
         '--suppress-health-check', 'all', '--report-dir', reportDir, '--no-color',
       ]);
-      if (r.code !== 0) failed = true;
+      const before = served;
+      served = servedSoFar(env);
+      console.log(`service side, ${who} pass: ${served.requests - before.requests} requests answered, ${served.errors - before.errors} with a 5xx status`);
+      if (r.code !== 0 || served.errors > before.errors) failed = true;
     }
   } finally {
     await service.stop();
