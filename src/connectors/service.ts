@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { decryptSecret, encryptSecret } from '../crypto';
 import { BadRequestError, ConflictError, LimitReachedError, NotFoundError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
-import { assertPublicHost, UnsafeTargetError } from '../net/safe-target';
+import { checkOutboundUrl } from '../net/safe-target';
 import { isDuplicateKey } from '../storage/mongo';
 import { Redactor } from '../vault/redact';
 import type { ConnectorCreate, ConnectorReplace, ConnectorView, S3OperationConfig } from './schemas';
@@ -58,20 +58,7 @@ export class ConnectorService {
 
   private async checkEndpoint(endpoint: string | undefined): Promise<string | undefined> {
     if (endpoint === undefined) return undefined;
-    let url: URL;
-    try {
-      url = new URL(endpoint);
-    } catch {
-      throw new BadRequestError('endpoint is not a URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new BadRequestError('endpoint must be http or https');
-    if (url.username || url.password) throw new BadRequestError('endpoint must not carry credentials');
-    try {
-      await assertPublicHost(url.hostname, this.allowHosts);
-    } catch (err) {
-      const why = err instanceof UnsafeTargetError ? err.message : `cannot be resolved: ${(err as Error).message}`;
-      throw new BadRequestError(`endpoint refused: ${why}`, undefined, 'connector_target_refused');
-    }
+    const url = await checkOutboundUrl(endpoint, 'endpoint', this.allowHosts, 'connector_target_refused');
     return url.toString().replace(/\/$/, '');
   }
 

@@ -8,6 +8,7 @@
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { BadRequestError } from '../errors';
 
 const PUBLIC_RANGE = 'unicast';
 
@@ -41,6 +42,30 @@ export async function assertPublicHost(host: string, allowHosts: readonly string
   const internal = addresses.find((a) => !isPublicAddress(a));
   // The address itself is not echoed: that would let a caller map internal DNS names.
   if (internal) throw new UnsafeTargetError(`${host} resolves to an internal address`);
+}
+
+/**
+ * A customer's outbound URL (a webhook, a connector endpoint), checked before it is stored:
+ * it parses, is http or https, carries no credentials (`credentialsHint` says what to use
+ * instead) and its host resolves to public addresses only. Errors are 400s naming `field`;
+ * a refused or unresolvable host carries `code`.
+ */
+export async function checkOutboundUrl(raw: string, field: string, allowHosts: readonly string[], code: string, credentialsHint = ''): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BadRequestError(`${field} is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new BadRequestError(`${field} must be http or https`);
+  if (url.username || url.password) throw new BadRequestError(`${field} must not carry credentials${credentialsHint}`);
+  try {
+    await assertPublicHost(url.hostname, allowHosts);
+  } catch (err) {
+    const why = err instanceof UnsafeTargetError ? err.message : `${url.hostname} cannot be resolved: ${(err as Error).message}`;
+    throw new BadRequestError(`${field} refused: ${why}`, undefined, code);
+  }
+  return url;
 }
 
 /** A dns.lookup replacement for http.request that refuses internal addresses at connect time. */

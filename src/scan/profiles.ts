@@ -10,7 +10,7 @@ import { hasEntitlement } from '../accounts/plans';
 import { isDuplicateKey } from '../storage/mongo';
 import { decryptSecret, encryptSecret } from '../crypto';
 import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from '../errors';
-import { assertPublicHost, UnsafeTargetError } from '../net/safe-target';
+import { checkOutboundUrl } from '../net/safe-target';
 import { FILE_TYPES } from './types';
 import { REGISTRY } from './registry';
 import type { ProfileDoc, ScanStore, WebhookConfigDoc } from './store';
@@ -80,20 +80,7 @@ export class ProfileService {
 
   private async sealWebhook(account: AccountDoc, w: WebhookInput): Promise<WebhookConfigDoc> {
     if (!hasEntitlement(account.plan, 'webhooks')) throw new PlanRequiredError('webhooks', account.plan, 'Webhooks are available on the Starter plan and above');
-    let url: URL;
-    try {
-      url = new URL(w.url);
-    } catch {
-      throw new BadRequestError('webhook.url is not a URL');
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new BadRequestError('webhook.url must be http or https');
-    if (url.username || url.password) throw new BadRequestError('webhook.url must not carry credentials; use authType');
-    try {
-      await assertPublicHost(url.hostname, this.allowHosts);
-    } catch (err) {
-      if (err instanceof UnsafeTargetError) throw new BadRequestError(`webhook.url refused: ${err.message}`, undefined, 'webhook_target_refused');
-      throw new BadRequestError(`webhook.url host cannot be resolved: ${(err as Error).message}`, undefined, 'webhook_target_refused');
-    }
+    const url = await checkOutboundUrl(w.url, 'webhook.url', this.allowHosts, 'webhook_target_refused', '; use authType');
     const authType = w.authType ?? 'none';
     if (authType !== 'none' && !w.value) throw new BadRequestError(`webhook.value is required for authType ${authType}`);
     if (authType === 'custom_header' && !w.headerName) throw new BadRequestError('webhook.headerName is required for authType custom_header');
