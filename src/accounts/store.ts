@@ -63,11 +63,11 @@ export interface RoleDoc {
 }
 
 export class AccountStore implements AccountRecords, RoleRecords {
-  readonly accounts: Collection<AccountDoc>;
-  readonly apiKeys: Collection<ApiKeyDoc>;
-  readonly entities: Collection<StoredEntity>;
-  readonly entityKeys: Collection<EntityKeyDoc>;
-  readonly roles: Collection<RoleDoc>;
+  private readonly accounts: Collection<AccountDoc>;
+  private readonly apiKeys: Collection<ApiKeyDoc>;
+  private readonly entities: Collection<StoredEntity>;
+  private readonly entityKeys: Collection<EntityKeyDoc>;
+  private readonly roles: Collection<RoleDoc>;
   /** The same collections for the reads of authentication (see Storage.readDb). */
   private readonly reads: { accounts: Collection<AccountDoc>; apiKeys: Collection<ApiKeyDoc>; entities: Collection<StoredEntity>; entityKeys: Collection<EntityKeyDoc> };
 

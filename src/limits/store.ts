@@ -26,7 +26,7 @@ export type UsageField = 'scans' | 'messagingBytes' | 'workflowRuns' | 'computeU
 
 export class CounterStore implements Counters {
   private readonly windows: Collection<WindowDoc>;
-  readonly usage: Collection<UsageDoc>;
+  private readonly usage: Collection<UsageDoc>;
 
   constructor(db: Db) {
     this.windows = db.collection<WindowDoc>(COLLECTIONS.rateCounters);

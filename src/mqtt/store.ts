@@ -27,8 +27,8 @@ export interface PresenceDoc { _id: string; device: DeviceIdentity; subscribedAt
 const presenceId = (accountId: string, entityName: string): string => `${accountId}/${entityName}`;
 
 export class MqttStore implements SignalLog, DevicePresence {
-  readonly signals: Collection<SignalDoc>;
-  readonly presence: Collection<PresenceDoc>;
+  private readonly signals: Collection<SignalDoc>;
+  private readonly presence: Collection<PresenceDoc>;
 
   constructor(db: Db) {
     this.signals = db.collection<SignalDoc>(COLLECTIONS.mqttSignals);
