@@ -1,6 +1,8 @@
 /**
  * The service objects of one process, built once from config and storage, handed to HTTP
  * routes, the MQTT broker, the CLI and activities: a rule exists once, whoever calls it.
+ * The composition root: the only module outside the stores that names the MongoDB store classes;
+ * everything it hands out sees a store only through the interface its service declares.
  */
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -21,6 +23,7 @@ import { MessagingInfo, MessagingService } from './messaging/service';
 import { EntityService } from './entities/service';
 import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
 import { MessageStore } from './messaging/store';
+import type { MessageExport } from './messaging/export';
 import { MqttStore } from './mqtt/store';
 import { MqttSignals } from './mqtt/signals';
 import { MqttService } from './mqtt/service';
@@ -30,6 +33,7 @@ import { ScanStore } from './scan/store';
 import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
 import { FeedStore } from './scan/feed-store';
+import type { FeedEntrySink } from './scan/engines/feeds';
 import { cveDatasetPath } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 import { VaultService } from './vault/service';
@@ -58,7 +62,8 @@ export interface Services {
   usage: AccountUsage;
   limits: LimitService;
   messagingInfo: MessagingInfo;
-  messageStore: MessageStore;
+  /** Message history as exports read it. */
+  messageExport: MessageExport;
   /** THE message pipeline (HTTP and MQTT); set `messagePipeline.flowTrigger` to run flows on device events. */
   messagePipeline: MessagePipeline;
   /** `messageQueued` / `stateChanged` for the MQTT bridge. */
@@ -71,6 +76,8 @@ export interface Services {
   /** Records key revocations, queued messages and state changes for the MQTT processes (src/mqtt/signals.ts). */
   mqttSignals: MqttSignals;
   scans: ScanService;
+  /** Where `feeds load` (CLI) upserts threat-feed hashes. */
+  threatFeeds: FeedEntrySink;
   /** Sealed secrets of workflows; `reveal` only inside the activity that uses them. */
   vault: VaultService;
   /** Connectors (aws); `runS3` is the aws.s3 node's operation. */
@@ -93,16 +100,17 @@ export function createServices(opts: {
   enginePool?: EnginePool;
 }): Services {
   const { config, logger, storage, secrets } = opts;
-  const db = storage.db;
+  const { db, readDb, buckets } = storage;
   const limits = new LimitService(new CounterStore(db));
-  const scanStore = new ScanStore(db, storage.readDb);
+  const scanStore = new ScanStore(db, readDb, buckets.scanUploads);
+  const feedStore = new FeedStore(db);
   const scans = new ScanService(
     scanStore,
     new ProfileService(scanStore, secrets.dataEncryptionKey, config.webhookAllowHosts),
     limits,
     {
       clamd: { host: config.clamdHost ?? '127.0.0.1', port: config.clamdPort },
-      feedLookup: new FeedStore(db).lookup,
+      feedLookup: feedStore.lookup,
       yaraRuleDirs: [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])],
       cveDatasetPath: cveDatasetPath(config),
       pool: opts.enginePool,
@@ -111,10 +119,10 @@ export function createServices(opts: {
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
-  const accountStore = new AccountStore(db, storage.readDb);
+  const accountStore = new AccountStore(db, readDb);
   const accounts = new AccountService(accountStore, secrets, config.region);
   const audit = new AuditLog(new AuditStore(db));
-  const messageStore = new MessageStore(db, storage.readDb);
+  const messageStore = new MessageStore(db, readDb);
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
   const messagingLog = logger.child({ component: 'messaging' });
@@ -122,7 +130,7 @@ export function createServices(opts: {
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
   const files = new FileService({
-    store: new FileStore(db),
+    store: new FileStore(db, buckets.fileBlobs),
     scanner: scans,
     recipients: accounts,
     workflows: {
@@ -140,7 +148,7 @@ export function createServices(opts: {
   });
   const workflowStore = new WorkflowStore(db);
   const runStore = new RunStore(db);
-  const outputStore = new OutputStore(db);
+  const outputStore = new OutputStore(db, buckets.workflowOutputs);
   const flows = new FlowService({ workflows: workflowStore });
   const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
   const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
@@ -163,9 +171,10 @@ export function createServices(opts: {
     usage: new AccountUsage(limits, undefined, admission),
     limits,
     scans,
+    threatFeeds: feedStore,
     files,
     messagingInfo: new MessagingInfo(config.publicMqttUrl),
-    messageStore,
+    messageExport: messageStore,
     messagingEvents,
     messagePipeline,
     messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),

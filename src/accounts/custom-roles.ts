@@ -9,7 +9,7 @@ import type { AuditLog } from './audit';
 import { hasEntitlement } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission } from './roles';
 import { isDuplicateKey } from '../storage/mongo';
-import { AccountDoc, AccountStore, RoleDoc } from './store';
+import type { AccountDoc, RoleDoc } from './store';
 
 const ROLE_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -18,8 +18,19 @@ export interface RoleView { name: string; permissions: Permission[]; builtIn: bo
 const view = (r: RoleDoc): RoleView => ({ name: r.name, permissions: r.permissions, builtIn: false, createdAt: r.createdAt.toISOString() });
 const DEFAULT_VIEW: RoleView = { name: DEFAULT_ROLE, permissions: [...DEFAULT_ROLE_PERMISSIONS], builtIn: true, createdAt: null };
 
+/** Where custom roles are kept (accounts/store.ts). */
+export interface RoleRecords {
+  listRoles(accountId: string): Promise<RoleDoc[]>;
+  findRole(accountId: string, name: string): Promise<RoleDoc | null>;
+  insertRole(doc: RoleDoc): Promise<void>;
+  setRolePermissions(accountId: string, name: string, permissions: Permission[]): Promise<RoleDoc | null>;
+  deleteRole(accountId: string, name: string): Promise<boolean>;
+  /** True when some entity of the account still has this role. */
+  roleInUse(accountId: string, role: string): Promise<boolean>;
+}
+
 export class CustomRoles {
-  constructor(private readonly store: AccountStore, private readonly audit: AuditLog) {}
+  constructor(private readonly store: RoleRecords, private readonly audit: AuditLog) {}
 
   private entitled(account: AccountDoc): void {
     if (!hasEntitlement(account.plan, 'custom_roles')) throw new PlanRequiredError('custom_roles', account.plan, 'Custom roles require the Standard or Pro plan');

@@ -12,7 +12,7 @@ import {
 import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
 import { isDuplicateKey } from '../storage/mongo';
-import { AccountDoc, AccountStore, EntityDoc } from './store';
+import type { AccountDoc, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from './store';
 
 /** How long an account document (plan) may be served from a process's cache. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -51,12 +51,40 @@ export class AccountEvents extends EventEmitter {}
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
+/** Where accounts, their keys, entities and entity keys are kept (accounts/store.ts). */
+export interface AccountRecords {
+  insertAccount(doc: AccountDoc): Promise<void>;
+  findAccount(id: string): Promise<AccountDoc | null>;
+  /** False when there is no such account. */
+  setPlan(id: string, plan: PlanTier): Promise<boolean>;
+  insertApiKey(doc: ApiKeyDoc): Promise<void>;
+  findApiKey(id: string): Promise<ApiKeyDoc | null>;
+  /** Reserves one entity slot under `max`; false when the account is full. */
+  reserveEntitySlot(accountId: string, max: number): Promise<boolean>;
+  releaseEntitySlot(accountId: string): Promise<void>;
+  insertEntity(doc: EntityDoc): Promise<void>;
+  findEntity(accountId: string, name: string): Promise<EntityDoc | null>;
+  listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]>;
+  updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>): Promise<EntityDoc | null>;
+  /** True when the entity existed. */
+  deleteEntity(accountId: string, name: string): Promise<boolean>;
+  clearEntityService(accountId: string, serviceId: string): Promise<void>;
+  setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string): Promise<void>;
+  insertEntityKey(doc: EntityKeyDoc): Promise<void>;
+  findEntityKey(jti: string): Promise<EntityKeyDoc | null>;
+  /** Which of these key ids are revoked or gone. */
+  deadEntityKeys(ids: string[]): Promise<string[]>;
+  /** Revokes the entity's live keys; returns their ids. */
+  revokeEntityKeys(accountId: string, entityName: string, at: Date): Promise<string[]>;
+  findRole(accountId: string, name: string): Promise<RoleDoc | null>;
+}
+
 export class AccountService {
   readonly events = new AccountEvents();
   private readonly accountCache = new Map<string, { doc: AccountDoc; at: number }>();
   private readonly claimsCache = new Map<string, EntityKeyClaims>();
 
-  constructor(private readonly store: AccountStore, private readonly secrets: Secrets, private readonly region: string) {}
+  constructor(private readonly store: AccountRecords, private readonly secrets: Secrets, private readonly region: string) {}
 
   async createAccount(input: { name: string; plan: string }): Promise<{ accountId: string; apiKey: string; apiKeyId: string }> {
     const name = input.name.trim();
@@ -269,8 +297,7 @@ export class AccountService {
     const entity = await this.store.findEntity(accountId, name);
     if (!entity) throw new NotFoundError('Entity');
     const revoked = await this.store.revokeEntityKeys(accountId, name, new Date());
-    const r = await this.store.deleteEntity(accountId, name);
-    if (r.deletedCount === 1) await this.store.releaseEntitySlot(accountId);
+    if (await this.store.deleteEntity(accountId, name)) await this.store.releaseEntitySlot(accountId);
     for (const id of revoked) this.events.emit('entityKeyRevoked', id);
     return entity;
   }

@@ -4,6 +4,8 @@ import { COLLECTIONS } from '../storage/mongo';
 import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
 import type { PlanTier } from './plans';
 import type { Permission } from './roles';
+import type { AccountRecords } from './service';
+import type { RoleRecords } from './custom-roles';
 
 export interface AccountDoc {
   _id: string;
@@ -60,12 +62,12 @@ export interface RoleDoc {
   createdAt: Date;
 }
 
-export class AccountStore {
-  readonly accounts: Collection<AccountDoc>;
-  readonly apiKeys: Collection<ApiKeyDoc>;
-  readonly entities: Collection<StoredEntity>;
-  readonly entityKeys: Collection<EntityKeyDoc>;
-  readonly roles: Collection<RoleDoc>;
+export class AccountStore implements AccountRecords, RoleRecords {
+  private readonly accounts: Collection<AccountDoc>;
+  private readonly apiKeys: Collection<ApiKeyDoc>;
+  private readonly entities: Collection<StoredEntity>;
+  private readonly entityKeys: Collection<EntityKeyDoc>;
+  private readonly roles: Collection<RoleDoc>;
   /** The same collections for the reads of authentication (see Storage.readDb). */
   private readonly reads: { accounts: Collection<AccountDoc>; apiKeys: Collection<ApiKeyDoc>; entities: Collection<StoredEntity>; entityKeys: Collection<EntityKeyDoc> };
 
@@ -83,15 +85,15 @@ export class AccountStore {
     this.roles = db.collection<RoleDoc>(COLLECTIONS.roles);
   }
 
-  insertAccount(doc: AccountDoc) { return this.accounts.insertOne(doc); }
-  findAccount(id: string) { return this.reads.accounts.findOne({ _id: id }); }
+  async insertAccount(doc: AccountDoc): Promise<void> { await this.accounts.insertOne(doc); }
+  findAccount(id: string): Promise<AccountDoc | null> { return this.reads.accounts.findOne({ _id: id }); }
   async setPlan(id: string, plan: PlanTier): Promise<boolean> {
     const r = await this.accounts.updateOne({ _id: id }, { $set: { plan } });
     return r.matchedCount === 1;
   }
 
-  insertApiKey(doc: ApiKeyDoc) { return this.apiKeys.insertOne(doc); }
-  findApiKey(id: string) { return this.reads.apiKeys.findOne({ _id: id }); }
+  async insertApiKey(doc: ApiKeyDoc): Promise<void> { await this.apiKeys.insertOne(doc); }
+  findApiKey(id: string): Promise<ApiKeyDoc | null> { return this.reads.apiKeys.findOne({ _id: id }); }
 
   /** Reserves one entity slot under the plan's maximum; false when the account is full. */
   async reserveEntitySlot(accountId: string, max: number): Promise<boolean> {
@@ -106,17 +108,20 @@ export class AccountStore {
     await this.accounts.updateOne({ _id: accountId, entityCount: { $gt: 0 } }, { $inc: { entityCount: -1 } });
   }
 
-  insertEntity(doc: EntityDoc) { return this.entities.insertOne({ ...doc, metadata: encodeUserJson(doc.metadata) }); }
-  async findEntity(accountId: string, name: string) { return entityOf(await this.reads.entities.findOne({ _id: `${accountId}/${name}` })); }
-  deleteEntity(accountId: string, name: string) { return this.entities.deleteOne({ _id: `${accountId}/${name}` }); }
-  setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string) {
-    return this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId, apiKeyHash } });
+  async insertEntity(doc: EntityDoc): Promise<void> { await this.entities.insertOne({ ...doc, metadata: encodeUserJson(doc.metadata) }); }
+  async findEntity(accountId: string, name: string): Promise<EntityDoc | null> { return entityOf(await this.reads.entities.findOne({ _id: `${accountId}/${name}` })); }
+  /** True when the entity existed. */
+  async deleteEntity(accountId: string, name: string): Promise<boolean> {
+    return (await this.entities.deleteOne({ _id: `${accountId}/${name}` })).deletedCount === 1;
+  }
+  async setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string): Promise<void> {
+    await this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { apiKeyId, apiKeyHash } });
   }
 
-  async listEntities(accountId: string, offset: number, limit: number) {
+  async listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]> {
     return (await this.reads.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map((e) => entityOf(e) as EntityDoc);
   }
-  async updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>) {
+  async updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>): Promise<EntityDoc | null> {
     const set = { ...patch, ...(patch.metadata !== undefined ? { metadata: encodeUserJson(patch.metadata) } : {}) };
     return entityOf(await this.entities.findOneAndUpdate(
       { _id: `${accountId}/${name}` },
@@ -128,8 +133,8 @@ export class AccountStore {
     await this.entities.updateMany({ accountId, serviceId }, { $unset: { serviceId: '' } });
   }
 
-  insertEntityKey(doc: EntityKeyDoc) { return this.entityKeys.insertOne(doc); }
-  findEntityKey(jti: string) { return this.reads.entityKeys.findOne({ _id: jti }); }
+  async insertEntityKey(doc: EntityKeyDoc): Promise<void> { await this.entityKeys.insertOne(doc); }
+  findEntityKey(jti: string): Promise<EntityKeyDoc | null> { return this.reads.entityKeys.findOne({ _id: jti }); }
   /** Which of these key ids are revoked or gone (MQTT re-checks its live sessions with this). */
   async deadEntityKeys(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
@@ -143,10 +148,10 @@ export class AccountStore {
     return live.map((k) => k._id);
   }
 
-  findRole(accountId: string, name: string) { return this.roles.findOne({ accountId, name }); }
-  listRoles(accountId: string) { return this.roles.find({ accountId }).sort({ name: 1 }).toArray(); }
-  insertRole(doc: RoleDoc) { return this.roles.insertOne(doc); }
-  setRolePermissions(accountId: string, name: string, permissions: Permission[]) {
+  findRole(accountId: string, name: string): Promise<RoleDoc | null> { return this.roles.findOne({ accountId, name }); }
+  listRoles(accountId: string): Promise<RoleDoc[]> { return this.roles.find({ accountId }).sort({ name: 1 }).toArray(); }
+  async insertRole(doc: RoleDoc): Promise<void> { await this.roles.insertOne(doc); }
+  setRolePermissions(accountId: string, name: string, permissions: Permission[]): Promise<RoleDoc | null> {
     return this.roles.findOneAndUpdate({ accountId, name }, { $set: { permissions } }, { returnDocument: 'after' });
   }
   async deleteRole(accountId: string, name: string): Promise<boolean> {

@@ -12,7 +12,6 @@ import { connectStorage, ensureIndexes } from '../storage/mongo';
 import { createServices, Services } from '../services';
 import { AppError } from '../errors';
 import { loadFeedFiles } from '../scan/engines/feeds';
-import { FeedStore } from '../scan/feed-store';
 import { refreshCveDataset } from '../scan/cve-import';
 import { operatorCveDatasetPath } from '../scan/datasets';
 
@@ -51,7 +50,7 @@ const COMMANDS: Record<string, Command> = {
   'feeds load': {
     usage: 'feeds load --files a.txt,b.csv   (plain hash lists or abuse.ch-style CSV)',
     flags: ['files'], required: ['files'],
-    run: (s, f) => loadFeedFiles(new FeedStore(s.storage.db), (f.files as string).split(',').map((x) => x.trim()).filter(Boolean)),
+    run: (s, f) => loadFeedFiles(s.threatFeeds, (f.files as string).split(',').map((x) => x.trim()).filter(Boolean)),
   },
   'cve refresh': {
     usage: 'cve refresh --files nvd-1.json,nvd-2.json   (NVD CVE JSON 2.0 files)',

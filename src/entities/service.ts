@@ -18,14 +18,17 @@ export type Actor = string;
 
 export interface BulkEntryResult { name: string; status: 'created' | 'failed'; apiKeyId?: string; apiKey?: string; resourcePath?: string; detail?: string }
 
+/** The entity's pending directed messages, dropped with it (messaging/store.ts). */
+export interface EntityInbox { purgeInbox(accountId: string, entityName: string): Promise<void> }
+/** Validation services an entity may be assigned (messaging/store.ts). */
+export interface ValidationServices { findService(accountId: string, id: string): Promise<unknown> }
+
 export class EntityService {
   constructor(private readonly deps: {
     accounts: AccountService;
     audit: AuditLog;
-    /** The entity's pending directed messages, dropped with it. */
-    inbox: { purgeInbox(accountId: string, entityName: string): Promise<void> };
-    /** Validation services an entity may be assigned. */
-    validationServices: { findService(accountId: string, id: string): Promise<unknown> };
+    inbox: EntityInbox;
+    validationServices: ValidationServices;
     now?: () => Date;
   }) {}
 

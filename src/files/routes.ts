@@ -6,8 +6,7 @@ import type { Services } from '../services';
 import {
   acceptedSchema, fileStatusSchema, galleryQuerySchema, GalleryQuery, gallerySchema, inboxQuerySchema, inboxSchema, uploadBodySchema,
 } from './schemas';
-import type { FileCaller, StoredPart } from './service';
-import type { BlobPart } from './store';
+import type { BlobPart, FileCaller, StoredPart } from './service';
 
 /** `attachment` with an ASCII fallback name and the exact name in RFC 5987 form. */
 function contentDisposition(kind: 'attachment' | 'inline', filename: string): string {

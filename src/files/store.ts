@@ -1,17 +1,15 @@
 /**
  * MongoDB access for file transfer: one record per file in `files` (its `_id` is the public file
- * id) and the bytes in the GridFS bucket `file_blobs`, named `<fileId>/<part>` (raw upload, clip
+ * id) and the bytes in the GridFS bucket `file_blobs` (built by storage/), named `<fileId>/<part>` (raw upload, clip
  * video, clip poster) so every part of a file is found and deleted by its id alone.
  */
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
+import { BUCKETS, COLLECTIONS } from '../storage/mongo';
 import type { UserJsonText } from '../storage/user-json';
 import type { ClipFormat, FileStatus } from './schemas';
-
-export type BlobPart = 'raw' | 'video' | 'poster';
-export const BLOB_PARTS: readonly BlobPart[] = ['raw', 'video', 'poster'];
+import type { BlobPart, FileRecords } from './service';
 
 export interface Verdict { score: number; threatLevel: string; primaryThreat: string }
 
@@ -57,23 +55,22 @@ export interface FileRecord {
 
 export interface BlobRange { start: number; end: number }
 
-export class FileStore {
+export class FileStore implements FileRecords {
   private readonly files: Collection<FileRecord>;
-  private readonly blobs: GridFSBucket;
   private readonly chunks: Collection;
 
-  constructor(db: Db) {
+  /** `blobs`: the `file_blobs` bucket from storage/, on the same database as `db`. */
+  constructor(db: Db, private readonly blobs: GridFSBucket) {
     this.files = db.collection<FileRecord>(COLLECTIONS.files);
-    this.blobs = new GridFSBucket(db, { bucketName: 'file_blobs', chunkSizeBytes: 1024 * 1024 });
-    this.chunks = db.collection('file_blobs.chunks');
+    this.chunks = db.collection(`${BUCKETS.fileBlobs}.chunks`);
   }
 
   async insert(doc: FileRecord): Promise<void> {
     await this.files.insertOne(doc);
   }
 
-  find(accountId: string, id: string) { return this.files.findOne({ _id: id, accountId }); }
-  findById(id: string) { return this.files.findOne({ _id: id }); }
+  find(accountId: string, id: string): Promise<FileRecord | null> { return this.files.findOne({ _id: id, accountId }); }
+  findById(id: string): Promise<FileRecord | null> { return this.files.findOne({ _id: id }); }
 
   /** Moves a file from one status to another exactly once; false when it was not in `from`. */
   async transition(id: string, from: FileStatus, set: Partial<FileRecord>): Promise<boolean> {
@@ -86,11 +83,11 @@ export class FileStore {
     await this.files.updateOne({ _id: id, status: 'scanning' }, { $set: { verdict, contentType } });
   }
 
-  inbox(accountId: string, dest: string, limit: number) {
+  inbox(accountId: string, dest: string, limit: number): Promise<FileRecord[]> {
     return this.files.find({ accountId, dest, status: 'delivered' }).sort({ createdAt: 1, _id: 1 }).limit(limit).toArray();
   }
 
-  clips(accountId: string, opts: { source?: string; offset: number; limit: number }) {
+  clips(accountId: string, opts: { source?: string; offset: number; limit: number }): Promise<FileRecord[]> {
     const filter = { accountId, kind: 'clip' as const, ...(opts.source ? { source: opts.source } : {}) };
     return this.files.find(filter).sort({ createdAt: -1, _id: -1 }).skip(opts.offset).limit(opts.limit).toArray();
   }

@@ -14,18 +14,24 @@ import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
 import type { OutputDoc, NodeStat, WorkflowDoc } from './store';
 
+/** Node outputs as the interpreter's activities use them (flows/store.ts). */
+export interface NodeOutputs {
+  save(runId: string, key: string, json: string): Promise<number>;
+  load(runId: string, key: string): Promise<string | undefined>;
+  read(doc: OutputDoc): Promise<string>;
+  find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
+}
+
+/** A running run's record: its input, live progress and final state (flows/store.ts). */
+export interface RunProgress {
+  recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
+  input(runId: string): Promise<string | undefined>;
+  finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
+}
+
 export interface NodeRunnerDeps {
-  outputs: {
-    save(runId: string, key: string, json: string): Promise<number>;
-    load(runId: string, key: string): Promise<string | undefined>;
-    read(doc: OutputDoc): Promise<string>;
-    find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
-  };
-  runs: {
-    recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
-    input(runId: string): Promise<string | undefined>;
-    finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
-  };
+  outputs: NodeOutputs;
+  runs: RunProgress;
   workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
   nodes: NodeDeps;
   /** Fills `{{ vault.NAME }}` for the call and redacts the values from what it returns or throws (VaultService). */

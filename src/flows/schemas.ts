@@ -122,6 +122,8 @@ export type RunBody = FromSchema<typeof runBodySchema>;
 
 export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled', 'expired'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** A run in one of these never changes again. */
+export const FINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
 export const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
 
 export const logEntrySchema = {

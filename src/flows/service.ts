@@ -13,9 +13,8 @@ import { decodeUserJson, encodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_ERROR } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
 import { ValidationDetail, checkRunBody, validateDefinition } from './validate';
-import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
+import { FINAL_STATUSES, type EdgeDef, type NodeDef, type RunStatus, type WorkflowDefinition } from './schemas';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './store';
-import { FINAL_STATUSES } from './store';
 
 /** Where definitions live. */
 export interface WorkflowRepository {

@@ -2,7 +2,7 @@
  * MongoDB access for user workflows: definitions, run records and node outputs. The only place
  * that speaks MongoDB for them. User JSON (definitions, run input, node outputs) is stored as its
  * JSON text (storage/user-json.ts); the fields queries need stay native beside it. Node outputs
- * over 256 KB go to GridFS (bucket `workflow_outputs`); smaller ones are a document each, so a
+ * over 256 KB go to GridFS (bucket `workflow_outputs`, built by storage/); smaller ones are a document each, so a
  * run record stays small however many nodes run.
  */
 import { pipeline } from 'node:stream/promises';
@@ -11,7 +11,10 @@ import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import type { RunLogEntry } from '../../temporal/limits';
-import type { RunStatus } from './schemas';
+import { FINAL_STATUSES, RunStatus } from './schemas';
+import type { OutputRepository, RunRepository, WorkflowRepository } from './service';
+import type { RunQueue, SlotTable } from './admission';
+import type { NodeOutputs, RunProgress } from './node-runner';
 
 export interface WorkflowDoc {
   _id: string;
@@ -75,12 +78,15 @@ export interface OutputDoc {
   key: string;
   bytes: number;
   json?: string;
-  fileId?: ObjectId;
+  /** Id of the stored bytes of an output too large to keep inline. */
+  fileId?: string;
 }
 
-export const FINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
+/** As stored: a large output's bytes are referenced by their GridFS ObjectId. */
+type StoredOutput = Omit<OutputDoc, 'fileId'> & { fileId?: ObjectId };
+const outputOf = ({ fileId, ...doc }: StoredOutput): OutputDoc => ({ ...doc, ...(fileId ? { fileId: fileId.toHexString() } : {}) });
 
-export class WorkflowStore {
+export class WorkflowStore implements WorkflowRepository {
   private readonly col: Collection<WorkflowDoc>;
   constructor(db: Db) {
     this.col = db.collection<WorkflowDoc>(COLLECTIONS.workflows);
@@ -103,7 +109,7 @@ export class WorkflowStore {
   }
 }
 
-export class RunStore {
+export class RunStore implements RunRepository, RunQueue, RunProgress {
   private readonly col: Collection<RunDoc>;
   /** The waiting line: small (queued runs only), so admission never scans the run records. */
   private readonly line: Collection<LineEntry>;
@@ -198,19 +204,18 @@ export class RunStore {
   }
 }
 
-export class OutputStore {
-  private readonly col: Collection<OutputDoc>;
-  private readonly files: GridFSBucket;
-  constructor(db: Db) {
-    this.col = db.collection<OutputDoc>(COLLECTIONS.workflowOutputs);
-    this.files = new GridFSBucket(db, { bucketName: 'workflow_outputs', chunkSizeBytes: 1024 * 1024 });
+export class OutputStore implements OutputRepository, NodeOutputs {
+  private readonly col: Collection<StoredOutput>;
+  /** `files`: the `workflow_outputs` bucket from storage/. */
+  constructor(db: Db, private readonly files: GridFSBucket) {
+    this.col = db.collection<StoredOutput>(COLLECTIONS.workflowOutputs);
   }
 
   /** Saves (or replaces, for a loop's next execution) one output; returns its size in bytes. */
   async save(runId: string, key: string, json: string): Promise<number> {
     const bytes = Buffer.byteLength(json);
     const _id = `${runId}/${key}`;
-    let doc: OutputDoc;
+    let doc: StoredOutput;
     if (bytes > FIXED_LIMITS.workflowInlineOutputBytes) {
       const upload = this.files.openUploadStream(_id);
       await pipeline(Readable.from([Buffer.from(json)]), upload);
@@ -227,13 +232,13 @@ export class OutputStore {
   async load(runId: string, key: string): Promise<string | undefined> {
     const doc = await this.col.findOne({ _id: `${runId}/${key}` });
     if (!doc) return undefined;
-    return this.read(doc);
+    return this.read(outputOf(doc));
   }
 
   async read(doc: OutputDoc): Promise<string> {
     if (doc.json !== undefined) return doc.json;
     const chunks: Buffer[] = [];
-    for await (const chunk of this.files.openDownloadStream(doc.fileId as ObjectId)) chunks.push(chunk as Buffer);
+    for await (const chunk of this.files.openDownloadStream(new ObjectId(doc.fileId))) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   }
 
@@ -244,12 +249,12 @@ export class OutputStore {
    */
   async find(runId: string, keys: readonly string[]): Promise<OutputDoc[]> {
     const docs = await Promise.all(keys.map((k) => this.col.findOne({ _id: `${runId}/${k}` })));
-    return docs.filter((d): d is OutputDoc => d !== null);
+    return docs.filter((d): d is StoredOutput => d !== null).map(outputOf);
   }
 }
 
 /** Concurrency slots: a run holds one while it runs; numbers 0..limit-1 per account, unique. */
-export class SlotStore {
+export class SlotStore implements SlotTable {
   private readonly col: Collection<SlotDoc>;
   constructor(db: Db) {
     this.col = db.collection<SlotDoc>(COLLECTIONS.workflowRunSlots);

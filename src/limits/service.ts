@@ -3,7 +3,7 @@
  * Every limit number comes from accounts/plans.ts.
  */
 import { GroupCommit } from '../storage/group-commit';
-import { CounterStore } from './store';
+import type { UsageDoc, UsageField } from './store';
 
 export interface WindowRule { name: string; limit: number }
 export interface WindowVerdict { allowed: boolean; retryAfterSeconds: number; exceeded?: string; counts: Record<string, number> }
@@ -12,11 +12,24 @@ export const monthKey = (d: Date): string => d.toISOString().slice(0, 7);
 export const dayKey = (d: Date): string => d.toISOString().slice(0, 10);
 export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 
+/** Where counters are kept, shared by every replica (limits/store.ts). */
+export interface Counters {
+  /** Adds the amounts to the named counters of the window and returns the new values. */
+  hitWindow(id: string, amounts: Record<string, number>, expiresAt: Date): Promise<Record<string, number>>;
+  /** Removes windows that ended before `now`. */
+  sweepWindows(now: Date): Promise<void>;
+  /** Adds `amount` only while the counter stays at or below `max`; the new value, or undefined when it would pass. */
+  incrementUsageBounded(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number, max: number): Promise<number | undefined>;
+  incrementUsage(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number): Promise<number>;
+  getUsage(id: string): Promise<UsageDoc | null>;
+  listDaily(accountId: string, fromDate: string, toDate: string): Promise<UsageDoc[]>;
+}
+
 export class LimitService {
   private lastSweep = 0;
   /** Hits on one window document: one `$inc` of their sum while an update of it is in flight. */
   private readonly windowWrites = new GroupCommit<{ fields: string[]; expiresAt: Date }, Record<string, number>>((id, hits) => this.writeWindow(id, hits));
-  constructor(readonly store: CounterStore, private readonly now: () => Date = () => new Date()) {}
+  constructor(private readonly store: Counters, private readonly now: () => Date = () => new Date()) {}
 
   /**
    * Counts one request against several rules sharing one window and says whether every rule

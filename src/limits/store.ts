@@ -5,6 +5,7 @@
 import { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
 import { isDuplicateKey } from '../storage/mongo';
+import type { Counters } from './service';
 
 interface WindowDoc { _id: string; c: Record<string, number>; expiresAt: Date }
 export interface UsageDoc {
@@ -23,9 +24,9 @@ export interface UsageDoc {
 /** The counters of a usage document. */
 export type UsageField = 'scans' | 'messagingBytes' | 'workflowRuns' | 'computeUnits';
 
-export class CounterStore {
+export class CounterStore implements Counters {
   private readonly windows: Collection<WindowDoc>;
-  readonly usage: Collection<UsageDoc>;
+  private readonly usage: Collection<UsageDoc>;
 
   constructor(db: Db) {
     this.windows = db.collection<WindowDoc>(COLLECTIONS.rateCounters);
@@ -101,9 +102,9 @@ export class CounterStore {
     return r?.[field] ?? amount;
   }
 
-  getUsage(id: string) { return this.usage.findOne({ _id: id }); }
+  getUsage(id: string): Promise<UsageDoc | null> { return this.usage.findOne({ _id: id }); }
 
-  listDaily(accountId: string, fromDate: string, toDate: string) {
+  listDaily(accountId: string, fromDate: string, toDate: string): Promise<UsageDoc[]> {
     return this.usage.find({ accountId, kind: 'day', date: { $gte: fromDate, $lte: toDate } }).toArray();
   }
 }

@@ -9,7 +9,7 @@ import { stringify } from 'csv-stringify';
 import type { AuditEntry, AuditFilter, AuditLog } from '../accounts/audit';
 import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
-import type { MessageDoc, MessageStore } from './store';
+import type { MessageDoc, MessageFilter } from './store';
 
 export type ExportFormat = 'csv' | 'json';
 
@@ -28,9 +28,15 @@ export const auditRow = (a: AuditEntry) => ({
 });
 
 /** What an export reads: documents pulled page by page, closed when the client goes away. */
-type Source<D> = AsyncIterable<D> & { close(): Promise<void> };
+export type ExportSource<D> = AsyncIterable<D> & { close(): Promise<void> };
 
-async function* rowsOf<D, R>(cursor: Source<D>, toRow: (d: D) => R): AsyncGenerator<R> {
+/** Message history as an export reads it (messaging/store.ts). */
+export interface MessageExport {
+  /** The account's publish messages newest first, read `batchSize` at a time. */
+  exportCursor(f: MessageFilter, batchSize: number): ExportSource<MessageDoc>;
+}
+
+async function* rowsOf<D, R>(cursor: ExportSource<D>, toRow: (d: D) => R): AsyncGenerator<R> {
   try {
     for await (const doc of cursor) yield toRow(doc);
   } finally {
@@ -69,7 +75,7 @@ function csv(columns: readonly string[]): Transform {
   });
 }
 
-function build<D, R>(cursor: Source<D>, toRow: (d: D) => R, columns: readonly string[], format: ExportFormat, name: string, logger: Logger): ExportStream {
+function build<D, R>(cursor: ExportSource<D>, toRow: (d: D) => R, columns: readonly string[], format: ExportFormat, name: string, logger: Logger): ExportStream {
   const source = Readable.from(rowsOf(cursor, toRow), { objectMode: true, highWaterMark: 64 });
   const encoder = format === 'json' ? jsonArray() : csv(columns);
   // pipeline() destroys every stage when the client goes away, which closes the cursor.
@@ -84,7 +90,7 @@ function build<D, R>(cursor: Source<D>, toRow: (d: D) => R, columns: readonly st
   };
 }
 
-export function exportMessages(store: MessageStore, logger: Logger, accountId: string, q: { format: ExportFormat; from?: Date; to?: Date }): ExportStream {
+export function exportMessages(store: MessageExport, logger: Logger, accountId: string, q: { format: ExportFormat; from?: Date; to?: Date }): ExportStream {
   const cursor = store.exportCursor({ accountId, from: q.from, to: q.to }, FIXED_LIMITS.exportPageRows);
   return build(cursor, messageRow, MESSAGE_EXPORT_COLUMNS, q.format, 'messages', logger);
 }

@@ -31,7 +31,7 @@ import { checkJsonShape, describeAjvError, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { isDuplicateKey } from '../storage/mongo';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
-import type { DeliveredMessage, InboxDoc, MessageStore, ValidationOutcome } from './store';
+import type { DeliveredMessage, InboxDoc, MessageDoc, ValidationOutcome } from './store';
 import type { ServiceValidator } from './validation';
 import type { MessagingUsage } from './usage';
 
@@ -80,12 +80,23 @@ const validateMessage = validatorFor(messageSchema);
 /** Message ids sort by creation time. */
 const newMessageId = newTimeOrderedId;
 
+/** What the pipeline writes: history, the inbox, state tables and heartbeats (messaging/store.ts). */
+export interface MessageBox {
+  insertMessage(doc: MessageDoc): Promise<void>;
+  enqueue(doc: InboxDoc): Promise<void>;
+  /** The new table, or undefined when the entity is gone. */
+  replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
+  /** Shallow merge of `patch`; the new table, or undefined when the entity is gone. */
+  mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
+  recordHeartbeat(accountId: string, name: string, at: Date, metrics: Record<string, number>): Promise<void>;
+}
+
 export class MessagePipeline {
   /** Set by the workflow capability; unset means publishes trigger no flows. */
   flowTrigger?: FlowTrigger;
 
   constructor(private readonly deps: {
-    store: MessageStore;
+    store: MessageBox;
     accounts: AccountService;
     validator: ServiceValidator;
     usage: MessagingUsage;

@@ -29,7 +29,7 @@ function sendExport(ctx: AppContext, e: ExportStream): void {
 }
 
 /** Only the messaging services (and the audit log the audit export reads). */
-export type MessagingRouteServices = Pick<Services, 'messaging' | 'messagePipeline' | 'messagingInfo' | 'messageStore' | 'audit' | 'logger'>;
+export type MessagingRouteServices = Pick<Services, 'messaging' | 'messagePipeline' | 'messagingInfo' | 'messageExport' | 'audit' | 'logger'>;
 
 export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServices): void {
   const m = s.messaging;
@@ -207,7 +207,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     responses: { 200: { description: 'Attachment; CSV columns id, source, destination, msgType, data (JSON), tags (JSON), timestamp; or the same rows as a JSON array', contentType: 'text/csv', otherContent: { 'application/json': { type: 'array', items: { type: 'object' } } } } },
     handler: async (ctx) => {
       const q = queryOf<MessagesExportQuery>(ctx);
-      sendExport(ctx, exportMessages(s.messageStore, s.logger, principalOf(ctx).account._id, {
+      sendExport(ctx, exportMessages(s.messageExport, s.logger, principalOf(ctx).account._id, {
         format: q.format, from: q.from ? new Date(q.from) : undefined, to: q.to ? new Date(q.to) : undefined,
       }));
     },

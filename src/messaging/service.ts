@@ -11,7 +11,7 @@ import { isDuplicateKey } from '../storage/mongo';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { MessagingEvents } from './pipeline';
 import type { MessageSearch, ServiceInput } from './schemas';
-import type { DeliveredMessage, MessageDoc, MessageFilter, MessageStore, ServiceDoc } from './store';
+import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, NotificationDoc, ServiceDoc } from './store';
 import type { ServiceValidator } from './validation';
 import { topicsOf } from './topics';
 
@@ -45,9 +45,30 @@ export class MessagingInfo {
 /** Who acts, for audit entries: this service has no dashboard users. */
 export type Actor = string;
 
+/** What messaging reads and changes outside the pipeline (messaging/store.ts). */
+export interface MessagingRecords {
+  /** Publish messages newest first, one page by offset. */
+  listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]>;
+  findPublished(accountId: string, id: string): Promise<MessageDoc | null>;
+  /** Takes the oldest pending message of an entity, or null; exactly once however many race. */
+  claimNext(accountId: string, dest: string): Promise<InboxDoc | null>;
+  /** Takes one named pending message; null when another claim took it. */
+  claimForDelivery(messageId: string): Promise<InboxDoc | null>;
+  getStatusTable(accountId: string, name: string): Promise<Record<string, unknown> | undefined>;
+  replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
+  mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
+  insertService(doc: ServiceDoc): Promise<void>;
+  findService(accountId: string, id: string): Promise<ServiceDoc | null>;
+  listServices(accountId: string): Promise<ServiceDoc[]>;
+  /** Bumps the version; the service after, or null when there is none. */
+  updateService(accountId: string, id: string, set: Partial<Pick<ServiceDoc, 'name' | 'rules'>>): Promise<ServiceDoc | null>;
+  deleteService(accountId: string, id: string): Promise<boolean>;
+  listNotifications(accountId: string): Promise<NotificationDoc[]>;
+}
+
 export class MessagingService {
   constructor(private readonly deps: {
-    store: MessageStore;
+    store: MessagingRecords;
     accounts: AccountService;
     audit: AuditLog;
     validator: ServiceValidator;

@@ -13,13 +13,20 @@
  * as JSON text (src/storage/user-json.ts), so any key or nesting is kept exactly as sent; reads
  * also accept documents written before, when these were native (see docs/messaging.md).
  */
-import { Collection, Db, Filter, FindCursor, MongoBulkWriteError, Sort } from 'mongodb';
+import { Collection, Db, Filter, MongoBulkWriteError, Sort } from 'mongodb';
 import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import { GroupCommit, ItemFailure } from '../storage/group-commit';
 import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
 import { ConflictError } from '../errors';
 import type { EntityDoc } from '../accounts/store';
 import type { ServiceRule } from './schemas';
+import type { ExportSource, MessageExport } from './export';
+import type { MessageBox } from './pipeline';
+import type { MessagingRecords } from './service';
+import type { NotificationLog } from './usage';
+import type { ServiceDefinitions } from './validation';
+import type { DeviceStatus } from '../mqtt/service';
+import type { EntityInbox, ValidationServices } from '../entities/service';
 
 export type ValidationResult = 'passed' | 'failed' | 'skipped';
 export interface ActionResult { rule: string; passed: boolean; errors: string[] }
@@ -118,13 +125,13 @@ function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupComm
   }, 500);
 }
 
-export class MessageStore {
+export class MessageStore implements MessageBox, MessagingRecords, MessageExport, NotificationLog, ServiceDefinitions, DeviceStatus, EntityInbox, ValidationServices {
   private readonly messages: Collection<StoredMessage>;
   /** History reads (list, search, one message, export) on the read pool (see Storage.readDb). */
   private readonly history: Collection<StoredMessage>;
   private readonly inbox: Collection<StoredInbox>;
   private readonly services: Collection<StoredService>;
-  readonly notifications: Collection<NotificationDoc>;
+  private readonly notifications: Collection<NotificationDoc>;
   private readonly entities: Collection<StoredState>;
   private readonly messageWriter: GroupCommit<StoredMessage, void>;
   private readonly inboxWriter: GroupCommit<StoredInbox, void>;
@@ -167,7 +174,7 @@ export class MessageStore {
   }
 
   /** One cursor over the account's publish messages, newest first, read `batchSize` at a time. */
-  exportCursor(f: MessageFilter, batchSize: number): FindCursor<MessageDoc> {
+  exportCursor(f: MessageFilter, batchSize: number): ExportSource<MessageDoc> {
     return this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize).map(messageOf);
   }
 
@@ -286,7 +293,7 @@ export class MessageStore {
       throw err;
     }
   }
-  listNotifications(accountId: string) {
+  listNotifications(accountId: string): Promise<NotificationDoc[]> {
     return this.notifications.find({ accountId }).sort({ createdAt: -1, _id: -1 }).limit(100).toArray();
   }
 }

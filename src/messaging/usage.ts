@@ -11,7 +11,7 @@ import type { LimitService } from '../limits/service';
 import { monthKey, startOfNextMonthUtc } from '../limits/service';
 import type { Logger } from '../log';
 import { GroupCommit } from '../storage/group-commit';
-import type { MessageStore, NotificationKind } from './store';
+import type { NotificationDoc, NotificationKind } from './store';
 
 export class DataLimitExceededError extends AppError {
   constructor(limitBytes: number, plan: string, retryAfterSeconds: number) {
@@ -22,6 +22,12 @@ export class DataLimitExceededError extends AppError {
   }
 }
 
+/** In-app notifications, each raised once (messaging/store.ts). */
+export interface NotificationLog {
+  /** Inserts the notification unless it exists already; true when it was new. */
+  raiseNotification(doc: NotificationDoc): Promise<boolean>;
+}
+
 export class MessagingUsage {
   /** Notifications this process already knows exist, so crossing traffic does not re-insert them. */
   private readonly raised = new Set<string>();
@@ -30,7 +36,7 @@ export class MessagingUsage {
 
   constructor(
     private readonly limits: LimitService,
-    private readonly store: MessageStore,
+    private readonly store: NotificationLog,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
   ) {}

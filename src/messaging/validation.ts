@@ -8,16 +8,21 @@ import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { BadRequestError } from '../errors';
 import type { ServiceRule } from './schemas';
-import type { ActionResult, MessageStore, ServiceDoc, ValidationOutcome } from './store';
+import type { ActionResult, ServiceDoc, ValidationOutcome } from './store';
 
 interface CompiledService { version: number; rules: Array<{ name: string; validate: ValidateFunction }> }
 
 const MAX_CACHED_SERVICES = 1_000;
 
+/** Where validation services are read from (messaging/store.ts). */
+export interface ServiceDefinitions {
+  findService(accountId: string, id: string): Promise<ServiceDoc | null>;
+}
+
 export class ServiceValidator {
   private readonly cache = new Map<string, CompiledService>();
 
-  constructor(private readonly store: MessageStore) {}
+  constructor(private readonly store: ServiceDefinitions) {}
 
   /** Compiles every rule; a schema ajv cannot compile is a 400 naming the rule. */
   compile(rules: ServiceRule[], version = 0): CompiledService {

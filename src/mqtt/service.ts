@@ -16,13 +16,13 @@ export interface BrokerDecision { allowed: boolean; superuser: boolean; reason: 
 export type BrokerAccess = 'publish' | 'subscribe' | 'read';
 
 /** The entity's online status. */
-export interface DeviceStatusStore {
+export interface DeviceStatus {
   recordHeartbeat(accountId: string, entityName: string, at: Date, metrics: Record<string, number>): Promise<void>;
   recordDisconnect(accountId: string, entityName: string, at: Date): Promise<void>;
 }
 
 /** External-broker mode: which device listens on its messages topic, until its presence expires. */
-export interface PresenceStore {
+export interface DevicePresence {
   markSubscribed(device: DeviceIdentity, at: Date, ttlMs: number): Promise<void>;
   refreshPresence(device: DeviceIdentity, at: Date, ttlMs: number): Promise<void>;
   subscribedDevice(accountId: string, entityName: string, now: Date): Promise<DeviceIdentity | undefined>;
@@ -49,8 +49,8 @@ export class MqttService {
 
   constructor(private readonly d: {
     keys: Pick<AccountService, 'authenticateEntityKey' | 'entityOfKey'>;
-    status: DeviceStatusStore;
-    presence: PresenceStore;
+    status: DeviceStatus;
+    presence: DevicePresence;
     signals: { write(signal: MqttSignal): void };
     settings: MqttSettings;
     now?: () => Date;

@@ -8,7 +8,18 @@ import { randomUUID } from 'node:crypto';
 import type { AccountEvents } from '../accounts/service';
 import type { Logger } from '../log';
 import type { MessagingEvents } from '../messaging/pipeline';
-import { MqttSignal, MqttStore, SIGNAL_KEEP_MS } from './store';
+import type { MqttSignal, SignalDoc } from './store';
+
+/** How long signals are kept before the sweep removes them. */
+export const SIGNAL_KEEP_MS = 10 * 60_000;
+
+/** The shared log of signals every process writes and MQTT processes poll (mqtt/store.ts). */
+export interface SignalLog {
+  addSignal(origin: string, signal: MqttSignal, at: Date): Promise<void>;
+  /** Signals at or after `since`, oldest first. */
+  signalsSince(since: Date, limit: number): Promise<SignalDoc[]>;
+  sweepSignals(before: Date): Promise<void>;
+}
 
 export class MqttSignals {
   /** Identifies this process's signals so it does not act on them twice. */
@@ -16,7 +27,7 @@ export class MqttSignals {
   private timer?: NodeJS.Timeout;
   private lastSweep = 0;
 
-  constructor(private readonly store: MqttStore, private readonly logger: Logger, private readonly now: () => Date = () => new Date()) {}
+  constructor(private readonly store: SignalLog, private readonly logger: Logger, private readonly now: () => Date = () => new Date()) {}
 
   /** Records the local events other MQTT processes must hear about. */
   attach(accounts: AccountEvents, messaging: MessagingEvents): void {

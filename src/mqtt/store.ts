@@ -5,11 +5,13 @@
  *
  * Why a polled collection: FerretDB (the local stack) has no change streams, and an API replica
  * that rotates a key or queues a message has no connection to the broker. Signals are tiny,
- * insert-only (inserts are exact on FerretDB across connections) and swept after SIGNAL_KEEP_MS.
+ * insert-only (inserts are exact on FerretDB across connections) and swept after SIGNAL_KEEP_MS (signals.ts).
  */
 import { Collection, Db, ObjectId } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
 import type { DeviceIdentity } from './acl';
+import type { DevicePresence } from './service';
+import type { SignalLog } from './signals';
 
 export type MqttSignal =
   | { kind: 'revoked'; apiKeyId: string }
@@ -22,13 +24,11 @@ export interface SignalDoc { _id: string; at: Date; origin: string; signal: Mqtt
 /** External-broker mode: the device subscribed to its messages topic, as far as we know until expiresAt. */
 export interface PresenceDoc { _id: string; device: DeviceIdentity; subscribedAt: Date; expiresAt: Date }
 
-export const SIGNAL_KEEP_MS = 10 * 60_000;
-
 const presenceId = (accountId: string, entityName: string): string => `${accountId}/${entityName}`;
 
-export class MqttStore {
-  readonly signals: Collection<SignalDoc>;
-  readonly presence: Collection<PresenceDoc>;
+export class MqttStore implements SignalLog, DevicePresence {
+  private readonly signals: Collection<SignalDoc>;
+  private readonly presence: Collection<PresenceDoc>;
 
   constructor(db: Db) {
     this.signals = db.collection<SignalDoc>(COLLECTIONS.mqttSignals);

@@ -14,7 +14,7 @@ import { isDuplicateKey } from '../storage/mongo';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';
 import { identify } from './filetype';
-import type { ProfileDoc, ScanStore, StoredScan } from './store';
+import type { ProfileDoc, StoredScan } from './store';
 import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload, ScanResultBody } from './webhook';
 import type { Finding, ScanType } from './types';
@@ -116,9 +116,29 @@ export function publicResult(analysis: AnalysisResult, meta: { scanId: string; r
   });
 }
 
+/** Where scans, their deferred uploads and the profiles they name are kept (scan/store.ts). */
+export interface ScanRecords {
+  insertScan(scan: StoredScan): Promise<void>;
+  findScan(accountId: string, scanId: string): Promise<StoredScan | null>;
+  findScanById(scanId: string): Promise<StoredScan | null>;
+  /** Completes a pending scan exactly once; false when it was already complete. */
+  completeScan(scanId: string, result: Record<string, unknown>, at: Date): Promise<boolean>;
+  /** Claims the webhook send of a scan; false when it was already claimed. */
+  claimWebhook(scanId: string, at: Date): Promise<boolean>;
+  clearUpload(scanId: string): Promise<void>;
+  /** Complete scans newest first, one page. */
+  history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }>;
+  /** Keeps the bytes of a deferred scan; returns their id. */
+  saveUpload(filename: string, content: Buffer): Promise<string>;
+  readUpload(id: string): Promise<Buffer>;
+  /** Idempotent. */
+  deleteUpload(id: string): Promise<void>;
+  findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;
+}
+
 export class ScanService {
   constructor(
-    private readonly store: ScanStore,
+    private readonly store: ScanRecords,
     readonly profiles: ProfileService,
     private readonly limits: LimitService,
     private readonly analyzeDeps: AnalyzeDeps,

@@ -1,9 +1,14 @@
-/** MongoDB access for scans (history and deferred state), scan profiles, and uploads waiting in GridFS. */
+/**
+ * MongoDB access for scans (history and deferred state), scan profiles, and uploads waiting in the
+ * GridFS bucket storage/ hands in.
+ */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { COLLECTIONS } from '../storage/mongo';
 import type { ScanType } from './types';
+import type { ScanRecords } from './service';
+import type { ScanProfiles } from './profiles';
 
 export interface StoredScan {
   _id: string; // scanId
@@ -15,8 +20,8 @@ export interface StoredScan {
   profileId?: string;
   createdAt: Date;
   completedAt?: Date;
-  /** GridFS id of the uploaded bytes while a deferred scan waits; removed when it completes. */
-  uploadId?: ObjectId;
+  /** Id of the uploaded bytes while a deferred scan waits; removed when it completes. */
+  uploadId?: string;
   size: number;
   creditsUsed: number;
   /** The stored scan result (synchronous shape plus scanId), excerpt fields cut to 200 characters. */
@@ -48,24 +53,32 @@ export interface ProfileDoc {
   updatedAt: Date;
 }
 
-export class ScanStore {
-  readonly scans: Collection<StoredScan>;
-  readonly profiles: Collection<ProfileDoc>;
-  private readonly uploads: GridFSBucket;
+/** As stored: the upload is referenced by its GridFS ObjectId. */
+type ScanDoc = Omit<StoredScan, 'uploadId'> & { uploadId?: ObjectId };
+const scanOf = ({ uploadId, ...doc }: ScanDoc): StoredScan => ({ ...doc, ...(uploadId ? { uploadId: uploadId.toHexString() } : {}) });
+const docOf = ({ uploadId, ...scan }: StoredScan): ScanDoc => ({ ...scan, ...(uploadId ? { uploadId: new ObjectId(uploadId) } : {}) });
 
-  private readonly scanReads: Collection<StoredScan>;
+export class ScanStore implements ScanRecords, ScanProfiles {
+  private readonly scans: Collection<ScanDoc>;
+  private readonly profiles: Collection<ProfileDoc>;
+  private readonly scanReads: Collection<ScanDoc>;
 
-  /** `readDb`: GridFS streams and scan reads (see Storage.readDb). */
-  constructor(db: Db, readDb: Db = db) {
-    this.scans = db.collection<StoredScan>(COLLECTIONS.scans);
-    this.scanReads = readDb.collection<StoredScan>(COLLECTIONS.scans);
+  /** `readDb`: scan reads (see Storage.readDb); `uploads`: the `scan_uploads` bucket from storage/. */
+  constructor(db: Db, readDb: Db, private readonly uploads: GridFSBucket) {
+    this.scans = db.collection<ScanDoc>(COLLECTIONS.scans);
+    this.scanReads = readDb.collection<ScanDoc>(COLLECTIONS.scans);
     this.profiles = db.collection<ProfileDoc>(COLLECTIONS.scanProfiles);
-    this.uploads = new GridFSBucket(readDb, { bucketName: 'scan_uploads', chunkSizeBytes: 1024 * 1024 });
   }
 
-  insertScan(doc: StoredScan) { return this.scans.insertOne(doc); }
-  findScan(accountId: string, scanId: string) { return this.scanReads.findOne({ _id: scanId, accountId }); }
-  findScanById(scanId: string) { return this.scanReads.findOne({ _id: scanId }); }
+  async insertScan(scan: StoredScan): Promise<void> { await this.scans.insertOne(docOf(scan)); }
+  async findScan(accountId: string, scanId: string): Promise<StoredScan | null> {
+    const doc = await this.scanReads.findOne({ _id: scanId, accountId });
+    return doc && scanOf(doc);
+  }
+  async findScanById(scanId: string): Promise<StoredScan | null> {
+    const doc = await this.scanReads.findOne({ _id: scanId });
+    return doc && scanOf(doc);
+  }
 
   /** Completes a pending scan exactly once; false when it was already complete. */
   async completeScan(scanId: string, result: Record<string, unknown>, at: Date): Promise<boolean> {
@@ -89,34 +102,34 @@ export class ScanStore {
       this.scanReads.find(filter).sort({ createdAt: -1, _id: -1 }).skip((page - 1) * limit).limit(limit).toArray(),
       this.scanReads.countDocuments(filter),
     ]);
-    return { items, total };
+    return { items: items.map(scanOf), total };
   }
 
-  async saveUpload(filename: string, content: Buffer): Promise<ObjectId> {
+  async saveUpload(filename: string, content: Buffer): Promise<string> {
     const upload = this.uploads.openUploadStream(filename);
     await pipeline(Readable.from([content]), upload);
-    return upload.id;
+    return upload.id.toHexString();
   }
 
-  async readUpload(id: ObjectId): Promise<Buffer> {
+  async readUpload(id: string): Promise<Buffer> {
     const chunks: Buffer[] = [];
-    for await (const chunk of this.uploads.openDownloadStream(id)) chunks.push(chunk as Buffer);
+    for await (const chunk of this.uploads.openDownloadStream(new ObjectId(id))) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
   }
 
-  async deleteUpload(id: ObjectId): Promise<void> {
+  async deleteUpload(id: string): Promise<void> {
     try {
-      await this.uploads.delete(id);
+      await this.uploads.delete(new ObjectId(id));
     } catch (err) {
       // Already deleted by an earlier attempt of the same completion: the desired state.
       if (!(err instanceof Error && /not found|FileNotFound/i.test(err.message))) throw err;
     }
   }
 
-  insertProfile(doc: ProfileDoc) { return this.profiles.insertOne(doc); }
-  findProfile(accountId: string, id: string) { return this.profiles.findOne({ _id: id, accountId }); }
-  findDefaultProfile(accountId: string) { return this.profiles.findOne({ accountId, isDefault: true }); }
-  listProfiles(accountId: string) { return this.profiles.find({ accountId }).sort({ createdAt: 1 }).toArray(); }
+  async insertProfile(doc: ProfileDoc): Promise<void> { await this.profiles.insertOne(doc); }
+  findProfile(accountId: string, id: string): Promise<ProfileDoc | null> { return this.profiles.findOne({ _id: id, accountId }); }
+  findDefaultProfile(accountId: string): Promise<ProfileDoc | null> { return this.profiles.findOne({ accountId, isDefault: true }); }
+  listProfiles(accountId: string): Promise<ProfileDoc[]> { return this.profiles.find({ accountId }).sort({ createdAt: 1 }).toArray(); }
   async updateProfile(accountId: string, id: string, set: Partial<ProfileDoc>, unset: string[] = []): Promise<ProfileDoc | null> {
     const update: Record<string, unknown> = { $set: { ...set, updatedAt: new Date() } };
     if (unset.length) update.$unset = Object.fromEntries(unset.map((k) => [k, '']));

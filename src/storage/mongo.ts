@@ -1,8 +1,9 @@
 /**
- * The MongoDB connections of a process, the collection names, and every index, created
- * idempotently at start. store.ts modules are the only other places that speak MongoDB.
+ * The MongoDB connections of a process, its GridFS buckets, the collection names, and every
+ * index, created idempotently at start. store.ts modules are the only other places that speak
+ * MongoDB; they get their connection and bucket from here and open neither themselves.
  */
-import { Db, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
+import { Db, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
 import { Config, mongoUriOf } from '../config';
 
 /**
@@ -40,6 +41,28 @@ export const COLLECTIONS = {
   mqttSignals: 'mqtt_signals',
   mqttPresence: 'mqtt_presence',
 } as const;
+
+/** GridFS bucket names (each bucket is two collections, `<name>.files` and `<name>.chunks`). */
+export const BUCKETS = {
+  scanUploads: 'scan_uploads',
+  fileBlobs: 'file_blobs',
+  workflowOutputs: 'workflow_outputs',
+} as const;
+
+export type Buckets = Record<keyof typeof BUCKETS, GridFSBucket>;
+
+/**
+ * Deferred scan uploads stream on the read pool; file blobs and workflow outputs on the write
+ * connection (the file store deletes their chunks through `db` as well).
+ */
+export function bucketsOf(db: Db, readDb: Db): Buckets {
+  const bucket = (on: Db, bucketName: string) => new GridFSBucket(on, { bucketName, chunkSizeBytes: 1024 * 1024 });
+  return {
+    scanUploads: bucket(readDb, BUCKETS.scanUploads),
+    fileBlobs: bucket(db, BUCKETS.fileBlobs),
+    workflowOutputs: bucket(db, BUCKETS.workflowOutputs),
+  };
+}
 
 /** Index declarations, one place. Names are explicit so re-creation is a no-op. */
 const INDEXES: Record<string, IndexDescription[]> = {
@@ -103,6 +126,8 @@ export interface Storage {
    * tenant's 60 MB upload would stall every other request). A real MongoDB: the same pool as `db`.
    */
   readDb: Db;
+  /** The GridFS buckets, handed to the stores that keep bytes. */
+  buckets: Buckets;
   close(): Promise<void>;
 }
 
@@ -118,10 +143,13 @@ export async function connectStorage(config: Config): Promise<Storage> {
   };
   const client = await open(local ? 1 : 50, 'sentinel');
   const readClient = local ? await open(LOCAL_READ_POOL, 'sentinel-read') : client;
+  const db = client.db(config.mongodbDb);
+  const readDb = readClient.db(config.mongodbDb);
   return {
     client,
-    db: client.db(config.mongodbDb),
-    readDb: readClient.db(config.mongodbDb),
+    db,
+    readDb,
+    buckets: bucketsOf(db, readDb),
     close: async () => {
       await client.close();
       if (readClient !== client) await readClient.close();

@@ -2,7 +2,7 @@
 import { RunAdmission } from '../../../src/flows/admission';
 import type { RunEngine } from '../../../src/flows/service';
 import type { LineEntry, RunDoc, SlotDoc } from '../../../src/flows/store';
-import { FINAL_STATUSES } from '../../../src/flows/store';
+import { FINAL_STATUSES } from '../../../src/flows/schemas';
 import { createLogger } from '../../../src/log';
 
 export function memoryAdmission(runs: Map<string, RunDoc>, engine: RunEngine, now: () => Date) {
