@@ -19,7 +19,7 @@ import { createApp, HealthReport } from './http/app';
 import { RouteRegistry } from './http/route';
 import { makeRateLimiter } from './http/limits';
 import { registerAllRoutes } from './http/routes';
-import { dashboardMiddleware } from './dashboard/static';
+import { dashboardMiddleware } from './dashboard/routes';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
 import { startLocalStack, LocalStack } from './stack';

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { AccountDoc } from '../accounts/store';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, NotFoundError } from '../errors';
-import { describeAjvError, validatorFor } from '../http/schema';
+import { describeAjvError, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { encodeUserJson, decodeUserJson } from '../storage/user-json';
 import { clipFormatOf, MadeClip } from './clip';

@@ -5,7 +5,7 @@
  * execution ended without writing it itself: the 10-minute timeout, a terminated execution.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ajv } from '../http/schema';
+import { ajv } from '../json-schema';
 import { LimitReachedError, NotFoundError, QueueFullError, ValidationError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { RunAdmission } from './admission';

@@ -4,7 +4,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { FIXED_LIMITS as L } from '../accounts/plans';
-import { ajv, validatorFor } from '../http/schema';
+import { ajv, validatorFor } from '../json-schema';
 import { analyzeGraph, graphDepth } from './graph';
 import { nodeKind, NODE_TYPES } from './nodes';
 import { definitionSchema, runBodySchema, RunBody, WorkflowDefinition } from './schemas';

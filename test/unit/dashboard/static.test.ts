@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Koa from 'koa';
-import { dashboardMiddleware } from '../../../src/dashboard/static';
+import { dashboardMiddleware } from '../../../src/dashboard/routes';
 
 function bundleDir(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dash-static-'));
