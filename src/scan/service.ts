@@ -13,7 +13,7 @@ import type { LimitService } from '../limits/service';
 import { isDuplicateKey } from '../storage/mongo';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';
-import { identify } from './filetype';
+import { identify, type FileTypeInfo } from './filetype';
 import type { ProfileDoc, ScanStore, StoredScan } from './store';
 import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload, ScanResultBody } from './webhook';
@@ -145,16 +145,15 @@ export class ScanService {
     const scanId = randomUUID();
     const now = new Date();
 
-    if (profile && profile.allowedTypes.length > 0) {
-      const type = await identify(req.content, req.name);
-      if (!profile.allowedTypes.includes(type.fileType)) {
-        const message = `File type "${type.fileType}" is not allowed by scan profile "${profile.name}"`;
-        const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
-        await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
-        // A Rejected result is a completed scan too: its profile's webhook hears of it.
-        if (profile.webhook) await this.startWebhook(scanId);
-        throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
-      }
+    // Identified once here when the profile restricts types; analyze() then takes this answer.
+    const type = profile && profile.allowedTypes.length > 0 ? await identify(req.content, req.name) : undefined;
+    if (profile && type && !profile.allowedTypes.includes(type.fileType)) {
+      const message = `File type "${type.fileType}" is not allowed by scan profile "${profile.name}"`;
+      const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name, type), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
+      await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
+      // A Rejected result is a completed scan too: its profile's webhook hears of it.
+      if (profile.webhook) await this.startWebhook(scanId);
+      throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
     }
 
     await this.reserveScan(account);
@@ -162,7 +161,7 @@ export class ScanService {
     const autoDefer = req.content.length > FIXED_LIMITS.autoDeferBytes;
     if (req.defer || autoDefer) return this.defer(req, scanId, profile, now, autoDefer);
 
-    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes });
+    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes, type });
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
     if (profile?.webhook) await this.startWebhook(scanId);
     return { kind: 'complete', result };
@@ -203,13 +202,13 @@ export class ScanService {
     };
   }
 
-  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date; hashes?: ScanRequest['hashes'] }): Promise<ScanResult> {
+  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date; hashes?: ScanRequest['hashes']; type?: FileTypeInfo }): Promise<ScanResult> {
     let analysis: AnalysisResult;
     try {
-      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [], hashes: meta.hashes }, this.analyzeDeps);
+      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [], hashes: meta.hashes, type: meta.type }, this.analyzeDeps);
     } catch (err) {
       this.logger.error({ err, scanId: meta.scanId }, 'scan could not run');
-      analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name);
+      analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name, meta.type);
     }
     return publicResult(analysis, meta);
   }

@@ -2,6 +2,7 @@
  * The contract between scan engines, the engine registry and the verdict.
  * Engines produce findings; only verdict.ts turns findings into a score.
  */
+import type { FileAnalysis } from './file-analysis';
 
 /** File type names from decisions.md section 5. Add names for new formats; never rename these. */
 export const FILE_TYPES = [
@@ -66,6 +67,8 @@ export interface ScanSubject {
   /** 0 for the submitted object, n for an archive member n levels deep. */
   depth: number;
   scanType: ScanType;
+  /** The content's parse and strings, computed once and shared by every engine of this subject. */
+  file: FileAnalysis;
 }
 
 export interface EngineContext {

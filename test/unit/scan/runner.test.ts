@@ -1,7 +1,9 @@
 import { EngineUnavailableError, runEngine } from '../../../src/scan/runner';
+import { FileAnalysis } from '../../../src/scan/file-analysis';
 import type { Engine, ScanSubject } from '../../../src/scan/types';
 
-const subject: ScanSubject = { content: Buffer.from('x'), name: '', size: 1, fileType: 'text', contentType: 'text/plain', sha256: '', md5: '', sha1: '', depth: 0, scanType: 'file' };
+const content = Buffer.from('x');
+const subject: ScanSubject = { content, name: '', size: 1, fileType: 'text', contentType: 'text/plain', sha256: '', md5: '', sha1: '', depth: 0, scanType: 'file', file: new FileAnalysis(content) };
 const engine = (name: string, scan: Engine['scan']): Engine => ({ name, scan });
 
 describe('runner', () => {
