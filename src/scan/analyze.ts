@@ -74,6 +74,10 @@ export function hashes(content: Buffer): { sha256: string; md5: string; sha1: st
   };
 }
 
+/** One file's shared analysis, starting from what identification already read. */
+const analysisOf = (content: Buffer, type: FileTypeInfo): FileAnalysis =>
+  new FileAnalysis(content, type.zip !== undefined ? { zip: type.zip } : {});
+
 interface TreeState {
   members: number;
   bytes: number;
@@ -146,7 +150,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
       await scanOne({
         content: m.content, name: m.path.split('/').pop() ?? m.path, size: m.content.length,
         fileType: info.fileType, contentType: info.contentType, ...h, depth: subject.depth + 1, scanType,
-        file: new FileAnalysis(m.content),
+        file: analysisOf(m.content, info),
       }, path, flagged);
     }
   };
@@ -154,7 +158,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
   const rootLabel = name || '';
   await scanOne({
     content, name, size: content.length, fileType: rootType.fileType, contentType: rootType.contentType,
-    ...rootHashes, depth: 0, scanType, file: new FileAnalysis(content),
+    ...rootHashes, depth: 0, scanType, file: analysisOf(content, rootType),
   }, '', new Set());
 
   // Member paths are shown from the submitted object's name: "a.zip/b/c.exe".

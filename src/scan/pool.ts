@@ -31,8 +31,8 @@ export type PoolTask =
     kind: 'engine';
     engine: string;
     subject: Omit<ScanSubject, 'content' | 'file'> & { content: SharedArrayBuffer };
-    /** The file's facts computed by its 'prepare' task, when the engine reads them. */
-    facts?: FileFacts;
+    /** What is already known of the file: from identification, and its 'prepare' task for engines that read the parse. */
+    facts: FileFacts;
     budgetMs: number;
   }
   | { kind: 'prepare'; content: SharedArrayBuffer }
@@ -113,12 +113,12 @@ export class EnginePool {
       scan: async (subject, ctx) => {
         if (subject.content.length < this.options.minBytes) return inline.scan(subject, ctx);
         const { file, ...rest } = subject;
-        const facts = row.sharesParse && SHARED_PARSE_TYPES.has(subject.fileType) ? await this.facts(file) : undefined;
+        const prepared = row.sharesParse && SHARED_PARSE_TYPES.has(subject.fileType) ? await this.facts(file) : undefined;
         const task: PoolTask = {
           kind: 'engine',
           engine: inline.name,
           subject: { ...rest, content: this.sharedContent(subject.content) },
-          ...(facts ? { facts } : {}),
+          facts: { ...file.known(), ...prepared },
           budgetMs: ctx.budgetMs,
         };
         // Aborting a running task terminates its thread; the runner has already recorded 'timeout'.

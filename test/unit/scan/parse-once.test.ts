@@ -1,7 +1,8 @@
 /**
  * The scan path does each thing once: a file's type is identified once per request, a PE or ELF
  * is parsed once and its printable strings extracted once, however many engines read them
- * (static_pe / static_elf, behavior, ml). The identifier, the parsers and the string pass are
+ * (static_pe / static_elf, behavior, ml), and a ZIP's entries are listed once (identification and
+ * the cve engine). The identifier, the parsers and the string pass are
  * wrapped in counting spies; two calls on the same bytes fail the test.
  */
 import { createHash } from 'node:crypto';
@@ -13,6 +14,7 @@ import { parsePe } from '../../../src/scan/engines/pe';
 import { identify } from '../../../src/scan/filetype';
 import { buildEngines, REGISTRY } from '../../../src/scan/registry';
 import { scanStrings } from '../../../src/scan/static/strings';
+import { listZipEntries } from '../../../src/scan/zip';
 import { ScanService } from '../../../src/scan/service';
 import type { ScanStore, ProfileDoc } from '../../../src/scan/store';
 import type { ProfileService } from '../../../src/scan/profiles';
@@ -34,6 +36,10 @@ jest.mock('../../../src/scan/filetype', () => {
   const actual = jest.requireActual('../../../src/scan/filetype');
   return { ...actual, identify: jest.fn(actual.identify) };
 });
+jest.mock('../../../src/scan/zip', () => {
+  const actual = jest.requireActual('../../../src/scan/zip');
+  return { ...actual, listZipEntries: jest.fn(actual.listZipEntries) };
+});
 jest.mock('../../../src/scan/static/strings', () => {
   const actual = jest.requireActual('../../../src/scan/static/strings');
   return { ...actual, scanStrings: jest.fn(actual.scanStrings) };
@@ -44,6 +50,7 @@ const spies = {
   parseElf: parseElf as jest.MockedFunction<typeof parseElf>,
   identify: identify as jest.MockedFunction<typeof identify>,
   scanStrings: scanStrings as jest.MockedFunction<typeof scanStrings>,
+  listZipEntries: listZipEntries as jest.MockedFunction<typeof listZipEntries>,
 };
 
 const digest = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -90,7 +97,7 @@ describe('one identification, one parse, one string pass per file', () => {
     expect(calls.scanStrings).toEqual({ [digest(ELF)]: 1 });
   });
 
-  it('archive members: each member identified once and its PE or ELF parsed once', async () => {
+  it('archive members: each member identified once and its PE or ELF parsed once; the zip listed once', async () => {
     const zip = await makeZip([{ name: 'bin/a.exe', data: PE }, { name: 'bin/tool', data: ELF }]);
     const r = await analyze({ content: zip, name: 'bundle.zip', scanType: 'file' }, { engines });
     expect((r.reports.members as Array<{ fileType: string }>).map((m) => m.fileType).sort()).toEqual(['elf', 'pe']);
@@ -99,6 +106,8 @@ describe('one identification, one parse, one string pass per file', () => {
     expect(calls.parsePe).toEqual({ [digest(PE)]: 1, [digest(ELF)]: 1 });
     expect(calls.parseElf).toEqual({ [digest(ELF)]: 1 });
     expect(calls.scanStrings).toEqual({ [digest(PE)]: 1, [digest(ELF)]: 1 });
+    expect(r.engines.cve.status).toBe('ok');
+    expect(calls.listZipEntries).toEqual({ [digest(zip)]: 1 });
   });
 
   it('a request whose scan profile restricts types: the service identifies once and analyze() takes its answer', async () => {
