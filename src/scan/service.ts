@@ -17,6 +17,7 @@ import { identify, type FileTypeInfo } from './filetype';
 import type { ProfileDoc, ScanStore, StoredScan } from './store';
 import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload, ScanResultBody } from './webhook';
+import { round2Deep } from './rounding';
 import type { Finding, ScanType } from './types';
 
 /** Fields of the payload-scan report that the spec names at the top level of a payload result. */
@@ -42,18 +43,6 @@ export interface ScanRequest {
 export type ScanOutcome =
   | { kind: 'complete'; result: ScanResult }
   | { kind: 'deferred'; envelope: { scanId: string; requestId: string; status: 'pending'; message: string } };
-
-/** Rounds every fractional number to two decimals (spec: scan responses). */
-export function round2Deep<T>(value: T): T {
-  if (typeof value === 'number') return (Number.isInteger(value) ? value : Math.round(value * 100) / 100) as T;
-  if (Array.isArray(value)) return value.map((v) => round2Deep(v)) as T;
-  if (value && typeof value === 'object' && !(value instanceof Date) && !Buffer.isBuffer(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = round2Deep(v);
-    return out as T;
-  }
-  return value;
-}
 
 /** Every string under this value cut to `max` characters (content-derived text in stored history). */
 function capStrings(value: unknown, max: number): unknown {
@@ -87,6 +76,7 @@ export function resultForStorage(result: ScanResult): Record<string, unknown> {
   return out;
 }
 
+/** The answered shape of a scan; the one place its numbers are rounded (two decimals). */
 export function publicResult(analysis: AnalysisResult, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; at: Date }): ScanResult {
   const { reports } = analysis;
   const payloadFields: Record<string, unknown> = {};

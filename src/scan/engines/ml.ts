@@ -14,7 +14,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Engine, EngineContext, EngineOutput, FileType, ScanSubject } from '../types';
-import { makeFinding, round2 } from '../static/common';
+import { makeFinding } from '../static/common';
+import { round2 } from '../rounding';
 import { extractStrings, STRING_READERS } from '../static/strings';
 import type { FileAnalysis } from '../file-analysis';
 import { EngineTimeoutError } from '../runner';
@@ -242,7 +243,7 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   const { fromStrings } = src;
   const { p, words, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
   const t = SCRIPT_MODEL.threshold;
-  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
+  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
   const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
@@ -250,7 +251,7 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   // Medium only when sure, on a file in a trained language.
   const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
   return {
-    findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, round2(p),
+    findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, p,
       `The script classifier scores this ${subject.fileType} content ${round2(p)} (calibrated probability; threshold ${t}).`, 'ml')],
     report,
   };
@@ -264,7 +265,7 @@ export const engine: Engine = {
     const feats = extractMlFeatures(subject.file);
     if (!feats) return { findings: [], note: 'the static ML model covers PE and ELF only' };
     const p = predict(MODEL, feats.vector);
-    const report = { ml: { model: 'static-ml logistic regression', probability: round2(p), threshold: MODEL.threshold, heldOutPrecision: MODEL.heldOut.precision } };
+    const report = { ml: { model: 'static-ml logistic regression', probability: p, threshold: MODEL.threshold, heldOutPrecision: MODEL.heldOut.precision } };
     if (p < MODEL.threshold) return { findings: [], report };
     // Medium at most: the malicious side of the training data is synthetic (docs/ml-model.md).
     const confidence = Math.min(p, MODEL.heldOut.precision, CONFIDENCE_CAP);

@@ -388,7 +388,7 @@ export function peReport(pe: PeInfo): Record<string, unknown> {
     isDotNet: pe.isDotNet,
     timestamp: pe.timestamp,
     entryPoint: `0x${pe.entryPoint.toString(16)}`,
-    sections: pe.sections.map((s) => ({ name: s.name, rawSize: s.rawSize, virtualSize: s.virtualSize, entropy: Math.round(s.entropy * 100) / 100, executable: s.executable, writable: s.writable })),
+    sections: pe.sections.map((s) => ({ name: s.name, rawSize: s.rawSize, virtualSize: s.virtualSize, entropy: s.entropy, executable: s.executable, writable: s.writable })),
     importDlls: pe.imports.map((i) => i.dll),
     importCount: pe.importNames.length,
     exportCount: pe.exports.length,

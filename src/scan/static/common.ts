@@ -32,13 +32,9 @@ export function makeFinding(
   category: string,
   excerpt?: string,
 ): Finding {
-  const f: Finding = { engine, id, name, severity, confidence: round2(confidence), description, category };
+  const f: Finding = { engine, id, name, severity, confidence, description, category };
   if (excerpt !== undefined && excerpt !== '') f.excerpt = excerpt.length > 200 ? excerpt.slice(0, 200) : excerpt;
   return f;
-}
-
-export function round2(n: number): number {
-  return Math.round(n * 100) / 100;
 }
 
 

@@ -7,10 +7,14 @@ const subject: ScanSubject = { content, name: '', size: 1, fileType: 'text', con
 const engine = (name: string, scan: Engine['scan']): Engine => ({ name, scan });
 
 describe('runner', () => {
-  it('records ok results with duration, fills finding.engine and rounds confidence', async () => {
-    const r = await runEngine(engine('e1', async () => ({ findings: [{ id: 'x', name: 'X', severity: 'low', confidence: 0.33333, description: 'd', excerpt: 'y'.repeat(500) }] })), subject, 1000);
+  it('records ok results with duration, fills finding.engine, clamps confidence and keeps its precision (rounded only at output)', async () => {
+    const r = await runEngine(engine('e1', async () => ({ findings: [
+      { id: 'x', name: 'X', severity: 'low', confidence: 0.33333, description: 'd', excerpt: 'y'.repeat(500) },
+      { id: 'y', name: 'Y', severity: 'low', confidence: 1.7, description: 'd' },
+    ] })), subject, 1000);
     expect(r).toMatchObject({ engine: 'e1', status: 'ok' });
-    expect(r.findings[0]).toMatchObject({ engine: 'e1', confidence: 0.33 });
+    expect(r.findings[0]).toMatchObject({ engine: 'e1', confidence: 0.33333 });
+    expect(r.findings[1].confidence).toBe(1);
     expect(r.findings[0].excerpt).toHaveLength(200);
     expect(r.durationMs).toBeGreaterThanOrEqual(0);
   });
