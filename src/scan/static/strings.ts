@@ -84,74 +84,75 @@ export function scanStrings(buf: Uint8Array, readers: readonly StringScanOptions
   const minLength = Math.min(...lims.map((l) => l.minLength));
   const maxLength = Math.max(...lims.map((l) => l.maxLength));
   const end = Math.max(...lims.map((l) => l.end));
-  const table: StringTable = {
-    size: buf.length,
-    readers: lims.map((l, i) => ({ minLength: l.minLength, maxStrings: l.maxStrings, maxLength: l.maxLength, maxBytes: readers[i].maxBytes ?? 64 * 1024 * 1024 })),
-    text: [], start: [], length: [], utf16From: 0,
-  };
-  /** Readers that still want strings; the pass stops when none does. */
-  let wanting = lims.filter((l) => l.maxStrings > 0).length;
-  const open = (): boolean => wanting > 0;
-  /** Records a run if a reader that still wants strings keeps it. */
-  const offer = (seen: (l: Limits) => number, start: number, length: number, text: () => string): void => {
-    let wanted = false;
+  const texts: string[] = [];
+  const starts: number[] = [];
+  const lengths: number[] = [];
+  /** Readers whose count is full; the pass stops when every reader's is. */
+  let full = lims.filter((l) => l.maxStrings <= 0).length;
+  /** Counts the run for every reader that still wants strings and keeps it; true when one did. */
+  const wanted = (utf16: boolean, start: number, length: number): boolean => {
+    let any = false;
     for (let k = 0; k < lims.length; k++) {
-      if (counts[k] < lims[k].maxStrings && seen(lims[k]) >= 0) {
-        counts[k]++;
-        if (counts[k] === lims[k].maxStrings) wanting--;
-        wanted = true;
-      }
+      if (counts[k] >= lims[k].maxStrings) continue;
+      if ((utf16 ? utf16Seen(lims[k], start, length) : asciiSeen(lims[k], start, length)) < 0) continue;
+      if (++counts[k] === lims[k].maxStrings) full++;
+      any = true;
     }
-    if (!wanted) return;
-    table.text.push(text());
-    table.start.push(start);
-    table.length.push(length);
+    return any;
   };
+  /** Records a run; false once no reader wants more strings (the pass stops). */
+  const record = (text: string, start: number, length: number): boolean => {
+    texts.push(text);
+    starts.push(start);
+    lengths.push(length);
+    return full < lims.length;
+  };
+  let open = full < lims.length;
 
   let start = -1;
-  for (let i = 0; i <= end && open(); i++) {
-    const printable = i < end && isPrintable(buf[i]);
-    if (printable) {
+  for (let i = 0; i <= end && open; i++) {
+    if (i < end && isPrintable(buf[i])) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      const s = start;
-      const n = i - s;
-      if (n >= minLength) offer((l) => asciiSeen(l, s, n), s, n, () => Buffer.from(buf.buffer, buf.byteOffset + s, Math.min(n, maxLength)).toString('latin1'));
+      const n = i - start;
+      if (n >= minLength && wanted(false, start, n)) {
+        open = record(Buffer.from(buf.buffer, buf.byteOffset + start, Math.min(n, maxLength)).toString('latin1'), start, n);
+      }
       start = -1;
     }
   }
-  table.utf16From = table.text.length;
+  const utf16From = texts.length;
 
   // UTF-16LE: printable byte followed by 0x00, repeated.
   start = -1;
   let chars: number[] = [];
   let count = 0;
-  const close = (): void => {
-    const s = start;
-    const n = count;
-    const kept = chars;
-    if (Math.min(n, maxLength) >= minLength) offer((l) => utf16Seen(l, s, n), s, n, () => String.fromCharCode(...kept));
-    start = -1;
-  };
-  let i = 0;
-  for (; i + 1 <= end && open(); i += 1) {
-    const ok = i + 1 < end && isPrintable(buf[i]) && buf[i + 1] === 0;
-    if (ok) {
+  for (let i = 0; i + 1 <= end && open; i += 1) {
+    if (i + 1 < end && isPrintable(buf[i]) && buf[i + 1] === 0) {
       if (start < 0) { start = i; chars = []; count = 0; }
       if (chars.length < maxLength) chars.push(buf[i]);
       count++;
       i += 1;
     } else if (start >= 0) {
-      close();
+      if (Math.min(count, maxLength) >= minLength && wanted(true, start, count)) open = record(String.fromCharCode(...chars), start, count);
+      start = -1;
     }
   }
   // A run still open at the end of the pass ends inside a shorter reader's window.
-  if (start >= 0 && open()) close();
-  return table;
+  if (start >= 0 && open && Math.min(count, maxLength) >= minLength && wanted(true, start, count)) {
+    record(String.fromCharCode(...chars), start, count);
+  }
+  return {
+    size: buf.length,
+    readers: lims.map((l, k) => ({ minLength: l.minLength, maxStrings: l.maxStrings, maxLength: l.maxLength, maxBytes: readers[k].maxBytes ?? 64 * 1024 * 1024 })),
+    text: texts, start: starts, length: lengths, utf16From,
+  };
 }
 
 /** The strings reader `index` of `table` would have extracted by itself. */
 export function stringsFor(table: StringTable, index: number): string[] {
+  // A lone reader's runs are recorded exactly as it keeps them.
+  if (table.readers.length === 1) return table.text.slice();
   const l = limitsOf(table.readers[index], table.size);
   const out: string[] = [];
   for (let k = 0; k < table.text.length && out.length < l.maxStrings; k++) {

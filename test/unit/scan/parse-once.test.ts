@@ -24,26 +24,16 @@ import type { AccountDoc } from '../../../src/accounts/store';
 import { makeZip } from '../../fixtures/scripts/make-corpus';
 import { ensureFixtures } from './static/helpers';
 
-jest.mock('../../../src/scan/engines/pe', () => {
-  const actual = jest.requireActual('../../../src/scan/engines/pe');
-  return { ...actual, parsePe: jest.fn(actual.parsePe) };
-});
-jest.mock('../../../src/scan/engines/elf', () => {
-  const actual = jest.requireActual('../../../src/scan/engines/elf');
-  return { ...actual, parseElf: jest.fn(actual.parseElf) };
-});
-jest.mock('../../../src/scan/filetype', () => {
-  const actual = jest.requireActual('../../../src/scan/filetype');
-  return { ...actual, identify: jest.fn(actual.identify) };
-});
-jest.mock('../../../src/scan/zip', () => {
-  const actual = jest.requireActual('../../../src/scan/zip');
-  return { ...actual, listZipEntries: jest.fn(actual.listZipEntries) };
-});
-jest.mock('../../../src/scan/static/strings', () => {
-  const actual = jest.requireActual('../../../src/scan/static/strings');
-  return { ...actual, scanStrings: jest.fn(actual.scanStrings) };
-});
+/** The module at `path` (from this file) with its export `name` wrapped in a counting spy. */
+function mockWithSpy(path: string, name: string): Record<string, unknown> {
+  const actual = jest.requireActual(path);
+  return { ...actual, [name]: jest.fn(actual[name]) };
+}
+jest.mock('../../../src/scan/engines/pe', () => mockWithSpy('../../../src/scan/engines/pe', 'parsePe'));
+jest.mock('../../../src/scan/engines/elf', () => mockWithSpy('../../../src/scan/engines/elf', 'parseElf'));
+jest.mock('../../../src/scan/filetype', () => mockWithSpy('../../../src/scan/filetype', 'identify'));
+jest.mock('../../../src/scan/zip', () => mockWithSpy('../../../src/scan/zip', 'listZipEntries'));
+jest.mock('../../../src/scan/static/strings', () => mockWithSpy('../../../src/scan/static/strings', 'scanStrings'));
 
 const spies = {
   parsePe: parsePe as jest.MockedFunction<typeof parsePe>,

@@ -9,16 +9,10 @@ import { buildEngines, REGISTRY } from '../../../src/scan/registry';
 import { round2 } from '../../../src/scan/rounding';
 import { publicResult } from '../../../src/scan/service';
 import { ensureFixtures } from './static/helpers';
+import { numbers } from './support/values';
 
 const engines = buildEngines({}, REGISTRY.filter((r) => !['clamav', 'threat_feed', 'yara'].includes(r.engine)));
 const dir = ensureFixtures();
-
-function numbers(v: unknown, at = '$', out: Array<[string, number]> = []): Array<[string, number]> {
-  if (typeof v === 'number') out.push([at, v]);
-  else if (Array.isArray(v)) v.forEach((x, i) => numbers(x, `${at}[${i}]`, out));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) numbers(x, `${at}.${k}`, out);
-  return out;
-}
 
 describe('rounding once, at output', () => {
   it.each(['pe_upx_packed.exe', 'ps_encoded.ps1'])('%s: full precision inside, two decimals in the answer, same shape', async (f) => {
