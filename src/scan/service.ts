@@ -16,7 +16,8 @@ import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyz
 import { identify, type FileTypeInfo } from './filetype';
 import type { ProfileDoc, ScanStore, StoredScan } from './store';
 import type { ProfileService } from './profiles';
-import { deliverWebhook, webhookPayload, ScanResultBody } from './webhook';
+import { deliverWebhook, webhookPayload } from './webhook';
+import type { ScanResult } from './schemas';
 import { round2Deep } from './rounding';
 import type { Finding, ScanType } from './types';
 
@@ -25,7 +26,7 @@ const PAYLOAD_FIELDS = ['codeExtraction', 'promptInjection', 'sensitiveData', 't
 /** Fields that quote scanned content; persisted only cut to this many characters. */
 const EXCERPT_KEYS = new Set(['match', 'excerpt', 'evidence', 'redacted']);
 
-export type ScanResult = ScanResultBody & Record<string, unknown> & { scanId: string; scanType: ScanType; timestamp: number };
+export type { ScanResult };
 
 export interface ScanRequest {
   account: AccountDoc;
@@ -258,7 +259,7 @@ export class ScanService {
     const target = profile ? this.profiles.webhookTarget(profile) : undefined;
     if (!target) return { sent: false, error: 'profile has no webhook' };
     if (!(await this.store.claimWebhook(scanId, new Date()))) return { sent: false, error: 'already sent' };
-    const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResultBody, scan.completedAt ?? new Date())));
+    const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResult, scan.completedAt ?? new Date())));
     const outcome = await deliverWebhook(target, body, scan.requestId, { timeoutMs: this.opts.webhookTimeoutMs, allowHosts: this.opts.allowHosts });
     const log = { scanId, url: target.url, status: outcome.status, ms: outcome.ms, error: outcome.error };
     if (outcome.ok) this.logger.info(log, 'webhook delivered');
