@@ -66,25 +66,19 @@ beforeEach(() => {
 });
 
 describe('one identification, one parse, one string pass per file', () => {
-  it('a PE: identified once, parsed once and its strings extracted once for static_pe, behavior and ml', async () => {
-    const r = await analyze({ content: PE, name: 'a.exe', scanType: 'file' }, { engines });
-    for (const e of ['static_pe', 'behavior', 'ml']) expect([e, r.engines[e]?.status]).toEqual([e, 'ok']);
+  // An ELF is asked once whether it is a PE too: behavior and ml read "PE, else ELF".
+  it.each([
+    { kind: 'PE', content: PE, name: 'a.exe', engine: 'static_pe', pe: 1, elf: 0 },
+    { kind: 'ELF', content: ELF, name: 'tool', engine: 'static_elf', pe: 1, elf: 1 },
+  ])('$kind file: identified once, parsed once and its strings extracted once for $engine, behavior and ml', async ({ content, name, engine, pe, elf }) => {
+    const r = await analyze({ content, name, scanType: 'file' }, { engines });
+    for (const e of [engine, 'behavior', 'ml']) expect([e, r.engines[e]?.status]).toEqual([e, 'ok']);
     const calls = callsByContent();
-    expect(calls.identify).toEqual({ [digest(PE)]: 1 });
-    expect(calls.parsePe).toEqual({ [digest(PE)]: 1 });
-    expect(calls.parseElf).toEqual({});
-    expect(calls.scanStrings).toEqual({ [digest(PE)]: 1 });
-  });
-
-  it('an ELF: identified once, parsed once and its strings extracted once for static_elf, behavior and ml', async () => {
-    const r = await analyze({ content: ELF, name: 'tool', scanType: 'file' }, { engines });
-    for (const e of ['static_elf', 'behavior', 'ml']) expect([e, r.engines[e]?.status]).toEqual([e, 'ok']);
-    const calls = callsByContent();
-    expect(calls.identify).toEqual({ [digest(ELF)]: 1 });
-    expect(calls.parseElf).toEqual({ [digest(ELF)]: 1 });
-    // The PE parser is asked once whether the bytes are a PE (behavior and ml read "PE, else ELF").
-    expect(calls.parsePe).toEqual({ [digest(ELF)]: 1 });
-    expect(calls.scanStrings).toEqual({ [digest(ELF)]: 1 });
+    const once = { [digest(content)]: 1 };
+    expect(calls.identify).toEqual(once);
+    expect(calls.parsePe).toEqual(pe ? once : {});
+    expect(calls.parseElf).toEqual(elf ? once : {});
+    expect(calls.scanStrings).toEqual(once);
   });
 
   it('archive members: each member identified once and its PE or ELF parsed once; the zip listed once', async () => {
