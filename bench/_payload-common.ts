@@ -1,5 +1,6 @@
 /** Helpers shared by the payload benchmarks: building a ScanSubject and running the engines. */
 import { createHash } from 'node:crypto';
+import { FileAnalysis } from '../src/scan/file-analysis';
 import type { Engine, EngineOutput, ScanSubject } from '../src/scan/types';
 
 export function subjectOf(text: string | Buffer, name = ''): ScanSubject {
@@ -7,7 +8,7 @@ export function subjectOf(text: string | Buffer, name = ''): ScanSubject {
   const h = (alg: string): string => createHash(alg).update(content).digest('hex');
   return {
     content, name, size: content.length, fileType: 'text', contentType: 'text/plain',
-    sha256: h('sha256'), md5: h('md5'), sha1: h('sha1'), depth: 0, scanType: 'payload',
+    sha256: h('sha256'), md5: h('md5'), sha1: h('sha1'), depth: 0, scanType: 'payload', file: new FileAnalysis(content),
   };
 }
 

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FEATURE_NAMES, MODEL_PATH, extractMlFeatures, predict, type StaticMlModel } from '../src/scan/engines/ml';
+import { FileAnalysis } from '../src/scan/file-analysis';
 import { buildElfVariant, craftPeVariant, rng } from '../test/fixtures/scripts/make-static-fixtures';
 
 interface Sample {
@@ -82,7 +83,7 @@ function collect(maxElf: number): Sample[] {
     const h = crypto.createHash('sha256').update(buf).digest('hex');
     if (seen.has(h)) return;
     seen.add(h);
-    const f = extractMlFeatures(buf);
+    const f = extractMlFeatures(new FileAnalysis(buf));
     if (f) samples.push({ source, label, format: f.format, vector: f.vector });
   };
   const r = rng(2024);

@@ -1,10 +1,12 @@
 /**
- * The scan pipeline: hash once, identify, run the registry's engines (each within its budget),
- * recurse into archive members, then let verdict.ts judge. No HTTP, no storage: synchronous
- * scans, deferred scans and file-transfer scanning all call analyze().
+ * The scan pipeline: hash once, identify once (or take the caller's identification), run the
+ * registry's engines (each within its budget) on one shared FileAnalysis per file, recurse into
+ * archive members, then let verdict.ts judge. No HTTP, no storage: synchronous scans, deferred
+ * scans and file-transfer scanning all call analyze().
  */
 import { createHash } from 'node:crypto';
-import { identify } from './filetype';
+import { identify, type FileTypeInfo } from './filetype';
+import { FileAnalysis } from './file-analysis';
 import { budgetFor, buildEngines, selectEngines, type EngineDeps, type EngineSlot } from './registry';
 import { runEngineWithMembers } from './runner';
 import type { EnginePool } from './pool';
@@ -21,6 +23,8 @@ export interface AnalyzeInput {
   suppressedEngines?: string[];
   /** Digests already computed while the content streamed in (uploads); computed here otherwise. */
   hashes?: { sha256: string; md5: string; sha1: string };
+  /** The content's type when the caller already identified it (a scan profile's type check). */
+  type?: FileTypeInfo;
 }
 
 export interface AnalyzeDeps extends EngineDeps {
@@ -70,6 +74,10 @@ export function hashes(content: Buffer): { sha256: string; md5: string; sha1: st
   };
 }
 
+/** One file's shared analysis, starting from what identification already read. */
+const analysisOf = (content: Buffer, type: FileTypeInfo): FileAnalysis =>
+  new FileAnalysis(content, type.zip !== undefined ? { zip: type.zip } : {});
+
 interface TreeState {
   members: number;
   bytes: number;
@@ -101,7 +109,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
   const limits = { ...DEFAULT_ARCHIVE_LIMITS, ...deps?.archiveLimits };
   const { content, name, scanType } = input;
   const rootHashes = input.hashes ?? hashes(content);
-  const rootType = await identify(content, name);
+  const rootType = input.type ?? await identify(content, name);
   const results = new Map<string, EngineResult>();
   const reports: Record<string, unknown> = {};
   const tree: TreeState = { members: 0, bytes: 0, limitHit: [], summaries: [] };
@@ -142,6 +150,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
       await scanOne({
         content: m.content, name: m.path.split('/').pop() ?? m.path, size: m.content.length,
         fileType: info.fileType, contentType: info.contentType, ...h, depth: subject.depth + 1, scanType,
+        file: analysisOf(m.content, info),
       }, path, flagged);
     }
   };
@@ -149,7 +158,7 @@ export async function analyze(input: AnalyzeInput, deps?: AnalyzeDeps): Promise<
   const rootLabel = name || '';
   await scanOne({
     content, name, size: content.length, fileType: rootType.fileType, contentType: rootType.contentType,
-    ...rootHashes, depth: 0, scanType,
+    ...rootHashes, depth: 0, scanType, file: analysisOf(content, rootType),
   }, '', new Set());
 
   // Member paths are shown from the submitted object's name: "a.zip/b/c.exe".
@@ -200,9 +209,10 @@ export async function notScannedResult(
   error: string,
   content: Buffer,
   name = '',
+  identified?: FileTypeInfo,
 ): Promise<AnalysisResult> {
   const started = performance.now();
-  const type = await identify(content, name);
+  const type = identified ?? await identify(content, name);
   return {
     fileType: type.fileType,
     contentType: type.contentType,

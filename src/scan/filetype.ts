@@ -4,7 +4,7 @@
  * table (TYPE_INFO); the detectors are an ordered list (BINARY_DETECTORS, ZIP_KINDS, TEXT_RULES).
  */
 import type { Coverage, FileType } from './types';
-import { listZipEntries } from './zip';
+import { listZipEntries, type ZipListing } from './zip';
 
 export interface FileTypeInfo {
   fileType: FileType;
@@ -12,6 +12,8 @@ export interface FileTypeInfo {
   coverage: Coverage;
   coverageNote?: string;
   traits: Record<string, string | number | boolean>;
+  /** For ZIP-based content: the entry listing read to classify it (null: unreadable), kept for the engines. */
+  zip?: ZipListing | null;
 }
 
 interface TypeInfo {
@@ -59,7 +61,7 @@ export function coverageNoteFor(fileType: FileType): string | undefined {
 }
 
 type Traits = Record<string, string | number | boolean>;
-interface Detected { fileType: FileType; contentType?: string; traits?: Traits }
+interface Detected { fileType: FileType; contentType?: string; traits?: Traits; zip?: ZipListing | null }
 
 const startsWith = (b: Buffer, sig: number[], at = 0): boolean =>
   b.length >= at + sig.length && sig.every((v, i) => b[at + i] === v);
@@ -162,13 +164,13 @@ const ZIP_KINDS: Array<{ fileType: FileType; test: (names: Set<string>, list: st
 
 async function classifyZip(b: Buffer): Promise<Detected> {
   const listing = await listZipEntries(b);
-  if (!listing) return { fileType: 'zip', traits: { damaged: true } };
+  if (!listing) return { fileType: 'zip', traits: { damaged: true }, zip: null };
   const names = new Set(listing.names);
   for (const kind of ZIP_KINDS) {
     const r = kind.test(names, listing.names);
-    if (r) return { fileType: kind.fileType, contentType: typeof r === 'string' ? r : undefined, traits: { entries: listing.names.length } };
+    if (r) return { fileType: kind.fileType, contentType: typeof r === 'string' ? r : undefined, traits: { entries: listing.names.length }, zip: listing };
   }
-  return { fileType: 'zip', traits: { entries: listing.names.length } };
+  return { fileType: 'zip', traits: { entries: listing.names.length }, zip: listing };
 }
 
 /** Up to `n` bytes decoded as UTF-8 if they are valid UTF-8 and mostly printable, else null. */
@@ -263,6 +265,7 @@ function finish(d: Detected): FileTypeInfo {
     coverage: info.coverage,
     ...(coverageNote ? { coverageNote } : {}),
     traits: d.traits ?? {},
+    ...(d.zip !== undefined ? { zip: d.zip } : {}),
   };
 }
 

@@ -1,10 +1,12 @@
 /**
- * One engine-pool thread: builds its own copies of the pooled engines once, then runs one engine
- * on one subject per task. Content arrives as a SharedArrayBuffer and is read in place.
+ * One engine-pool thread: builds its own copies of the pooled engines once, then per task either
+ * runs one engine on one subject or computes a file's shared facts (FileAnalysis.prepare) for the
+ * engines that read them. Content arrives as a SharedArrayBuffer and is read in place.
  */
 import { workerData } from 'node:worker_threads';
 import { buildEngines, REGISTRY } from './registry';
 import type { PoolEngineDeps, PoolReply, PoolTask } from './pool';
+import { FileAnalysis } from './file-analysis';
 import type { Engine } from './types';
 
 const deps = workerData as PoolEngineDeps;
@@ -13,12 +15,14 @@ const engines = new Map<string, Engine>(
 );
 
 export default async function runTask(task: PoolTask): Promise<PoolReply> {
-  if (task.engine === '__ping__') return { output: { findings: [] } };
+  if (task.kind === 'ping') return { output: { findings: [] } };
+  if (task.kind === 'prepare') return { facts: new FileAnalysis(Buffer.from(task.content)).prepare() };
   const engine = engines.get(task.engine);
   if (!engine) return { error: { name: 'Error', message: `engine "${task.engine}" does not run on the pool` } };
   try {
     const content = Buffer.from(task.subject.content);
-    const output = await engine.scan({ ...task.subject, content }, { signal: new AbortController().signal, budgetMs: task.budgetMs });
+    const file = new FileAnalysis(content, task.facts);
+    const output = await engine.scan({ ...task.subject, content, file }, { signal: new AbortController().signal, budgetMs: task.budgetMs });
     return { output };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));

@@ -14,21 +14,9 @@ import { checkOutboundUrl } from '../net/safe-target';
 import { FILE_TYPES } from './types';
 import { REGISTRY } from './registry';
 import type { ProfileDoc, WebhookConfigDoc } from './store';
+import type { ProfileInput, WebhookInput } from './schemas';
 
-export interface WebhookInput {
-  url: string;
-  authType?: WebhookConfigDoc['authType'];
-  value?: string;
-  headerName?: string;
-  headers?: Record<string, string>;
-}
-export interface ProfileInput {
-  name?: string;
-  isDefault?: boolean;
-  allowedTypes?: string[];
-  suppressedEngines?: string[];
-  webhook?: WebhookInput | null;
-}
+export type { ProfileInput, WebhookInput };
 
 /** A profile as the API shows it: credentials replaced by `configured`. */
 export function publicProfile(p: ProfileDoc) {

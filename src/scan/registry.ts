@@ -53,6 +53,11 @@ export interface RegistryRow {
    * the service has one (pool.ts); everything else waits on I/O and stays on the main thread.
    */
   thread?: 'pool';
+  /**
+   * Reads the subject's shared parse and strings (FileAnalysis): on the pool, a PE or ELF is
+   * prepared once on a thread and its facts handed to every engine with this flag.
+   */
+  sharesParse?: true;
   create: (deps: EngineDeps) => Engine;
 }
 
@@ -67,15 +72,15 @@ export const REGISTRY: readonly RegistryRow[] = [
   { engine: 'threat_feed', fileTypes: 'all', scanTypes: BOTH, budgetMs: 3_000, members: 'always', create: (d) => createFeedEngine(d.feedLookup) },
   { engine: 'archive', fileTypes: ['zip', 'jar', 'apk', 'tar', 'gzip', '7z', 'rar'], scanTypes: BOTH, budgetMs: 30_000, members: 'always', create: (d) => createArchiveEngine(d.archiveLimits) },
   { engine: 'cve', thread: 'pool', fileTypes: ['jar', 'apk', 'zip', 'pe', 'elf', 'macho'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: (d) => createCveEngine({ datasetPath: d.cveDatasetPath }) },
-  { engine: 'static_pe', thread: 'pool', fileTypes: ['pe'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPe) },
-  { engine: 'static_elf', thread: 'pool', fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
+  { engine: 'static_pe', thread: 'pool', sharesParse: true, fileTypes: ['pe'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPe) },
+  { engine: 'static_elf', thread: 'pool', sharesParse: true, fileTypes: ['elf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticElf) },
   { engine: 'static_office', thread: 'pool', fileTypes: ['office_ooxml', 'office_ole'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticOffice) },
   { engine: 'static_pdf', thread: 'pool', fileTypes: ['pdf'], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(staticPdf) },
   // Text too: a one-liner saved as .txt (or pasted into a payload) is still a script.
   { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html', 'text', 'unknown'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
-  { engine: 'behavior', thread: 'pool', fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
+  { engine: 'behavior', thread: 'pool', sharesParse: true, fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
   // PE/ELF (full coverage) and every partial-coverage type (spec: ML model plus the engine set).
-  { engine: 'ml', thread: 'pool', fileTypes: ['pe', 'elf', ...PARTIAL], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
+  { engine: 'ml', thread: 'pool', sharesParse: true, fileTypes: ['pe', 'elf', ...PARTIAL], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
   ...payloadEngines.map((e): RegistryRow => ({
     engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, budgetMsPerMb: 600, members: 'never', thread: 'pool', create: fixed(e),
   })),

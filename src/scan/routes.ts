@@ -2,10 +2,11 @@
 import { FIXED_LIMITS } from '../accounts/plans';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { AppContext, bodyOf, principalOf, queryOf, RouteRegistry } from '../http/route';
-import { publicProfile, ProfileInput } from './profiles';
+import { publicProfile } from './profiles';
 import {
   envelopeSchema, historyQuerySchema, historySchema, payloadBodySchema, pendingAcceptedSchema, profileCreateSchema,
   profilePatchSchema, profileSchema, scanQuerySchema, scanResultSchema, scanUploadBody,
+  type HistoryQuery, type PayloadBody, type ProfileInput, type ScanQuery,
 } from './schemas';
 import type { ScanOutcome, ScanService } from './service';
 import { readMultipartUpload, refuseDeclaredOverLimit } from './upload';
@@ -34,7 +35,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     },
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
-      const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
+      const q = queryOf<ScanQuery>(ctx);
       const { maxBytes, message: limitText } = s.scans.fileSizeLimit(account.plan);
       refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
       const upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
@@ -56,8 +57,8 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     },
     handler: async (ctx) => {
       const { account } = principalOf(ctx);
-      const body = bodyOf<{ payload: string; encoding: 'raw' | 'base64'; label?: string; profile_id?: string }>(ctx);
-      const q = queryOf<{ defer?: boolean; profile_id?: string }>(ctx);
+      const body = bodyOf<PayloadBody>(ctx);
+      const q = queryOf<ScanQuery>(ctx);
       let content: Buffer;
       if (body.encoding === 'base64') {
         const text = body.payload.replace(/\s+/g, '');
@@ -93,7 +94,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
     summary: 'Completed scans, newest first', query: historyQuerySchema,
     responses: { 200: { description: 'A page of history', schema: historySchema } },
     handler: async (ctx) => {
-      const q = queryOf<{ limit: number; page: number }>(ctx);
+      const q = queryOf<HistoryQuery>(ctx);
       ctx.body = await s.scans.history(principalOf(ctx).account._id, q.page, q.limit);
     },
   });

@@ -4,7 +4,6 @@
  * never sinks a scan.
  */
 import type { Engine, EngineResult, Finding, ScanSubject } from './types';
-import { round2 } from './verdict';
 
 /** Thrown by an engine whose backing service or tool is absent (e.g. clamd not reachable). */
 export class EngineUnavailableError extends Error {
@@ -19,9 +18,8 @@ function normaliseFinding(f: Finding, engine: string): Finding {
   return {
     ...f,
     engine: f.engine ?? engine,
-    confidence: round2(Math.min(1, Math.max(0, f.confidence))),
+    confidence: Math.min(1, Math.max(0, f.confidence)),
     ...(f.excerpt !== undefined ? { excerpt: f.excerpt.slice(0, 200) } : {}),
-    ...(f.cve ? { cve: { ...f.cve, cvss: round2(f.cve.cvss) } } : {}),
   };
 }
 

@@ -1,13 +1,26 @@
-/** Schemas of the scanning API: requests validated by ajv and documented in OpenAPI. */
-import type { JsonSchema } from '../http/schema';
+/**
+ * Schemas of the scanning API: requests validated by ajv, responses documented in OpenAPI, and
+ * the single source of the TypeScript types below (json-schema-to-ts `FromSchema`).
+ */
+import type { FromSchema } from 'json-schema-to-ts';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { FILE_TYPES } from './types';
 
-const str = { type: 'string' };
-const int = { type: 'integer' };
-const strArr = { type: 'array', items: str };
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const strArr = { type: 'array', items: str } as const;
 
-export const safetyScoreSchema: JsonSchema = {
+export const cveRecordSchema = {
+  type: 'object',
+  required: ['id', 'description', 'cvss', 'references'],
+  additionalProperties: false,
+  properties: {
+    id: str, description: str, cvss: { type: 'number' }, references: strArr,
+    component: { type: 'string', description: 'The component and version that matched, e.g. "log4j-core 2.14.1"' },
+  },
+} as const;
+
+export const safetyScoreSchema = {
   type: 'object',
   required: ['score', 'threatLevel', 'confidence', 'confidenceScore', 'confidenceReason', 'primaryThreat', 'threatSummary', 'enginesUsed', 'recommendedAction', 'coverage'],
   properties: {
@@ -23,12 +36,12 @@ export const safetyScoreSchema: JsonSchema = {
     suppressedEngines: strArr,
     coverage: { type: 'string', enum: ['full', 'partial', 'minimal'] },
     coverageNote: str,
-    cveFindings: { type: 'array', items: { type: 'object', properties: { id: str, description: str, cvss: { type: 'number' }, references: strArr } } },
+    cveFindings: { type: 'array', items: cveRecordSchema },
     error: str,
   },
-};
+} as const;
 
-export const scanResultSchema: JsonSchema = {
+export const scanResultSchema = {
   type: 'object',
   required: ['scanId', 'requestId', 'name', 'hash', 'size', 'contentType', 'safetyScore', 'scanTimeMs', 'scanType', 'timestamp'],
   properties: {
@@ -50,15 +63,15 @@ export const scanResultSchema: JsonSchema = {
     sensitiveData: { type: 'object', properties: { detected: { type: 'boolean' }, findings: { type: 'array' } } },
     toolCallAnalysis: { type: 'object', properties: { detected: { type: 'boolean' }, toolCalls: int, findings: { type: 'array' } } },
   },
-};
+} as const;
 
-export const pendingAcceptedSchema: JsonSchema = {
+export const pendingAcceptedSchema = {
   type: 'object',
   required: ['scanId', 'requestId', 'status', 'message'],
   properties: { scanId: str, requestId: str, status: { const: 'pending' }, message: str },
-};
+} as const;
 
-export const envelopeSchema: JsonSchema = {
+export const envelopeSchema = {
   type: 'object',
   required: ['scanId', 'requestId', 'status', 'filename', 'createdAt'],
   properties: {
@@ -67,24 +80,24 @@ export const envelopeSchema: JsonSchema = {
     fileHash: str, fileSize: int, contentType: str, safetyScore: { type: 'integer' }, threatLevel: str, primaryThreat: str,
     scanTimeMs: int, creditsUsed: int, result: scanResultSchema,
   },
-};
+} as const;
 
-export const scanUploadBody: JsonSchema = {
+export const scanUploadBody = {
   type: 'object',
   required: ['file'],
   properties: {
     file: { type: 'string', format: 'binary' },
     profile_id: { type: 'string', description: 'Scan profile; default: the account\'s default profile' },
   },
-};
+} as const;
 
-export const scanQuerySchema: JsonSchema = {
+export const scanQuerySchema = {
   type: 'object',
   properties: { defer: { type: 'boolean', default: false }, profile_id: str },
   additionalProperties: true,
-};
+} as const;
 
-export const payloadBodySchema: JsonSchema = {
+export const payloadBodySchema = {
   type: 'object',
   required: ['payload'],
   additionalProperties: false,
@@ -94,21 +107,21 @@ export const payloadBodySchema: JsonSchema = {
     label: { type: 'string', maxLength: 255, description: 'Echoed as name; its extension is a format hint' },
     profile_id: str,
   },
-};
+} as const;
 
-export const historyQuerySchema: JsonSchema = {
+export const historyQuerySchema = {
   type: 'object',
   properties: { limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.historyPageMax, default: FIXED_LIMITS.historyPageDefault }, page: { type: 'integer', minimum: 1, maximum: 100000, default: 1 } },
   additionalProperties: true,
-};
+} as const;
 
-export const historySchema: JsonSchema = {
+export const historySchema = {
   type: 'object',
   required: ['items', 'page', 'limit', 'total'],
   properties: { items: { type: 'array', items: scanResultSchema }, page: int, limit: int, total: int },
-};
+} as const;
 
-const webhookInput: JsonSchema = {
+const webhookInput = {
   type: ['object', 'null'],
   required: ['url'],
   additionalProperties: false,
@@ -119,7 +132,7 @@ const webhookInput: JsonSchema = {
     headerName: { type: 'string', maxLength: 64 },
     headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 4096 }, maxProperties: 20 },
   },
-};
+} as const;
 
 const profileFields = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
@@ -127,12 +140,12 @@ const profileFields = {
   allowedTypes: { type: 'array', items: { type: 'string', enum: [...FILE_TYPES] }, uniqueItems: true, description: 'Empty = every type' },
   suppressedEngines: { type: 'array', items: str, uniqueItems: true },
   webhook: webhookInput,
-};
+} as const;
 
-export const profileCreateSchema: JsonSchema = { type: 'object', required: ['name'], additionalProperties: false, properties: profileFields };
-export const profilePatchSchema: JsonSchema = { type: 'object', additionalProperties: false, properties: profileFields, minProperties: 1 };
+export const profileCreateSchema = { type: 'object', required: ['name'], additionalProperties: false, properties: profileFields } as const;
+export const profilePatchSchema = { type: 'object', additionalProperties: false, properties: profileFields, minProperties: 1 } as const;
 
-export const profileSchema: JsonSchema = {
+export const profileSchema = {
   type: 'object',
   properties: {
     id: str, name: str, isDefault: { type: 'boolean' }, allowedTypes: strArr, suppressedEngines: strArr,
@@ -142,4 +155,15 @@ export const profileSchema: JsonSchema = {
     },
     createdAt: str, updatedAt: str,
   },
-};
+} as const;
+
+export type CveRecord = FromSchema<typeof cveRecordSchema>;
+export type SafetyScore = FromSchema<typeof safetyScoreSchema>;
+/** A scan result as answered, stored in history and read back (reports under open objects). */
+export type ScanResult = FromSchema<typeof scanResultSchema>;
+export type ScanQuery = FromSchema<typeof scanQuerySchema>;
+export type PayloadBody = FromSchema<typeof payloadBodySchema>;
+export type HistoryQuery = FromSchema<typeof historyQuerySchema>;
+/** A profile's create or patch body (ajv has checked it; `authType` may be absent before defaults). */
+export type ProfileInput = FromSchema<typeof profilePatchSchema, { keepDefaultedPropertiesOptional: true }>;
+export type WebhookInput = NonNullable<ProfileInput['webhook']>;

@@ -13,10 +13,12 @@ import type { LimitService } from '../limits/service';
 import { isDuplicateKey } from '../storage/mongo';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';
-import { identify } from './filetype';
+import { identify, type FileTypeInfo } from './filetype';
 import type { ProfileDoc, StoredScan } from './store';
 import type { ProfileService } from './profiles';
-import { deliverWebhook, webhookPayload, ScanResultBody } from './webhook';
+import { deliverWebhook, webhookPayload } from './webhook';
+import type { ScanResult } from './schemas';
+import { round2Deep } from './rounding';
 import type { Finding, ScanType } from './types';
 
 /** Fields of the payload-scan report that the spec names at the top level of a payload result. */
@@ -24,7 +26,7 @@ const PAYLOAD_FIELDS = ['codeExtraction', 'promptInjection', 'sensitiveData', 't
 /** Fields that quote scanned content; persisted only cut to this many characters. */
 const EXCERPT_KEYS = new Set(['match', 'excerpt', 'evidence', 'redacted']);
 
-export type ScanResult = ScanResultBody & Record<string, unknown> & { scanId: string; scanType: ScanType; timestamp: number };
+export type { ScanResult };
 
 export interface ScanRequest {
   account: AccountDoc;
@@ -42,18 +44,6 @@ export interface ScanRequest {
 export type ScanOutcome =
   | { kind: 'complete'; result: ScanResult }
   | { kind: 'deferred'; envelope: { scanId: string; requestId: string; status: 'pending'; message: string } };
-
-/** Rounds every fractional number to two decimals (spec: scan responses). */
-export function round2Deep<T>(value: T): T {
-  if (typeof value === 'number') return (Number.isInteger(value) ? value : Math.round(value * 100) / 100) as T;
-  if (Array.isArray(value)) return value.map((v) => round2Deep(v)) as T;
-  if (value && typeof value === 'object' && !(value instanceof Date) && !Buffer.isBuffer(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = round2Deep(v);
-    return out as T;
-  }
-  return value;
-}
 
 /** Every string under this value cut to `max` characters (content-derived text in stored history). */
 function capStrings(value: unknown, max: number): unknown {
@@ -87,6 +77,7 @@ export function resultForStorage(result: ScanResult): Record<string, unknown> {
   return out;
 }
 
+/** The answered shape of a scan; the one place its numbers are rounded (two decimals). */
 export function publicResult(analysis: AnalysisResult, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; at: Date }): ScanResult {
   const { reports } = analysis;
   const payloadFields: Record<string, unknown> = {};
@@ -165,16 +156,15 @@ export class ScanService {
     const scanId = randomUUID();
     const now = new Date();
 
-    if (profile && profile.allowedTypes.length > 0) {
-      const type = await identify(req.content, req.name);
-      if (!profile.allowedTypes.includes(type.fileType)) {
-        const message = `File type "${type.fileType}" is not allowed by scan profile "${profile.name}"`;
-        const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
-        await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
-        // A Rejected result is a completed scan too: its profile's webhook hears of it.
-        if (profile.webhook) await this.startWebhook(scanId);
-        throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
-      }
+    // Identified once here when the profile restricts types; analyze() then takes this answer.
+    const type = profile && profile.allowedTypes.length > 0 ? await identify(req.content, req.name) : undefined;
+    if (profile && type && !profile.allowedTypes.includes(type.fileType)) {
+      const message = `File type "${type.fileType}" is not allowed by scan profile "${profile.name}"`;
+      const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name, type), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
+      await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
+      // A Rejected result is a completed scan too: its profile's webhook hears of it.
+      if (profile.webhook) await this.startWebhook(scanId);
+      throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
     }
 
     await this.reserveScan(account);
@@ -182,7 +172,7 @@ export class ScanService {
     const autoDefer = req.content.length > FIXED_LIMITS.autoDeferBytes;
     if (req.defer || autoDefer) return this.defer(req, scanId, profile, now, autoDefer);
 
-    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes });
+    const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes, type });
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
     if (profile?.webhook) await this.startWebhook(scanId);
     return { kind: 'complete', result };
@@ -223,13 +213,13 @@ export class ScanService {
     };
   }
 
-  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date; hashes?: ScanRequest['hashes'] }): Promise<ScanResult> {
+  private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date; hashes?: ScanRequest['hashes']; type?: FileTypeInfo }): Promise<ScanResult> {
     let analysis: AnalysisResult;
     try {
-      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [], hashes: meta.hashes }, this.analyzeDeps);
+      analysis = await analyze({ content, name: meta.name, scanType: meta.scanType, suppressedEngines: meta.profile?.suppressedEngines ?? [], hashes: meta.hashes, type: meta.type }, this.analyzeDeps);
     } catch (err) {
       this.logger.error({ err, scanId: meta.scanId }, 'scan could not run');
-      analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name);
+      analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name, meta.type);
     }
     return publicResult(analysis, meta);
   }
@@ -289,7 +279,7 @@ export class ScanService {
     const target = profile ? this.profiles.webhookTarget(profile) : undefined;
     if (!target) return { sent: false, error: 'profile has no webhook' };
     if (!(await this.store.claimWebhook(scanId, new Date()))) return { sent: false, error: 'already sent' };
-    const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResultBody, scan.completedAt ?? new Date())));
+    const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResult, scan.completedAt ?? new Date())));
     const outcome = await deliverWebhook(target, body, scan.requestId, { timeoutMs: this.opts.webhookTimeoutMs, allowHosts: this.opts.allowHosts });
     const log = { scanId, url: target.url, status: outcome.status, ms: outcome.ms, error: outcome.error };
     if (outcome.ok) this.logger.info(log, 'webhook delivered');

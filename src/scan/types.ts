@@ -2,6 +2,10 @@
  * The contract between scan engines, the engine registry and the verdict.
  * Engines produce findings; only verdict.ts turns findings into a score.
  */
+import type { FileAnalysis } from './file-analysis';
+import type { CveRecord, SafetyScore } from './schemas';
+
+export type { CveRecord, SafetyScore };
 
 /** File type names from decisions.md section 5. Add names for new formats; never rename these. */
 export const FILE_TYPES = [
@@ -11,24 +15,15 @@ export const FILE_TYPES = [
 ] as const;
 export type FileType = (typeof FILE_TYPES)[number];
 
-export type Coverage = 'full' | 'partial' | 'minimal';
+export type Coverage = SafetyScore['coverage'];
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 /** The one order of severities (info 0 .. critical 4), for every engine and the verdict. */
 export const SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((s, i) => [s, i])) as Record<Severity, number>;
-export type ThreatLevel = 'Clean' | 'Informational' | 'Suspicious' | 'Malicious' | 'Rejected' | 'Error';
-export type RecommendedAction = 'Allow' | 'Review' | 'Block';
-export type ConfidenceLabel = 'High' | 'Medium' | 'Low';
+export type ThreatLevel = SafetyScore['threatLevel'];
+export type RecommendedAction = SafetyScore['recommendedAction'];
+export type ConfidenceLabel = SafetyScore['confidence'];
 export type ScanType = 'file' | 'payload';
-
-export interface CveRecord {
-  id: string;
-  description: string;
-  cvss: number;
-  references: string[];
-  /** The component and version that matched, e.g. "log4j-core 2.14.1". */
-  component?: string;
-}
 
 export interface Finding {
   /** Name of the engine that produced it (set by the engine runner if the engine omits it). */
@@ -66,6 +61,8 @@ export interface ScanSubject {
   /** 0 for the submitted object, n for an archive member n levels deep. */
   depth: number;
   scanType: ScanType;
+  /** The content's parse and strings, computed once and shared by every engine of this subject. */
+  file: FileAnalysis;
 }
 
 export interface EngineContext {
@@ -104,22 +101,4 @@ export interface EngineResult {
   findings: Finding[];
   report?: Record<string, unknown>;
   note?: string;
-}
-
-export interface SafetyScore {
-  score: number;
-  threatLevel: ThreatLevel;
-  confidence: ConfidenceLabel;
-  confidenceScore: number;
-  confidenceReason: string;
-  primaryThreat: string;
-  threatSummary: string;
-  enginesUsed: string[];
-  recommendedAction: RecommendedAction;
-  suppressedEngines?: string[];
-  coverage: Coverage;
-  coverageNote?: string;
-  cveFindings?: CveRecord[];
-  /** Present for Rejected and Error. */
-  error?: string;
 }

@@ -19,6 +19,7 @@ import {
   SEVERITY_RANK, type ConfidenceLabel, type Coverage, type CveRecord, type EngineResult, type Finding, type RecommendedAction,
   type SafetyScore, type Severity, type ThreatLevel,
 } from './types';
+import { round2 } from './rounding';
 
 export const NO_THREATS = 'No threats detected';
 
@@ -51,7 +52,6 @@ export interface VerdictInput {
   suppressedEngines?: string[];
 }
 
-export const round2 = (n: number): number => Math.round(n * 100) / 100;
 const clamp = (n: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, n));
 
 export function findingPenalty(f: Finding): number {
@@ -177,7 +177,7 @@ export function computeVerdict(input: VerdictInput): SafetyScore {
     reasons.push(`did not complete: ${failed.map((r) => `${r.engine} ${r.status}${r.note ? ` (${r.note})` : ''}`).join('; ')}`);
   }
   if (input.coverage === 'minimal' && !detected) reasons.push('minimal coverage caps a clean result at Informational');
-  const confidenceScore = round2(clamp(conf, 0.05, 1));
+  const confidenceScore = clamp(conf, 0.05, 1);
 
   let coverageNote = input.coverageNote;
   if (failed.length) {
@@ -186,12 +186,13 @@ export function computeVerdict(input: VerdictInput): SafetyScore {
   }
 
   const cves = new Map<string, CveRecord>();
-  for (const f of visible) if (f.cve && !cves.has(f.cve.id)) cves.set(f.cve.id, { ...f.cve, cvss: round2(f.cve.cvss) });
+  for (const f of visible) if (f.cve && !cves.has(f.cve.id)) cves.set(f.cve.id, f.cve);
 
   const out: SafetyScore = {
     score,
     threatLevel,
-    confidence: confidenceLabel(confidenceScore),
+    // The label follows the score as it is answered (two decimals), so the two never disagree.
+    confidence: confidenceLabel(round2(confidenceScore)),
     confidenceScore,
     confidenceReason: `${reasons.join('; ')}.`,
     primaryThreat: primary ? describe(primary) : NO_THREATS,

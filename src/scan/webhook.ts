@@ -10,17 +10,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { WebhookTarget } from './profiles';
 import { assertPublicHost, safeLookup } from '../net/safe-target';
-import type { SafetyScore } from './types';
+import type { ScanResult } from './schemas';
 
-export interface ScanResultBody {
-  requestId: string;
-  name: string;
-  hash: string;
-  size: number;
-  contentType: string;
-  safetyScore: SafetyScore;
-  scanTimeMs: number;
-}
+/** The fields of a scan result a webhook reports. */
+export type ScanResultBody = Pick<ScanResult, 'requestId' | 'name' | 'hash' | 'size' | 'contentType' | 'safetyScore' | 'scanTimeMs'>;
 
 export function webhookPayload(result: ScanResultBody, completedAt: Date): Record<string, unknown> {
   const s = result.safetyScore;

@@ -6,12 +6,12 @@
  * capability present in code is not proof that it is ever used.
  */
 import type { Engine, EngineOutput, Finding, ScanSubject, Severity } from '../types';
-import { extractStrings, makeFinding } from '../static/common';
-import { parsePe } from './pe';
-import { parseElf } from './elf';
+import { makeFinding } from '../static/common';
+import { STRING_READERS } from '../static/strings';
+import type { FileAnalysis } from '../file-analysis';
 
 const ENGINE = 'behavior';
-const MAX_STRING_BYTES = 48 * 1024 * 1024;
+const MAX_STRING_BYTES = STRING_READERS.behavior.maxBytes;
 
 /** An imported API (A/W suffix optional), also matched as an exact string for run-time resolution. */
 interface ApiFeature { api: string }
@@ -139,20 +139,20 @@ export interface FeatureSet {
   apiByName: boolean;
 }
 
-/** Features for one file. PE/ELF imports come from the engines' parsers; everything gets strings. */
-export function extractFeatures(content: Buffer): FeatureSet {
+/** Features for one file. PE/ELF imports come from the shared parse; everything gets strings. */
+export function extractFeatures(file: FileAnalysis): FeatureSet {
   const imports = new Set<string>();
   let apiByName = true;
-  const pe = parsePe(content);
+  const pe = file.pe();
   if (pe) for (const i of pe.importNames) imports.add(i.slice(i.indexOf('!') + 1).toLowerCase());
   else {
-    const elf = parseElf(content);
+    const elf = file.elf();
     if (elf) {
       apiByName = false;
       for (const s of elf.importedSymbols) imports.add(s.toLowerCase());
     }
   }
-  const strings = extractStrings(content, { minLength: 4, maxBytes: MAX_STRING_BYTES, maxLength: 1024 });
+  const strings = file.strings('behavior');
   const text = strings.join('\n');
   return { imports, stringSet: new Set(strings.map((s) => s.trim())), lowerText: text.toLowerCase(), text, apiByName };
 }
@@ -235,7 +235,7 @@ export function capabilityFindings(caps: Capability[]): Finding[] {
 export const engine: Engine = {
   name: ENGINE,
   async scan(subject: ScanSubject): Promise<EngineOutput> {
-    const fs = extractFeatures(subject.content);
+    const fs = extractFeatures(subject.file);
     const caps = matchCapabilities(fs);
     return {
       findings: capabilityFindings(caps),

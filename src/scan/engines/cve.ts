@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CveRecord, Engine, EngineContext, EngineOutput, Finding, ScanSubject, Severity } from '../types';
-import { listZipEntries, readZipEntries } from '../zip';
+import { readZipEntries } from '../zip';
 
 export const CVE_DATASET_PATH = path.resolve(__dirname, '../../../datasets/cve/cves.json');
 
@@ -224,7 +224,7 @@ export function createCveEngine(options: { datasetPath?: string } = {}): Engine 
       const dataset = loadCveDataset(options.datasetPath);
       let components: Component[];
       if (ZIP_TYPES.has(subject.fileType)) {
-        const listing = await listZipEntries(subject.content);
+        const listing = await subject.file.zipListing();
         components = await jarComponents(subject.content, listing?.names);
       } else {
         components = binaryComponents(subject.content);

@@ -2,7 +2,8 @@
  * Static analysis of ELF files (32/64-bit, either byte order).
  *
  * Hand-written bounds-checked parser (no maintained npm ELF parser exists; `elfy` is a 2016
- * one-off). `parseElf` is exported so behavior and ml reuse this single parse.
+ * one-off). The parse is done once per file by FileAnalysis (file-analysis.ts) and shared with the
+ * behavior and ml engines.
  */
 import type { Engine, EngineOutput, Finding, ScanSubject } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
@@ -302,7 +303,7 @@ export function elfReport(elf: ElfInfo): Record<string, unknown> {
 export const engine: Engine = {
   name: ENGINE,
   async scan(subject: ScanSubject): Promise<EngineOutput> {
-    const elf = parseElf(subject.content);
+    const elf = subject.file.elf();
     if (!elf) return { findings: [], note: 'not an ELF file' };
     return { findings: analyzeElf(elf), report: { elf: elfReport(elf) } };
   },

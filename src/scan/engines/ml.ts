@@ -14,12 +14,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Engine, EngineContext, EngineOutput, FileType, ScanSubject } from '../types';
-import { extractStrings, makeFinding, round2 } from '../static/common';
+import { makeFinding } from '../static/common';
+import { round2 } from '../rounding';
+import { extractStrings, STRING_READERS } from '../static/strings';
+import type { FileAnalysis } from '../file-analysis';
 import { EngineTimeoutError } from '../runner';
 import { classifierText, LogisticModel, type PromptInjectionModel } from './payload/pi-classifier';
 import { stripComments } from './script-normalize';
-import { parsePe, sectionContaining, type PeInfo } from './pe';
-import { parseElf, type ElfInfo } from './elf';
+import { sectionContaining, type PeInfo } from './pe';
+import type { ElfInfo } from './elf';
 
 const ENGINE = 'ml';
 /**
@@ -53,8 +56,9 @@ function normImport(name: string): string {
   return n.replace(/(?<=[a-z])(?:a|w|exa|exw)$/, (s) => (s.startsWith('ex') ? 'ex' : ''));
 }
 
-function stringStats(buf: Buffer): [number, number, number, number] {
-  const strings = extractStrings(buf, { minLength: 5, maxBytes: 16 * 1024 * 1024, maxStrings: 100_000, maxLength: 512 });
+function stringStats(file: FileAnalysis): [number, number, number, number] {
+  const buf = file.content;
+  const strings = file.strings('mlFeatures');
   let urls = 0;
   let sus = 0;
   let total = 0;
@@ -63,11 +67,12 @@ function stringStats(buf: Buffer): [number, number, number, number] {
     if (URL_OR_IP.test(s)) urls++;
     if (SUSPICIOUS_STRING.test(s)) sus++;
   }
-  const kb = Math.max(1, Math.min(buf.length, 16 * 1024 * 1024) / 1024);
+  const kb = Math.max(1, Math.min(buf.length, STRING_READERS.mlFeatures.maxBytes) / 1024);
   return [Math.min(50, strings.length / kb), Math.log1p(urls), Math.log1p(sus), strings.length ? total / strings.length : 0];
 }
 
-function peVector(pe: PeInfo, buf: Buffer): FeatureVector {
+function peVector(pe: PeInfo, file: FileAnalysis): FeatureVector {
+  const buf = file.content;
   const secs = pe.sections.filter((s) => s.rawSize > 0);
   const ent = secs.map((s) => s.entropy);
   const rawTotal = secs.reduce((a, s) => a + s.rawSize, 0) || 1;
@@ -84,11 +89,12 @@ function peVector(pe: PeInfo, buf: Buffer): FeatureVector {
     Math.log1p(fns.length), Math.log1p(pe.imports.length), Math.log1p(pe.exports.length), Math.min(sus, 20), fns.length ? sus / fns.length : 0,
     pe.sections.some((s) => s.executable && s.writable) ? 1 : 0, epAnomaly,
     buf.length ? pe.overlaySize / buf.length : 0, pe.hasCertificate ? 1 : 0, 0, 0, packer,
-    ...stringStats(buf),
+    ...stringStats(file),
   ];
 }
 
-function elfVector(elf: ElfInfo, buf: Buffer): FeatureVector {
+function elfVector(elf: ElfInfo, file: FileAnalysis): FeatureVector {
+  const buf = file.content;
   const secs = elf.sections.filter((s) => s.size > 0 && s.type !== 8);
   const loads = elf.segments.filter((s) => s.type === 1 && s.fileSize > 0);
   const ent = secs.length ? secs.map((s) => s.entropy) : loads.map((s) => s.entropy);
@@ -108,16 +114,16 @@ function elfVector(elf: ElfInfo, buf: Buffer): FeatureVector {
     Math.log1p(fns.length), Math.log1p(elf.needed.length), Math.log1p(elf.exportedSymbols.length), Math.min(sus, 20), fns.length ? sus / fns.length : 0,
     elf.segments.some((s) => s.type === 1 && (s.flags & 3) === 3) ? 1 : 0, isExec && elf.entry !== 0 && !inExec ? 1 : 0,
     0, 0, elf.hasSymtab ? 0 : 1, isExec && !elf.interpreter && !elf.hasDynamic ? 1 : 0, elf.upxMarker ? 1 : 0,
-    ...stringStats(buf),
+    ...stringStats(file),
   ];
 }
 
 /** Feature vector for a PE or ELF file, null for other content. Shared with scripts/train-ml.ts. */
-export function extractMlFeatures(buf: Buffer): { format: 'pe' | 'elf'; vector: FeatureVector } | null {
-  const pe = parsePe(buf);
-  if (pe) return { format: 'pe', vector: peVector(pe, buf) };
-  const elf = parseElf(buf);
-  if (elf) return { format: 'elf', vector: elfVector(elf, buf) };
+export function extractMlFeatures(file: FileAnalysis): { format: 'pe' | 'elf'; vector: FeatureVector } | null {
+  const pe = file.pe();
+  if (pe) return { format: 'pe', vector: peVector(pe, file) };
+  const elf = file.elf();
+  if (elf) return { format: 'elf', vector: elfVector(elf, file) };
   return null;
 }
 
@@ -237,7 +243,7 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   const { fromStrings } = src;
   const { p, words, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
   const t = SCRIPT_MODEL.threshold;
-  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: round2(p), threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
+  const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
   const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
@@ -245,7 +251,7 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   // Medium only when sure, on a file in a trained language.
   const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
   return {
-    findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, round2(p),
+    findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, p,
       `The script classifier scores this ${subject.fileType} content ${round2(p)} (calibrated probability; threshold ${t}).`, 'ml')],
     report,
   };
@@ -256,10 +262,10 @@ export const engine: Engine = {
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
     if (subject.fileType !== 'pe' && subject.fileType !== 'elf') return scanText(subject, ctx);
     if (!MODEL) return { findings: [], note: `static ML model missing or incompatible at ${MODEL_PATH}` };
-    const feats = extractMlFeatures(subject.content);
+    const feats = extractMlFeatures(subject.file);
     if (!feats) return { findings: [], note: 'the static ML model covers PE and ELF only' };
     const p = predict(MODEL, feats.vector);
-    const report = { ml: { model: 'static-ml logistic regression', probability: round2(p), threshold: MODEL.threshold, heldOutPrecision: MODEL.heldOut.precision } };
+    const report = { ml: { model: 'static-ml logistic regression', probability: p, threshold: MODEL.threshold, heldOutPrecision: MODEL.heldOut.precision } };
     if (p < MODEL.threshold) return { findings: [], report };
     // Medium at most: the malicious side of the training data is synthetic (docs/ml-model.md).
     const confidence = Math.min(p, MODEL.heldOut.precision, CONFIDENCE_CAP);

@@ -3,8 +3,8 @@
  *
  * The parser is hand-written and bounds-checked on every read: the npm PE parsers we checked
  * (pe-library) parse headers and resources but not import/export tables, copy every section
- * into a new ArrayBuffer and throw on the malformed headers malware likes. `parsePe` is exported
- * so the behavior and ml engines reuse the same parse.
+ * into a new ArrayBuffer and throw on the malformed headers malware likes. The parse is done once
+ * per file by FileAnalysis (file-analysis.ts) and shared with the behavior and ml engines.
  */
 import type { Engine, EngineOutput, Finding, ScanSubject } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
@@ -388,7 +388,7 @@ export function peReport(pe: PeInfo): Record<string, unknown> {
     isDotNet: pe.isDotNet,
     timestamp: pe.timestamp,
     entryPoint: `0x${pe.entryPoint.toString(16)}`,
-    sections: pe.sections.map((s) => ({ name: s.name, rawSize: s.rawSize, virtualSize: s.virtualSize, entropy: Math.round(s.entropy * 100) / 100, executable: s.executable, writable: s.writable })),
+    sections: pe.sections.map((s) => ({ name: s.name, rawSize: s.rawSize, virtualSize: s.virtualSize, entropy: s.entropy, executable: s.executable, writable: s.writable })),
     importDlls: pe.imports.map((i) => i.dll),
     importCount: pe.importNames.length,
     exportCount: pe.exports.length,
@@ -400,7 +400,7 @@ export function peReport(pe: PeInfo): Record<string, unknown> {
 export const engine: Engine = {
   name: ENGINE,
   async scan(subject: ScanSubject): Promise<EngineOutput> {
-    const pe = parsePe(subject.content);
+    const pe = subject.file.pe();
     if (!pe) {
       if (subject.fileType === 'pe') {
         return { findings: [makeFinding(ENGINE, 'pe.malformed', 'Malformed.PE', 'low', 0.6, 'Identified as PE but the MZ/PE headers could not be parsed.', 'anomaly')], note: 'PE headers unreadable' };

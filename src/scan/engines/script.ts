@@ -240,7 +240,7 @@ export const engine: Engine = {
     // Backticks, quotes and long tokens are ordinary in prose, Markdown and JSON: in plain text
     // only what the rules and techniques recognise counts, not the obfuscation statistics.
     const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id)) : all.findings;
-    const out: EngineOutput = { findings, report: { script: { ...st, entropy: Math.round(st.entropy * 100) / 100 } } };
+    const out: EngineOutput = { findings, report: { script: st } };
     if (c.length > MAX_TEXT) {
       // Unread is never clean: say so in a finding, not only in a note.
       out.findings.push(makeFinding(ENGINE, 'script.not_fully_analysed', 'Script.NotFullyAnalysed', 'low', 0.5,

@@ -12,26 +12,15 @@ import type { Logger } from '../../../src/log';
 import type { AnalysisResult, AnalyzeDeps } from '../../../src/scan/analyze';
 import type { ProfileService, WebhookTarget } from '../../../src/scan/profiles';
 import { buildEngines } from '../../../src/scan/registry';
-import { publicResult, resultForStorage, round2Deep, ScanService, type ScanResult } from '../../../src/scan/service';
+import { publicResult, resultForStorage, ScanService, type ScanResult } from '../../../src/scan/service';
+import { round2Deep } from '../../../src/scan/rounding';
+import { numbers, strings } from '../scan/support/values';
 import type { ProfileDoc, ScanStore, StoredScan } from '../../../src/scan/store';
 import type { SafetyScore } from '../../../src/scan/types';
 import { appErr } from './support/app-err';
 
 const MB = 1024 * 1024;
 
-/** Every string in a value, with its path. */
-function strings(v: unknown, at = '$', out: Array<[string, string]> = []): Array<[string, string]> {
-  if (typeof v === 'string') out.push([at, v]);
-  else if (Array.isArray(v)) v.forEach((x, i) => strings(x, `${at}[${i}]`, out));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) strings(x, `${at}.${k}`, out);
-  return out;
-}
-function numbers(v: unknown, at = '$', out: Array<[string, number]> = []): Array<[string, number]> {
-  if (typeof v === 'number') out.push([at, v]);
-  else if (Array.isArray(v)) v.forEach((x, i) => numbers(x, `${at}[${i}]`, out));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) numbers(x, `${at}.${k}`, out);
-  return out;
-}
 
 describe('round2Deep', () => {
   it('rounds every fractional number to two decimals, deep, leaving integers, strings, Dates and Buffers alone', () => {

@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { analyze, type AnalysisResult } from '../../../src/scan/analyze';
-import { EnginePool } from '../../../src/scan/pool';
+import { Piscina } from 'piscina';
+import { EnginePool, type PoolTask } from '../../../src/scan/pool';
 import { buildEngines, REGISTRY } from '../../../src/scan/registry';
 import { ensureFixtures } from './static/helpers';
 
@@ -100,5 +101,22 @@ describe('engine pool', () => {
     // The new threads serve: the next scan through the pool completes normally.
     const next = await analyze({ content: mixedPayload(100_000), name: 'chat.txt', scanType: 'payload' }, pooled());
     for (const e of PAYLOAD_ENGINES) expect(next.engines[e].status).toBe('ok');
+  }, 120_000);
+
+  it('parses a PE or ELF once per file on the threads: one prepare task, its facts handed to every engine that reads them', async () => {
+    const STATIC = ensureFixtures();
+    const run = jest.spyOn(Piscina.prototype, 'run');
+    try {
+      for (const [f, parsed] of [['pe_injection.exe', 'pe'], ['elf_traits_dynamic', 'elf']] as const) {
+        run.mockClear();
+        await analyze({ content: readFileSync(path.join(STATIC, f)), name: f, scanType: 'file' }, pooled());
+        const tasks = run.mock.calls.map(([t]) => t as PoolTask);
+        expect({ f, prepares: tasks.filter((t) => t.kind === 'prepare').length }).toEqual({ f, prepares: 1 });
+        const withFacts = tasks.flatMap((t) => (t.kind === 'engine' && t.facts?.[parsed] && t.facts.strings ? [t.engine] : []));
+        expect({ f, withFacts: withFacts.sort() }).toEqual({ f, withFacts: ['behavior', 'ml', parsed === 'pe' ? 'static_pe' : 'static_elf'] });
+      }
+    } finally {
+      run.mockRestore();
+    }
   }, 120_000);
 });

@@ -1,4 +1,5 @@
 import { computeVerdict, notScannedVerdict, NO_THREATS } from '../../../src/scan/verdict';
+import { round2, round2Deep } from '../../../src/scan/rounding';
 import type { EngineResult, Finding, Severity } from '../../../src/scan/types';
 
 const f = (severity: Severity, extra: Partial<Finding> = {}): Finding => ({
@@ -131,11 +132,17 @@ describe('verdict: confidence, summary, enginesUsed, rounding', () => {
     const low = computeVerdict({ engines: [ok('x', [f('medium', { confidence: 0.1 })]), { engine: 'a', status: 'error', durationMs: 1, findings: [] }, { engine: 'b', status: 'error', durationMs: 1, findings: [] }, { engine: 'c', status: 'error', durationMs: 1, findings: [] }], coverage: 'minimal' });
     expect(low.confidence).toBe('Low');
   });
-  it('every fractional number is rounded to two decimals', () => {
+  it('keeps full precision (publicResult rounds once, at output); the score is an integer and the label follows the answered score', () => {
     const v = computeVerdict({ engines: [ok('x', [f('high', { confidence: 0.123456, cve: { id: 'CVE-1', description: '', cvss: 7.456, references: [] } })])], coverage: 'partial' });
     expect(Number.isInteger(v.score)).toBe(true);
-    expect(v.confidenceScore).toBe(Math.round(v.confidenceScore * 100) / 100);
-    expect(v.cveFindings?.[0].cvss).toBe(7.46);
+    expect(v.cveFindings?.[0].cvss).toBe(7.456);
+    expect(v.confidenceScore).not.toBe(round2(v.confidenceScore));
+    const answered = round2Deep(v);
+    expect(answered.cveFindings?.[0].cvss).toBe(7.46);
+    expect(answered.confidenceScore).toBe(round2(v.confidenceScore));
+    // 0.5 * 0.75 (partial coverage) + 0.5 * 0.8451 = 0.79755, answered as 0.8: High, as the answer reads.
+    const near = computeVerdict({ engines: [ok('x', [f('high', { confidence: 0.8451 })])], coverage: 'partial' });
+    expect([round2(near.confidenceScore), near.confidence]).toEqual([0.8, 'High']);
   });
   it('threatSummary names the findings; primaryThreat is the worst finding', () => {
     const v = computeVerdict({ engines: [ok('yara', [f('medium', { name: 'Miner' })]), ok('clamav', [f('critical', { name: 'Eicar-Test-Signature' })])], coverage: 'partial' });

@@ -1,11 +1,12 @@
 /** Test helpers: run a payload engine on text, and synthetic secrets with valid checksums. */
 import { createHash } from 'node:crypto';
+import { FileAnalysis } from '../../../../src/scan/file-analysis';
 import type { Engine, EngineOutput, ScanSubject } from '../../../../src/scan/types';
 
 export function subject(text: string, name = ''): ScanSubject {
   const content = Buffer.from(text, 'utf8');
   const h = (a: string): string => createHash(a).update(content).digest('hex');
-  return { content, name, size: content.length, fileType: 'text', contentType: 'text/plain', sha256: h('sha256'), md5: h('md5'), sha1: h('sha1'), depth: 0, scanType: 'payload' };
+  return { content, name, size: content.length, fileType: 'text', contentType: 'text/plain', sha256: h('sha256'), md5: h('md5'), sha1: h('sha1'), depth: 0, scanType: 'payload', file: new FileAnalysis(content) };
 }
 
 export async function scan(engine: Engine, text: string, name = ''): Promise<EngineOutput> {

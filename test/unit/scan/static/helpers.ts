@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { FileAnalysis } from '../../../../src/scan/file-analysis';
 import type { Engine, EngineOutput, FileType, ScanSubject } from '../../../../src/scan/types';
 import { OUT_DIR, generateStaticFixtures } from '../../../fixtures/scripts/make-static-fixtures';
 
@@ -10,7 +11,7 @@ export function ensureFixtures(): string {
 }
 
 export function subject(content: Buffer, fileType: FileType, name = ''): ScanSubject {
-  return { content, name, size: content.length, fileType, contentType: 'application/octet-stream', sha256: '', md5: '', sha1: '', depth: 0, scanType: 'file' };
+  return { content, name, size: content.length, fileType, contentType: 'application/octet-stream', sha256: '', md5: '', sha1: '', depth: 0, scanType: 'file', file: new FileAnalysis(content) };
 }
 
 export async function run(engine: Engine, file: string, fileType: FileType): Promise<EngineOutput> {
