@@ -361,10 +361,10 @@ function pattPrompt(): void {
 // ---------------- scripts: training sources ----------------
 const SCRIPT_EXT = /\.(?:ps1|psm1|sh|bash|zsh|py|pl|rb|php|bat|cmd|vbs|js)$/i;
 
-function repoScripts(name: string, source: string, split: Split, label: 0 | 1, filter: (p: string) => boolean, limit: number, labels: string): void {
+function repoScripts(name: string, source: string, split: Split, label: 0 | 1, filter: (p: string) => boolean, limit: number, labels: string, ext = SCRIPT_EXT): void {
   const r = need(name);
   if (!r) return;
-  const files = sample(r.files((p) => SCRIPT_EXT.test(p) && filter(p)), limit, (x) => x, source);
+  const files = sample(r.files((p) => ext.test(p) && filter(p)), limit, (x) => x, source);
   const recs: Rec[] = [];
   for (const f of files) {
     const t = r.read(f);
@@ -534,7 +534,10 @@ async function main(): Promise<void> {
   stockpile();
   repoScripts('BC-SECURITY/Empire', 'empire', 'train', 1, (p) => p.startsWith('empire/server/data/module_source/'), 250, 'all 1 (post-exploitation module sources; its Invoke-Obfuscation copy is not read)');
   repoScripts('StefanScherer/packer-windows', 'packer-windows', 'train', 0, () => true, 150, 'all 0 (Windows provisioning scripts: downloads, installers, registry, services)');
-  for (const [name, source] of [['adbertram/Random-PowerShell-Work', 'adbertram'], ['jdhitsolutions/PSScriptTools', 'psscripttools'], ['dfinke/ImportExcel', 'importexcel'], ['gangstanthony/PowerShell', 'gangstanthony']]) {
+  // Application code (a Next.js site): imports, classes and fetch calls are not an attack.
+  repoScripts('f/awesome-chatgpt-prompts', 'webapp-code', 'train', 0, (p) => p.startsWith('src/'), 250, 'all 0 (TypeScript/JavaScript application code)', /\.(?:js|mjs|ts|tsx)$/);
+  for (const [name, source] of [['adbertram/Random-PowerShell-Work', 'adbertram'], ['jdhitsolutions/PSScriptTools', 'psscripttools'], ['dfinke/ImportExcel', 'importexcel'], ['gangstanthony/PowerShell', 'gangstanthony'],
+    ['microsoftgraph/powershell-intune-samples', 'intune-samples'], ['MSEndpointMgr/ConfigMgr', 'configmgr'], ['Azure/azure-docs-powershell-samples', 'azure-ps-samples']]) {
     repoScripts(name, source, 'train', 0, () => true, 200, 'all 0 (admin PowerShell)');
   }
 

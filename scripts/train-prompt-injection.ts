@@ -121,7 +121,7 @@ function main(): void {
     weights,
     training: {
       script: 'scripts/train-prompt-injection.ts',
-      data: ['test/fixtures/payload/prompt-injection.jsonl (split=train)', '.tools/data/detection/pi.jsonl (split=train; datasets/detection/manifest.json)'],
+      data: ['test/fixtures/payload/prompt-injection.jsonl (split=train)', 'pi.jsonl of scripts/build-detection-data.ts (split=train; sources in datasets/detection/manifest.json)'],
       dataSha256: { fixtures: sha(FIXTURES), public: sha(PUBLIC) },
       examples: exs.length,
       positives: exs.filter((e) => e.y === 1).length,
@@ -129,7 +129,7 @@ function main(): void {
       calibration: 'Platt scaling on the validation texts, folded into the weights',
       validationSources: [...VALIDATION_SOURCES, 'a fifth of the project seed groups'],
       projectSeedWeight: PROJECT_WEIGHT,
-      model: `average of two logistic models: ${1 - SEED_MODEL_SHARE} x all training sources + ${SEED_MODEL_SHARE} x project seeds only`,
+      model: `average of two logistic models: ${(1 - SEED_MODEL_SHARE).toFixed(2)} x all training sources + ${SEED_MODEL_SHARE.toFixed(2)} x project seeds only`,
       validation,
       ...OPTIONS,
       features: 'hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets',
