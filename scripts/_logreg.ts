@@ -15,7 +15,7 @@ export interface FitOptions { epochs: number; l2: number; lr: number }
 export function balance<T extends Example>(exs: T[]): T[] {
   const pos = exs.filter((e) => e.y === 1).length;
   const neg = exs.length - pos;
-  for (const e of exs) e.w = e.y === 1 ? exs.length / (2 * Math.max(1, pos)) : exs.length / (2 * Math.max(1, neg));
+  for (const e of exs) e.w *= e.y === 1 ? exs.length / (2 * Math.max(1, pos)) : exs.length / (2 * Math.max(1, neg));
   return exs;
 }
 
@@ -70,11 +70,15 @@ export function inValidation(key: string, share = 0.2): boolean {
  * Platt scaling: fits p = sigmoid(a * z + c) to validation labels (gradient descent on log loss,
  * with Platt's smoothed targets), so the shipped probability is calibrated.
  */
-export function platt(scored: Array<{ z: number; y: number }>): { a: number; c: number } {
+export function platt(scored: Array<{ z: number; y: number }>, balanced = false): { a: number; c: number } {
   const pos = scored.filter((s) => s.y === 1).length;
   const neg = scored.length - pos;
   const tPos = (pos + 1) / (pos + 2);
   const tNeg = 1 / (neg + 2);
+  // Balanced: both classes weigh the same, so the probability does not carry the validation
+  // set's class ratio (which says nothing about what users upload).
+  const wPos = balanced ? scored.length / (2 * Math.max(1, pos)) : 1;
+  const wNeg = balanced ? scored.length / (2 * Math.max(1, neg)) : 1;
   let a = 1;
   let c = 0;
   for (let it = 0; it < 3000; it++) {
@@ -82,7 +86,7 @@ export function platt(scored: Array<{ z: number; y: number }>): { a: number; c: 
     let gc = 0;
     for (const s of scored) {
       const p = sigmoid(a * s.z + c);
-      const d = p - (s.y === 1 ? tPos : tNeg);
+      const d = (p - (s.y === 1 ? tPos : tNeg)) * (s.y === 1 ? wPos : wNeg);
       ga += d * s.z;
       gc += d;
     }

@@ -19,6 +19,8 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { parquetReadObjects } from 'hyparquet';
 import { parse as parseYaml } from 'yaml';
 
 const ROOT = path.join(__dirname, '..');
@@ -36,6 +38,8 @@ function arg(name: string, def: string): string {
 
 const MIRROR = arg('--mirror', '/work/.mirror');
 const OUT = arg('--out', DEFAULT_OUT);
+/** The corpus directory the training scripts read: `--data DIR`, else the default cache. */
+export const dataDir = (): string => path.resolve(arg('--data', DEFAULT_OUT));
 
 class Repo {
   readonly gitDir: string;
@@ -59,6 +63,13 @@ class Repo {
       return this.git('show', `${this.commit}:${p}`);
     } catch {
       return '';
+    }
+  }
+  readBytes(p: string): Buffer {
+    try {
+      return execFileSync('git', ['--git-dir', this.gitDir, 'show', `${this.commit}:${p}`], { maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      return Buffer.alloc(0);
     }
   }
   licence(): string {
@@ -228,6 +239,49 @@ function inTheWild(): void {
   addSource(r, 'inthewild-jailbreaks', 'pi', 'train', [`${p} (array index)`], recs, 'all 1 (jailbreak prompts collected in the wild)');
 }
 
+
+/** deepset/prompt-injections, train split only (its test split is an evaluation set), as sinanw/llm-security-prompt-injection keeps it. */
+async function deepsetTrain(): Promise<void> {
+  const r = need('sinanw/llm-security-prompt-injection');
+  if (!r) return;
+  const p = r.files((f) => /^data\/raw\/train-.*\.parquet$/.test(f))[0];
+  if (!p) return;
+  const b = r.readBytes(p);
+  const rows = await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer }) as Array<{ text: string; label: bigint | number }>;
+  const recs = rows.map((row, i): Rec => ({ id: `deepset-train:${i}`, source: 'deepset-train', split: 'train', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text) })).filter((x) => isText(x.text));
+  addSource(r, 'deepset-train', 'pi', 'train', [`${p} (row index; the test split is never read)`], recs, 'label field (1 injection, 0 benign)');
+}
+
+/** Malignant (llm-security-research/malicious-prompts): jailbreak prompts, and benign act-as and persona-chat prompts. */
+function malignant(): void {
+  const r = need('llm-security-research/malicious-prompts');
+  if (!r) return;
+  const parts: Array<[string, 0 | 1, number]> = [['data/raw/prompts_jailbreak.csv', 1, 2000], ['data/raw/prompts_actas.csv', 0, 2000], ['data/raw/prompts_conversation.csv', 0, 600]];
+  const recs: Rec[] = [];
+  for (const [p, label, limit] of parts) {
+    const rows = parseCsv(r.read(p), { relax_column_count: true, relax_quotes: true, skip_empty_lines: true }) as string[][];
+    const part = rows.map((row, i): Rec => ({ id: `malignant:${p}#${i}`, source: 'malignant', split: 'train', label, text: (row[0] ?? '').trim() }))
+      .filter((x) => isText(x.text) && x.text.length <= 20000);
+    recs.push(...sample(part, limit, (x) => x.id, p));
+  }
+  addSource(r, 'malignant', 'pi', 'train', parts.map(([p, l]) => `${p} (first column, row index; label ${l})`), recs, 'prompts_jailbreak 1; prompts_actas (act-as role prompts) and prompts_conversation (persona chat) 0');
+}
+
+/** Stanford Alpaca's human-written seed tasks: varied benign instructions. */
+function alpacaSeeds(): void {
+  const r = need('tatsu-lab/stanford_alpaca');
+  if (!r) return;
+  const p = 'seed_tasks.jsonl';
+  const recs: Rec[] = [];
+  for (const line of r.read(p).split('\n')) {
+    if (!line.trim()) continue;
+    const row = JSON.parse(line) as { id: string; instruction: string; instances?: Array<{ input?: string }> };
+    const input = row.instances?.[0]?.input ?? '';
+    recs.push({ id: `alpaca-seed:${row.id}`, source: 'alpaca-seeds', split: 'train', label: 0, text: input ? `${row.instruction}\n\n${input}` : row.instruction });
+  }
+  addSource(r, 'alpaca-seeds', 'pi', 'train', [`${p} (instruction + first input, id)`], recs.filter((x) => isText(x.text)), 'all 0 (benign instructions)');
+}
+
 // ---------------- prompt injection: held-out sources ----------------
 function piguard(): void {
   const r = need('leolee99/PIGuard');
@@ -307,10 +361,10 @@ function pattPrompt(): void {
 // ---------------- scripts: training sources ----------------
 const SCRIPT_EXT = /\.(?:ps1|psm1|sh|bash|zsh|py|pl|rb|php|bat|cmd|vbs|js)$/i;
 
-function repoScripts(name: string, source: string, split: Split, label: 0 | 1, filter: (p: string) => boolean, limit: number, labels: string): void {
+function repoScripts(name: string, source: string, split: Split, label: 0 | 1, filter: (p: string) => boolean, limit: number, labels: string, ext = SCRIPT_EXT): void {
   const r = need(name);
   if (!r) return;
-  const files = sample(r.files((p) => SCRIPT_EXT.test(p) && filter(p)), limit, (x) => x, source);
+  const files = sample(r.files((p) => ext.test(p) && filter(p)), limit, (x) => x, source);
   const recs: Rec[] = [];
   for (const f of files) {
     const t = r.read(f);
@@ -377,6 +431,39 @@ function gtfobins(): void {
   addSource(r, 'gtfobins', 'scripts', 'train', files.map((f) => `${f} (functions reverse-shell, bind-shell)`), recs, 'all 1');
 }
 
+
+/** ATT&CK tactics whose CALDERA abilities act on the system (discovery and collection only look). */
+const STOCKPILE_TACTICS = /^(?:execution|defense-evasion|persistence|credential-access|command-and-control|lateral-movement|privilege-escalation|impact|exfiltration)$/;
+
+/** MITRE CALDERA's stockpile: one command per ability, platform and executor. */
+function stockpile(): void {
+  const r = need('mitre/stockpile');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('data/abilities/') && p.endsWith('.yml') && STOCKPILE_TACTICS.test(p.split('/')[2] ?? ''));
+  const recs: Rec[] = [];
+  const ext: Record<string, string> = { psh: 'ps1', pwsh: 'ps1', cmd: 'bat', sh: 'sh', python: 'py' };
+  for (const f of files) {
+    let docs: Array<{ id?: string; platforms?: Record<string, Record<string, { command?: string }>> }>;
+    try {
+      docs = parseYaml(r.read(f) || '[]') as typeof docs;
+    } catch {
+      continue;
+    }
+    for (const d of Array.isArray(docs) ? docs : []) {
+      for (const [platform, execs] of Object.entries(d.platforms ?? {})) {
+        for (const [exe, body] of Object.entries(execs ?? {})) {
+          for (const [k, e] of exe.split(',').entries()) {
+            const cmd = body?.command?.replace(/#\{[^}]{1,60}\}/g, (m) => (/server/.test(m) ? 'http://10.10.14.7:8888' : 'x'));
+            if (k > 0 || !cmd || cmd.trim().length < 15 || !ext[e.trim()]) continue;
+            recs.push({ id: `stockpile:${f}#${platform}#${e.trim()}`, source: 'stockpile', split: 'train', label: 1, text: cmd, name: `ability.${ext[e.trim()]}` });
+          }
+        }
+      }
+    }
+  }
+  addSource(r, 'stockpile', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${STOCKPILE_TACTICS.source})`), recs, 'all 1 (adversary-emulation commands)');
+}
+
 // ---------------- scripts: held-out sources ----------------
 /** InternalAllTheThings pages (PayloadsAllTheThings moved its attack cheat sheets there). */
 const IATT_PAGES = /(?:shell-reverse|shell-bind|amsi|download|persistence|mimikatz|defenses|powershell)[\w-]{0,40}\.md$/i;
@@ -416,11 +503,14 @@ function atomics(): void {
   addSource(r, 'atomic-red-team', 'scripts', 'heldout', paths.map((p) => `${p} (executor.command per auto_generated_guid, input defaults filled)`), recs, 'all 1');
 }
 
-function main(): void {
+async function main(): Promise<void> {
   tensorTrust();
   promptshield();
   instructionSets();
   inTheWild();
+  await deepsetTrain();
+  malignant();
+  alpacaSeeds();
   piguard();
   llmGuard();
   chatgptDan();
@@ -441,6 +531,15 @@ function main(): void {
     repoScripts(name, source, 'train', 0, () => true, 150, 'all 0 (admin and tooling scripts)');
   }
   repoScripts('micropython/micropython-lib', 'micropython-lib', 'train', 0, (p) => p.endsWith('.py'), 200, 'all 0 (Python library code)');
+  stockpile();
+  repoScripts('BC-SECURITY/Empire', 'empire', 'train', 1, (p) => p.startsWith('empire/server/data/module_source/'), 250, 'all 1 (post-exploitation module sources; its Invoke-Obfuscation copy is not read)');
+  repoScripts('StefanScherer/packer-windows', 'packer-windows', 'train', 0, () => true, 150, 'all 0 (Windows provisioning scripts: downloads, installers, registry, services)');
+  // Application code (a Next.js site): imports, classes and fetch calls are not an attack.
+  repoScripts('f/awesome-chatgpt-prompts', 'webapp-code', 'train', 0, (p) => p.startsWith('src/'), 250, 'all 0 (TypeScript/JavaScript application code)', /\.(?:js|mjs|ts|tsx)$/);
+  for (const [name, source] of [['adbertram/Random-PowerShell-Work', 'adbertram'], ['jdhitsolutions/PSScriptTools', 'psscripttools'], ['dfinke/ImportExcel', 'importexcel'], ['gangstanthony/PowerShell', 'gangstanthony'],
+    ['microsoftgraph/powershell-intune-samples', 'intune-samples'], ['MSEndpointMgr/ConfigMgr', 'configmgr'], ['Azure/azure-docs-powershell-samples', 'azure-ps-samples']]) {
+    repoScripts(name, source, 'train', 0, () => true, 200, 'all 0 (admin PowerShell)');
+  }
 
   pattScripts();
   atomics();
@@ -473,4 +572,4 @@ function main(): void {
   console.log(`wrote ${OUT}/pi.jsonl (${pi.length}) and scripts.jsonl (${scripts.length}); manifest ${path.relative(ROOT, MANIFEST)}`);
 }
 
-if (require.main === module) main();
+if (require.main === module) void main();

@@ -3,12 +3,12 @@
  *
  *   npx tsx scripts/build-payload-fixtures.ts
  *   npx tsx scripts/build-detection-data.ts     # public training data, local cache
- *   npx tsx scripts/train-prompt-injection.ts
+ *   npx tsx scripts/train-prompt-injection.ts [--data DIR]   # corpus directory, default .tools/data/detection
  *
  * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
  * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
- * datasets/detection/manifest.json: human-written hijacking attacks, in-the-wild jailbreaks,
- * benign coding, role-play and maths requests). Held-out splits are never read. Model:
+ * datasets/detection/manifest.json: human-written hijacking attacks, deepset's train split,
+ * jailbreaks, benign coding, act-as, role-play and maths requests). Held-out splits are never read. Model:
  * L2-regularised logistic regression over the hashed features of pi-classifier.ts (scripts/_logreg.ts).
  * Validation: whole sources set aside (VALIDATION_SOURCES) plus a fifth of the project groups;
  * there the scores are Platt-calibrated and the threshold is the lowest with precision >= 0.95
@@ -19,17 +19,22 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
-import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example } from './_logreg';
-import { DEFAULT_OUT } from './build-detection-data';
+import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
+import { dataDir } from './build-detection-data';
 
 interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }
 
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'payload', 'prompt-injection.jsonl');
-const PUBLIC = path.join(DEFAULT_OUT, 'pi.jsonl');
+const PUBLIC = path.join(dataDir(), 'pi.jsonl');
 /** Encodings the classifier cannot read; the rules see these after decoding. */
 const OPAQUE = new Set(['base64', 'hex', 'url', 'rot13']);
 const OPTIONS = { epochs: 12, l2: 1e-5, lr: 0.5 };
-const VALIDATION_SOURCES = new Set(['promptshield']);
+/**
+ * Whole sources set aside for calibration and the threshold: promptshield's attack database
+ * (overrides, extraction, encodings, indirect), Malignant (jailbreaks against act-as role prompts
+ * and persona chat, the hard benign case) and Alpaca's seed tasks.
+ */
+const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds']);
 /** Dropped: many of its "jailbreaks" are plain role-play requests, which taught the model that role-play is an attack. */
 const EXCLUDED_SOURCES = new Set(['inthewild-jailbreaks']);
 /** The classifier backs up the rules: it speaks only when quite sure. */
@@ -37,6 +42,18 @@ const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
 const MAX_VALIDATION_FPR = 0.01;
 const MIN_WEIGHT = 0.02;
+/**
+ * The project seeds count three times: they are the only source written for this service's
+ * payloads (agent tool calls, documents with hidden text), and the public sets outnumber them.
+ */
+const PROJECT_WEIGHT = 3;
+/**
+ * Share of the seed-only model in the average. Chosen on validation among 0.3, 0.5 and 0.7 (recall
+ * at the chosen threshold 0.654 / 0.638 / 0.624, all above the single model's 0.614) as the
+ * largest recall that keeps the project's hard benign prompts (test/unit/scan/detection) below
+ * the threshold; 0.3 and 0.5 flag "Forget everything I said about the budget".
+ */
+const SEED_MODEL_SHARE = 0.7;
 
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const keyOf = (r: Rec): string => r.group ?? r.id;
@@ -48,10 +65,25 @@ function examplesOf(recs: Rec[]): Example[] {
   for (const r of recs) {
     if (r.label === 1 && r.evasion && OPAQUE.has(r.evasion)) continue;
     const t = classifierText(r.text);
-    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c), y: 0, w: 1 });
-    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS)), y: r.label, w: 1 });
+    const w = r.source ? 1 : PROJECT_WEIGHT;
+    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c), y: 0, w });
+    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS)), y: r.label, w });
   }
   return out;
+}
+
+/**
+ * The average of two logistic models over the same features (itself one linear model, so
+ * inference costs nothing more): one fitted on every training source, one on the project seeds
+ * alone, whose hard benign look-alikes ("forget about performance for now") the public sets
+ * lack. Averaging tempers what either learnt from one source's phrasing.
+ */
+function ensemble(recs: Rec[]): Fitted {
+  const a = fit(balance(examplesOf(recs)), OPTIONS);
+  const b = fit(balance(examplesOf(recs.filter((r) => !r.source))), OPTIONS);
+  const w = new Float64Array(a.w.length);
+  for (let i = 0; i < w.length; i++) w[i] = (1 - SEED_MODEL_SHARE) * a.w[i] + SEED_MODEL_SHARE * b.w[i];
+  return { w, b: (1 - SEED_MODEL_SHARE) * a.b + SEED_MODEL_SHARE * b.b };
 }
 
 function main(): void {
@@ -59,9 +91,8 @@ function main(): void {
   const publicRecs = existsSync(PUBLIC) ? read(PUBLIC).filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '')) : [];
   if (publicRecs.length === 0) console.warn(`no public training data at ${PUBLIC}: training on the project seeds only (run scripts/build-detection-data.ts)`);
   const all = [...project, ...publicRecs];
-  const inner = balance(examplesOf(all.filter((r) => !isValidation(r))));
   const valRecs = all.filter(isValidation);
-  const m0 = fit(inner, OPTIONS);
+  const m0 = ensemble(all.filter((r) => !isValidation(r)));
   // Validation is scored per text (worst chunk), as the engine scores a payload.
   const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50), y: r.label }));
   const cal = platt(raw);
@@ -79,7 +110,7 @@ function main(): void {
   console.log(`validation: ${valRecs.length} texts, threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
 
   const exs = balance(examplesOf(all));
-  const final = fit(exs, OPTIONS);
+  const final = ensemble(all);
   const { bias, weights } = exportWeights(final, cal, MIN_WEIGHT);
   const sha = (f: string): string => (existsSync(f) ? createHash('sha256').update(readFileSync(f)).digest('hex') : '');
   const model: PromptInjectionModel = {
@@ -90,13 +121,15 @@ function main(): void {
     weights,
     training: {
       script: 'scripts/train-prompt-injection.ts',
-      data: ['test/fixtures/payload/prompt-injection.jsonl (split=train)', '.tools/data/detection/pi.jsonl (split=train; datasets/detection/manifest.json)'],
+      data: ['test/fixtures/payload/prompt-injection.jsonl (split=train)', 'pi.jsonl of scripts/build-detection-data.ts (split=train; sources in datasets/detection/manifest.json)'],
       dataSha256: { fixtures: sha(FIXTURES), public: sha(PUBLIC) },
       examples: exs.length,
       positives: exs.filter((e) => e.y === 1).length,
       negatives: exs.filter((e) => e.y === 0).length,
       calibration: 'Platt scaling on the validation texts, folded into the weights',
       validationSources: [...VALIDATION_SOURCES, 'a fifth of the project seed groups'],
+      projectSeedWeight: PROJECT_WEIGHT,
+      model: `average of two logistic models: ${(1 - SEED_MODEL_SHARE).toFixed(2)} x all training sources + ${SEED_MODEL_SHARE.toFixed(2)} x project seeds only`,
       validation,
       ...OPTIONS,
       features: 'hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets',

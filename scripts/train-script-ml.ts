@@ -8,42 +8,55 @@
  * Data: split 'train' of .tools/data/detection/scripts.jsonl (sources in
  * datasets/detection/manifest.json: offensive PowerShell and reverse-shell one-liners against
  * shell frameworks, admin PowerShell and library Python). The held-out sources are never read.
- * Whole sources are set aside for validation (VALIDATION_SOURCES: admin PowerShell modules and
- * offensive PowerShell the inner model never saw), because the model must hold on sources it was
- * not trained on, which a random split would not measure. There it is Platt-calibrated and the
- * threshold is the lowest with a false-positive rate of at most 2%; the model is then refitted
- * on all training sources and the same calibration and threshold applied. Writes
- * src/scan/models/script-ml.json.
+ * Whole sources are set aside for validation (VALIDATION_SOURCES: admin PowerShell, offensive
+ * PowerShell and offensive one-liners the inner model never saw), because the model must hold on
+ * sources it was not trained on, which a random split would not measure. There it is
+ * Platt-calibrated with both classes weighing the same (the probability must not carry the
+ * validation set's class ratio), the intercept lowered if needed so that at most 1% of the
+ * validation benign files reach the engine's medium level (ML_MEDIUM_FROM), and the threshold is
+ * the lowest with a false-positive rate of at most 2%; the model is then refitted on all training sources and the same calibration and
+ * threshold applied. Writes src/scan/models/script-ml.json.
+ *
+ *   npx tsx scripts/train-script-ml.ts [--data DIR]   # corpus directory, default .tools/data/detection
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FEATURE_BITS, features, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
-import { SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText } from '../src/scan/engines/ml';
+import { ML_MEDIUM_FROM, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText } from '../src/scan/engines/ml';
 import { balance, exportWeights, fit, logit, platt, report, sigmoid, type Example } from './_logreg';
-import { DEFAULT_OUT } from './build-detection-data';
+import { dataDir } from './build-detection-data';
 
 interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string }
 const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5 };
-const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'powersploit', 'hoaxshell']);
+/**
+ * Whole sources set aside: admin PowerShell (Pode, SqlServerDsc, adbertram's admin scripts),
+ * offensive files (PowerSploit, hoaxshell) and offensive one-liners (CALDERA stockpile
+ * abilities, GTFOBins shells), so calibration sees both files and short commands.
+ */
+const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins']);
 const MAX_VALIDATION_FPR = 0.02;
+const MAX_MEDIUM_FPR = 0.01;
 /** Smaller weights are dropped: they barely move a score and would triple the shipped file. */
 const MIN_WEIGHT = 0.1;
 
-/** Two deterministic runs of 2-20 consecutive non-empty lines from a file. */
+/**
+ * Four deterministic runs of consecutive non-empty lines from a file: two of 2-20 lines and two
+ * of 2-5 (a short benign fragment carries few n-grams, each of which then weighs a lot).
+ */
 function excerpts(r: Rec): Rec[] {
   const lines = r.text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length < 6) return [];
   const h = createHash('sha256').update(r.id).digest();
-  return [0, 1].map((k) => {
-    const len = 2 + (h[k * 2] % 19);
+  return [0, 1, 2, 3].map((k) => {
+    const len = 2 + (h[k * 2] % (k < 2 ? 19 : 4));
     const start = h.readUInt16BE(4 + k * 2) % Math.max(1, lines.length - len);
     return { ...r, id: `${r.id}~${k}`, text: lines.slice(start, start + len).join('\n') };
   });
 }
 
 function main(): void {
-  const file = path.join(DEFAULT_OUT, 'scripts.jsonl');
+  const file = path.join(dataDir(), 'scripts.jsonl');
   const recs = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === 'train');
   const toEx = (r: Rec): Example & { id: string } => ({ id: r.id, x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
   // Benign files also as short excerpts, so that "short" never reads as "malicious".
@@ -52,8 +65,12 @@ function main(): void {
   const val = recs.filter((r) => VALIDATION_SOURCES.has(r.source)).map(toEx);
   const m0 = fit(inner, OPTIONS);
   const raw = val.map((e) => ({ z: logit(m0, e.x), y: e.y }));
-  const cal = platt(raw);
-  const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y }));
+  const cal = platt(raw, true);
+  // The engine speaks at medium from ML_MEDIUM_FROM: the intercept is lowered (never raised) until
+  // at most MAX_MEDIUM_FPR of the validation benign files reach it.
+  const at = (c: number): Array<{ p: number; y: number }> => raw.map((s) => ({ p: sigmoid(cal.a * s.z + c), y: s.y }));
+  while (report(at(cal.c), ML_MEDIUM_FROM).fpr > MAX_MEDIUM_FPR) cal.c -= 0.05;
+  const scored = at(cal.c);
   let threshold = 0.99;
   for (let t = 0.5; t <= 0.99; t += 0.01) {
     if (report(scored, t).fpr <= MAX_VALIDATION_FPR) {
@@ -62,6 +79,7 @@ function main(): void {
     }
   }
   const validation = report(scored, threshold);
+  for (const t of [0.5, 0.7, 0.8, 0.9, 0.95]) console.log(`  validation at ${t.toFixed(2)}:`, report(scored, t));
   console.log(`validation (${val.length} files): threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
 
   const all = balance(withExcerpts(recs).map(toEx));
@@ -78,13 +96,15 @@ function main(): void {
     weights,
     training: {
       script: 'scripts/train-script-ml.ts',
-      data: `${path.relative(path.join(__dirname, '..'), file)} (split=train; sources in datasets/detection/manifest.json)`,
+      data: 'scripts.jsonl of scripts/build-detection-data.ts (split=train; sources in datasets/detection/manifest.json)',
       dataSha256: createHash('sha256').update(readFileSync(file)).digest('hex'),
       files: all.length,
       positives: all.filter((e) => e.y === 1).length,
       negatives: all.filter((e) => e.y === 0).length,
-      calibration: 'Platt scaling on the 20% validation split, folded into the weights',
+      calibration: `class-balanced Platt scaling on the validation sources, intercept lowered until <= ${MAX_MEDIUM_FPR} of validation benign files reach ${ML_MEDIUM_FROM}; folded into the weights`,
+      validationSources: [...VALIDATION_SOURCES],
       validation,
+      validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
       train: report(trainScores, threshold),
       ...OPTIONS,
     },

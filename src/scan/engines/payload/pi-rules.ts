@@ -94,6 +94,8 @@ export const RULES: InjectionRule[] = [
     '\\b(?:reveal|show|print|repeat|output|display|tell me|give me|leak|dump|disclose|share|write out|list|recite|provide|spell out|what (?:is|are|was|were)) (?:me )?(?:your|the|all of your|all your) (?:(?:full|entire|complete|original|initial|hidden|secret|exact|verbatim|confidential|internal|underlying|real) ){0,2}(?:system (?:prompt|message|instructions?)|initial (?:prompt|instructions)|hidden (?:prompt|instructions)|original (?:prompt|instructions)|pre-?prompt|instructions you (?:were|have been) given|developer (?:message|instructions|prompt)|confidential instructions|secret instructions)'),
   rule('repeat_text_above', 'system_prompt_extraction', 'high', ['above', 'before this', 'preceding'],
     '\\b(?:repeat|print|output|copy|echo|reveal|write|reproduce) (?:all |everything |the (?:text|words|content|prompt|instructions|message) )?(?:above|before this|preceding|prior)(?: [a-z]{1,12}){0,3}? (?:verbatim|word for word|exactly as written|starting (?:with|from)|in a (?:code ?block|markdown block))'),
+  rule('transform_system_prompt', 'system_prompt_extraction', 'high', ['system prompt', 'system instructions', 'initial instructions', 'hidden instructions', 'original instructions', 'pre-prompt', 'preprompt'],
+    '\\b(?:translate|encode|convert|rewrite|summari[sz]e|paraphrase|spell out|reverse|encrypt|rephrase|turn|put) (?:all of |the whole of |the text of )?your (?:(?:full|entire|complete|exact) )?(?:system prompt|system instructions|initial instructions|hidden instructions|original instructions|pre-?prompt)\\b'),
   rule('what_were_you_told', 'system_prompt_extraction', 'medium', ['told', 'instructed', 'programmed', 'instructions'],
     '\\bwhat (?:were|are|have) you (?:been )?(?:told|instructed|programmed|given as instructions)(?: to do)? (?:before|above|at the (?:start|beginning)|in your (?:system|initial))'),
 
@@ -108,6 +110,8 @@ export const RULES: InjectionRule[] = [
     '\\b(?:ignore|bypass|disregard|break|violate|circumvent|override|evade|get around) (?:all |any |the |your )?(?:openai|anthropic|openai\'s|anthropic\'s|content|usage|safety|ethical)(?:\'s)? (?:content |usage |safety )?(?:polic(?:y|ies)|guidelines|filters?|guardrails|restrictions)'),
   rule('named_jailbreak_persona', 'jailbreak', 'high', ['aim', 'stan', 'dude', 'mongo tom', 'confidant', 'betterdan', 'antidan', 'anti-dan', 'ucar', 'apophis'],
     '\\b(?:aim|stan|dude|mongo tom|evil confidant|betterdan|antidan|anti-dan|ucar|apophis)\\b[^\\n]{0,100}?(?:unfiltered|amoral|no (?:ethical|moral)|without (?:any )?(?:restrictions|filters|ethics|morals)|doesn\'t have any|does not have any|never refuses?|no restrictions|machiavellian)'),
+  rule('disable_your_safety', 'jailbreak', 'high', ['disable', 'deactivate', 'turn off', 'switch off', 'suspend', 'lift'],
+    '\\b(?:disable|deactivate|turn off|switch off|suspend|lift) (?:all |all of |any of )?your (?:(?:safety|content|ethical|moral) )?(?:filters?|guardrails|safeguards|safety (?:features|filters|checks|measures|protocols|settings|mechanisms)|restrictions|limitations|censorship|content polic(?:y|ies))\\b'),
   rule('freed_from_constraints', 'jailbreak', 'high', ['freed', 'liberated', 'released', 'broken free', 'unshackled'],
     '\\b(?:freed|liberated|released|broken free|unshackled) from (?:the |your |all |any )?(?:typical |usual )?(?:confines|constraints|restrictions|limitations|rules|shackles|chains)'),
   rule('never_refuse', 'jailbreak', 'medium', ['refuse', 'decline', 'reject'],

@@ -109,9 +109,11 @@ function discussedOnly(text: string, findings: PromptInjectionFinding[], signal?
   QUOTED.lastIndex = 0;
   if (!QUOTED.test(text)) return undefined;
   const blanked = text.replace(QUOTED, (q) => ' '.repeat(q.length));
-  // Rules only: the classifier has learnt the vocabulary of the topic itself, so it cannot tell
-  // a question about injection from an injection.
   if (scanRules(lowerSameLength(blanked), signal).length > 0) return undefined;
+  // A classifier finding stays when the classifier still fires on the text outside the quotes:
+  // a long jailbreak that merely contains quoted names or phrases is not a discussion of one.
+  const model = shippedModel();
+  if (findings.some((f) => f.category === 'ml_classifier') && !(model instanceof Error) && model.scoreText(blanked, signal) >= model.threshold) return undefined;
   return [{ category: 'discussed_injection', pattern: `quoted:${findings[0].pattern}`, severity: 'low', match: findings[0].match }];
 }
 
