@@ -95,7 +95,7 @@ export function createServices(opts: {
   const { config, logger, storage, secrets } = opts;
   const db = storage.db;
   const limits = new LimitService(new CounterStore(db));
-  const scanStore = new ScanStore(db, storage.readDb);
+  const scanStore = new ScanStore(db, storage.readDb, storage.blobDb);
   const scans = new ScanService(
     scanStore,
     new ProfileService(scanStore, secrets.dataEncryptionKey, config.webhookAllowHosts),
@@ -122,7 +122,7 @@ export function createServices(opts: {
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
   const files = new FileService({
-    store: new FileStore(db),
+    store: new FileStore(db, storage.blobDb),
     scanner: scans,
     recipients: accounts,
     workflows: {
@@ -140,7 +140,7 @@ export function createServices(opts: {
   });
   const workflowStore = new WorkflowStore(db);
   const runStore = new RunStore(db);
-  const outputStore = new OutputStore(db);
+  const outputStore = new OutputStore(db, storage.blobDb);
   const flows = new FlowService({ workflows: workflowStore });
   const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
   const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);

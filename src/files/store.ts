@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket } from 'mongodb';
+import { GRIDFS_CHUNK_BYTES } from '../storage/gridfs';
 import { COLLECTIONS } from '../storage/mongo';
 import type { UserJsonText } from '../storage/user-json';
 import type { ClipFormat, FileStatus } from './schemas';
@@ -62,9 +63,10 @@ export class FileStore {
   private readonly blobs: GridFSBucket;
   private readonly chunks: Collection;
 
-  constructor(db: Db) {
+  /** `blobDb`: the blobs' GridFS streams (see Storage.blobDb). */
+  constructor(db: Db, blobDb: Db = db) {
     this.files = db.collection<FileRecord>(COLLECTIONS.files);
-    this.blobs = new GridFSBucket(db, { bucketName: 'file_blobs', chunkSizeBytes: 1024 * 1024 });
+    this.blobs = new GridFSBucket(blobDb, { bucketName: 'file_blobs', chunkSizeBytes: GRIDFS_CHUNK_BYTES });
     this.chunks = db.collection('file_blobs.chunks');
   }
 

@@ -6,9 +6,9 @@
  * run record stays small however many nodes run.
  */
 import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { FIXED_LIMITS } from '../accounts/plans';
+import { chunkedSource, GRIDFS_CHUNK_BYTES } from '../storage/gridfs';
 import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import type { RunLogEntry } from '../../temporal/limits';
 import type { RunStatus } from './schemas';
@@ -164,9 +164,10 @@ export class RunStore {
 export class OutputStore {
   private readonly col: Collection<OutputDoc>;
   private readonly files: GridFSBucket;
-  constructor(db: Db) {
+  /** `blobDb`: the large outputs' GridFS streams (see Storage.blobDb). */
+  constructor(db: Db, blobDb: Db = db) {
     this.col = db.collection<OutputDoc>(COLLECTIONS.workflowOutputs);
-    this.files = new GridFSBucket(db, { bucketName: 'workflow_outputs', chunkSizeBytes: 1024 * 1024 });
+    this.files = new GridFSBucket(blobDb, { bucketName: 'workflow_outputs', chunkSizeBytes: GRIDFS_CHUNK_BYTES });
   }
 
   /** Saves (or replaces, for a loop's next execution) one output; returns its size in bytes. */
@@ -176,7 +177,7 @@ export class OutputStore {
     let doc: OutputDoc;
     if (bytes > FIXED_LIMITS.workflowInlineOutputBytes) {
       const upload = this.files.openUploadStream(_id);
-      await pipeline(Readable.from([Buffer.from(json)]), upload);
+      await pipeline(chunkedSource(Buffer.from(json)), upload);
       doc = { _id, runId, key, bytes, fileId: upload.id };
     } else {
       doc = { _id, runId, key, bytes, json };

@@ -1,7 +1,7 @@
 /** MongoDB access for scans (history and deferred state), scan profiles, and uploads waiting in GridFS. */
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
+import { chunkedSource, GRIDFS_CHUNK_BYTES } from '../storage/gridfs';
 import { COLLECTIONS } from '../storage/mongo';
 import type { ScanType } from './types';
 
@@ -55,12 +55,12 @@ export class ScanStore {
 
   private readonly scanReads: Collection<StoredScan>;
 
-  /** `readDb`: GridFS streams and scan reads (see Storage.readDb). */
-  constructor(db: Db, readDb: Db = db) {
+  /** `readDb`: scan reads; `blobDb`: the uploads' GridFS streams (see Storage). */
+  constructor(db: Db, readDb: Db = db, blobDb: Db = db) {
     this.scans = db.collection<StoredScan>(COLLECTIONS.scans);
     this.scanReads = readDb.collection<StoredScan>(COLLECTIONS.scans);
     this.profiles = db.collection<ProfileDoc>(COLLECTIONS.scanProfiles);
-    this.uploads = new GridFSBucket(readDb, { bucketName: 'scan_uploads', chunkSizeBytes: 1024 * 1024 });
+    this.uploads = new GridFSBucket(blobDb, { bucketName: 'scan_uploads', chunkSizeBytes: GRIDFS_CHUNK_BYTES });
   }
 
   insertScan(doc: StoredScan) { return this.scans.insertOne(doc); }
@@ -94,14 +94,23 @@ export class ScanStore {
 
   async saveUpload(filename: string, content: Buffer): Promise<ObjectId> {
     const upload = this.uploads.openUploadStream(filename);
-    await pipeline(Readable.from([content]), upload);
+    await pipeline(chunkedSource(content), upload);
     return upload.id;
   }
 
+  /**
+   * The stored bytes, in memory shared with the engine threads (pool.ts then hands them over
+   * without a copy), filled chunk by chunk as they arrive: copying 60 MB at once held the event
+   * loop for a tenth of a second.
+   */
   async readUpload(id: ObjectId): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of this.uploads.openDownloadStream(id)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    const file = await this.uploads.find({ _id: id }).limit(1).next();
+    if (!file) throw new Error(`stored upload ${id.toHexString()} not found`);
+    const content = Buffer.from(new SharedArrayBuffer(file.length));
+    let at = 0;
+    for await (const chunk of this.uploads.openDownloadStream(id)) at += (chunk as Buffer).copy(content, at);
+    if (at !== file.length) throw new Error(`stored upload ${id.toHexString()} has ${at} of its ${file.length} bytes`);
+    return content;
   }
 
   async deleteUpload(id: ObjectId): Promise<void> {

@@ -94,17 +94,27 @@ export interface Storage {
   /** Every write goes here. */
   db: Db;
   /**
-   * For GridFS streams and plain reads. The local FerretDB (SQLite) can lose concurrent updates of
-   * one document made over several connections, so `db` has a single connection there; file
-   * chunks and reads need no such serialising and must not queue behind each other on it (one
-   * tenant's 60 MB upload would stall every other request). A real MongoDB: the same pool as `db`.
+   * Plain reads. The local FerretDB (SQLite) can lose concurrent updates of one document made over
+   * several connections, so `db` has a single connection there; reads need no such serialising
+   * and must not queue behind writes on it. A real MongoDB: the same pool as `db`.
    */
   readDb: Db;
+  /**
+   * GridFS streams (uploads, downloads). Locally a pool of their own: one 60 MB upload is 60 chunk
+   * inserts, and on the read pool they queued every other tenant's reads (and `/healthz`'s ping)
+   * for seconds. A real MongoDB: the same pool as `db`.
+   */
+  blobDb: Db;
   close(): Promise<void>;
 }
 
-/** Connections of the local FerretDB's second pool (GridFS and reads). */
+/** Connections of the local FerretDB's read pool. */
 const LOCAL_READ_POOL = 8;
+/**
+ * Connections of the local FerretDB's GridFS pool: at most this many chunk inserts hold or wait for
+ * SQLite's single writer at once, however many uploads run, so other requests' writes get a turn.
+ */
+const LOCAL_BLOB_POOL = 2;
 
 export async function connectStorage(config: Config): Promise<Storage> {
   const local = config.mongodbUri === undefined;
@@ -115,13 +125,16 @@ export async function connectStorage(config: Config): Promise<Storage> {
   };
   const client = await open(local ? 1 : 50, 'sentinel');
   const readClient = local ? await open(LOCAL_READ_POOL, 'sentinel-read') : client;
+  const blobClient = local ? await open(LOCAL_BLOB_POOL, 'sentinel-blob') : client;
   return {
     client,
     db: client.db(config.mongodbDb),
     readDb: readClient.db(config.mongodbDb),
+    blobDb: blobClient.db(config.mongodbDb),
     close: async () => {
       await client.close();
       if (readClient !== client) await readClient.close();
+      if (blobClient !== client) await blobClient.close();
     },
   };
 }
