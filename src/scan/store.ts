@@ -17,6 +17,8 @@ export interface StoredScan {
   completedAt?: Date;
   /** GridFS id of the uploaded bytes while a deferred scan waits; removed when it completes. */
   uploadId?: ObjectId;
+  /** Digests computed while the upload streamed in, so its deferred scan does not hash 60 MB again. */
+  uploadHashes?: { sha256: string; md5: string; sha1: string };
   size: number;
   creditsUsed: number;
   /** The stored scan result (synchronous shape plus scanId), excerpt fields cut to 200 characters. */
@@ -80,7 +82,7 @@ export class ScanStore {
   }
 
   async clearUpload(scanId: string): Promise<void> {
-    await this.scans.updateOne({ _id: scanId }, { $unset: { uploadId: '' } });
+    await this.scans.updateOne({ _id: scanId }, { $unset: { uploadId: '', uploadHashes: '' } });
   }
 
   async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
