@@ -6,9 +6,9 @@
  * run record stays small however many nodes run.
  */
 import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { FIXED_LIMITS } from '../accounts/plans';
+import { chunkedSource } from '../storage/gridfs';
 import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import type { RunLogEntry } from '../../temporal/limits';
 import { FINAL_STATUSES, RunStatus } from './schemas';
@@ -218,7 +218,7 @@ export class OutputStore implements OutputRepository, NodeOutputs {
     let doc: StoredOutput;
     if (bytes > FIXED_LIMITS.workflowInlineOutputBytes) {
       const upload = this.files.openUploadStream(_id);
-      await pipeline(Readable.from([Buffer.from(json)]), upload);
+      await pipeline(chunkedSource(Buffer.from(json)), upload);
       doc = { _id, runId, key, bytes, fileId: upload.id };
     } else {
       doc = { _id, runId, key, bytes, json };

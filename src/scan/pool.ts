@@ -83,6 +83,8 @@ export class EnginePool {
   }
 
   private sharedContent(content: Buffer): SharedArrayBuffer {
+    // Already in shared memory (a deferred scan's upload, see ScanStore.readUpload): no copy.
+    if (content.buffer instanceof SharedArrayBuffer && content.byteOffset === 0 && content.length === content.buffer.byteLength) return content.buffer;
     let sab = this.shared.get(content);
     if (!sab) {
       sab = new SharedArrayBuffer(content.length);

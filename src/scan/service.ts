@@ -227,7 +227,7 @@ export class ScanService {
   private async defer(req: ScanRequest, scanId: string, profile: ProfileDoc | null, now: Date, automatic: boolean): Promise<ScanOutcome> {
     if (!this.temporal) throw new Error('deferred scans need a Temporal client in this process');
     const uploadId = await this.store.saveUpload(req.name || scanId, req.content);
-    await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'pending', uploadId });
+    await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'pending', uploadId, ...(req.hashes ? { uploadHashes: req.hashes } : {}) });
     await this.temporal.workflow.start('deferredScan', { taskQueue: this.opts.taskQueue, workflowId: `scan-${scanId}`, args: [{ scanId }] });
     return {
       kind: 'deferred',
@@ -261,7 +261,7 @@ export class ScanService {
     if (scan.status === 'pending') {
       if (!scan.uploadId) throw new Error(`deferred scan ${scanId} has no stored upload`);
       const content = await this.store.readUpload(scan.uploadId);
-      const result = await this.analyzeToResult(content, { scanId, requestId: scan.requestId, name: scan.filename, scanType: scan.scanType, profile, at: scan.createdAt });
+      const result = await this.analyzeToResult(content, { scanId, requestId: scan.requestId, name: scan.filename, scanType: scan.scanType, profile, at: scan.createdAt, hashes: scan.uploadHashes });
       await this.store.completeScan(scanId, resultForStorage(result), new Date());
     }
     if (scan.uploadId) {

@@ -5,6 +5,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
+import { chunkedSource } from '../storage/gridfs';
 import { COLLECTIONS } from '../storage/mongo';
 import type { ScanType } from './types';
 import type { ScanRecords } from './service';
@@ -22,6 +23,8 @@ export interface StoredScan {
   completedAt?: Date;
   /** Id of the uploaded bytes while a deferred scan waits; removed when it completes. */
   uploadId?: string;
+  /** Digests computed while the upload streamed in, so its deferred scan does not hash 60 MB again. */
+  uploadHashes?: { sha256: string; md5: string; sha1: string };
   size: number;
   creditsUsed: number;
   /** The stored scan result (synchronous shape plus scanId), excerpt fields cut to 200 characters. */
@@ -93,7 +96,7 @@ export class ScanStore implements ScanRecords, ScanProfiles {
   }
 
   async clearUpload(scanId: string): Promise<void> {
-    await this.scans.updateOne({ _id: scanId }, { $unset: { uploadId: '' } });
+    await this.scans.updateOne({ _id: scanId }, { $unset: { uploadId: '', uploadHashes: '' } });
   }
 
   async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
@@ -107,14 +110,24 @@ export class ScanStore implements ScanRecords, ScanProfiles {
 
   async saveUpload(filename: string, content: Buffer): Promise<string> {
     const upload = this.uploads.openUploadStream(filename);
-    await pipeline(Readable.from([content]), upload);
+    await pipeline(chunkedSource(content), upload);
     return upload.id.toHexString();
   }
 
+  /**
+   * The stored bytes, in memory shared with the engine threads (pool.ts then hands them over
+   * without a copy), filled chunk by chunk as they arrive: copying 60 MB at once held the event
+   * loop for a tenth of a second.
+   */
   async readUpload(id: string): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of this.uploads.openDownloadStream(new ObjectId(id))) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    const oid = new ObjectId(id);
+    const file = await this.uploads.find({ _id: oid }).limit(1).next();
+    if (!file) throw new Error(`stored upload ${id} not found`);
+    const content = Buffer.from(new SharedArrayBuffer(file.length));
+    let at = 0;
+    for await (const chunk of this.uploads.openDownloadStream(oid)) at += (chunk as Buffer).copy(content, at);
+    if (at !== file.length) throw new Error(`stored upload ${id} has ${at} of its ${file.length} bytes`);
+    return content;
   }
 
   async deleteUpload(id: string): Promise<void> {

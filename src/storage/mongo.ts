@@ -5,6 +5,7 @@
  */
 import { Db, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
 import { Config, mongoUriOf } from '../config';
+import { GRIDFS_CHUNK_BYTES } from './gridfs';
 
 /**
  * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
@@ -51,16 +52,13 @@ export const BUCKETS = {
 
 export type Buckets = Record<keyof typeof BUCKETS, GridFSBucket>;
 
-/**
- * Deferred scan uploads stream on the read pool; file blobs and workflow outputs on the write
- * connection (the file store deletes their chunks through `db` as well).
- */
-export function bucketsOf(db: Db, readDb: Db): Buckets {
-  const bucket = (on: Db, bucketName: string) => new GridFSBucket(on, { bucketName, chunkSizeBytes: 1024 * 1024 });
+/** Every bucket streams on the blob pool (Storage.blobDb), a 1 MB chunk per write (storage/gridfs.ts). */
+export function bucketsOf(blobDb: Db): Buckets {
+  const bucket = (bucketName: string) => new GridFSBucket(blobDb, { bucketName, chunkSizeBytes: GRIDFS_CHUNK_BYTES });
   return {
-    scanUploads: bucket(readDb, BUCKETS.scanUploads),
-    fileBlobs: bucket(db, BUCKETS.fileBlobs),
-    workflowOutputs: bucket(db, BUCKETS.workflowOutputs),
+    scanUploads: bucket(BUCKETS.scanUploads),
+    fileBlobs: bucket(BUCKETS.fileBlobs),
+    workflowOutputs: bucket(BUCKETS.workflowOutputs),
   };
 }
 
@@ -120,19 +118,29 @@ export interface Storage {
   /** Every write goes here. */
   db: Db;
   /**
-   * For GridFS streams and plain reads. The local FerretDB (SQLite) can lose concurrent updates of
-   * one document made over several connections, so `db` has a single connection there; file
-   * chunks and reads need no such serialising and must not queue behind each other on it (one
-   * tenant's 60 MB upload would stall every other request). A real MongoDB: the same pool as `db`.
+   * Plain reads. The local FerretDB (SQLite) can lose concurrent updates of one document made over
+   * several connections, so `db` has a single connection there; reads need no such serialising
+   * and must not queue behind writes on it. A real MongoDB: the same pool as `db`.
    */
   readDb: Db;
-  /** The GridFS buckets, handed to the stores that keep bytes. */
+  /**
+   * GridFS streams (uploads, downloads), reached through `buckets`. Locally a pool of their own:
+   * one 60 MB upload is 60 chunk inserts, and on the read pool they queued every other tenant's
+   * reads (and `/healthz`'s ping) for seconds. A real MongoDB: the same pool as `db`.
+   */
+  blobDb: Db;
+  /** The GridFS buckets (on `blobDb`), handed to the stores that keep bytes. */
   buckets: Buckets;
   close(): Promise<void>;
 }
 
-/** Connections of the local FerretDB's second pool (GridFS and reads). */
+/** Connections of the local FerretDB's read pool. */
 const LOCAL_READ_POOL = 8;
+/**
+ * Connections of the local FerretDB's GridFS pool: at most this many chunk inserts hold or wait for
+ * SQLite's single writer at once, however many uploads run, so other requests' writes get a turn.
+ */
+const LOCAL_BLOB_POOL = 2;
 
 export async function connectStorage(config: Config): Promise<Storage> {
   const local = config.mongodbUri === undefined;
@@ -143,16 +151,18 @@ export async function connectStorage(config: Config): Promise<Storage> {
   };
   const client = await open(local ? 1 : 50, 'sentinel');
   const readClient = local ? await open(LOCAL_READ_POOL, 'sentinel-read') : client;
-  const db = client.db(config.mongodbDb);
-  const readDb = readClient.db(config.mongodbDb);
+  const blobClient = local ? await open(LOCAL_BLOB_POOL, 'sentinel-blob') : client;
+  const blobDb = blobClient.db(config.mongodbDb);
   return {
     client,
-    db,
-    readDb,
-    buckets: bucketsOf(db, readDb),
+    db: client.db(config.mongodbDb),
+    readDb: readClient.db(config.mongodbDb),
+    blobDb,
+    buckets: bucketsOf(blobDb),
     close: async () => {
       await client.close();
       if (readClient !== client) await readClient.close();
+      if (blobClient !== client) await blobClient.close();
     },
   };
 }

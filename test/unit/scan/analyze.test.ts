@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { analyze, notScannedResult } from '../../../src/scan/analyze';
+import { analyze, hashes, hashesInSlices, notScannedResult } from '../../../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../../../src/scan/engines/feeds';
 import { buildEngines, REGISTRY, selectEngines } from '../../../src/scan/registry';
 import type { AnalyzeDeps } from '../../../src/scan/analyze';
@@ -121,5 +121,14 @@ describe('analyze', () => {
   it('notScannedResult: Rejected / Error carry Block and the message', async () => {
     const r = await notScannedResult('Rejected', 'File type pe is not allowed', Buffer.from('MZ'));
     expect(r.safetyScore).toMatchObject({ threatLevel: 'Rejected', recommendedAction: 'Block', score: 0, error: 'File type pe is not allowed' });
+  });
+});
+
+describe('hashesInSlices', () => {
+  it('gives the digests of hashes() for content spanning several slices and for small content', async () => {
+    const big = Buffer.alloc(9 * 1024 * 1024 + 7);
+    for (let i = 0; i < big.length; i += 4096) big[i] = i % 256;
+    expect(await hashesInSlices(big)).toEqual(hashes(big));
+    expect(await hashesInSlices(Buffer.from('small'))).toEqual(hashes(Buffer.from('small')));
   });
 });

@@ -88,6 +88,16 @@ describe('engine pool', () => {
     expect(outcome(b)).toEqual(outcome(a));
   }, 120_000);
 
+  it('scans content that already lives in shared memory (a deferred upload) with the same outcome', async () => {
+    const payload = mixedPayload(2 * 1024 * 1024);
+    const shared = Buffer.from(new SharedArrayBuffer(payload.length));
+    payload.copy(shared);
+    const a = await analyze({ content: payload, name: 'big.txt', scanType: 'payload' }, inline());
+    const b = await analyze({ content: shared, name: 'big.txt', scanType: 'payload' }, pooled());
+    for (const e of PAYLOAD_ENGINES) expect({ e, status: b.engines[e].status }).toEqual({ e, status: 'ok' });
+    expect(outcome(b)).toEqual(outcome(a));
+  }, 120_000);
+
   it('ends an engine that runs past its budget by terminating its thread, and keeps serving', async () => {
     const tight = REGISTRY.map((r) => (r.thread === 'pool' ? { ...r, budgetMs: 1, budgetMsPerMb: 0 } : r));
     const payload = mixedPayload(2 * 1024 * 1024);
