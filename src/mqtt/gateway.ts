@@ -99,23 +99,44 @@ export class DeviceGateway {
       .catch((sendErr: unknown) => this.logger.warn({ err: sendErr }, 'could not send mqtt error reply'));
   }
 
+  /** Per destination device, the tail of its deliveries: each waits for the one before. */
+  private readonly deliveries = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs one destination's deliveries one after another, in the order they were asked for: two
+   * messages queued back to back would otherwise race through the presence read and the claim,
+   * and the second could reach the device first.
+   */
+  private inOrder<T>(accountId: string, entityName: string, work: () => Promise<T>): Promise<T> {
+    const key = `${accountId}\0${entityName}`;
+    const run = (this.deliveries.get(key) ?? Promise.resolve()).then(work);
+    const tail = run.catch(() => undefined);
+    this.deliveries.set(key, tail);
+    void tail.then(() => { if (this.deliveries.get(key) === tail) this.deliveries.delete(key); });
+    return run;
+  }
+
   /** A message was queued for `dest`: if it listens now, claim it and send it. */
-  async onMessageQueued(accountId: string, dest: string, messageId: string): Promise<void> {
-    const device = await this.presence.subscribedDevice(accountId, dest);
-    if (!device) return;
-    const message = await this.s.messaging.claimForDelivery(messageId);
-    if (message) await this.deliver(device, message);
+  onMessageQueued(accountId: string, dest: string, messageId: string): Promise<void> {
+    return this.inOrder(accountId, dest, async () => {
+      const device = await this.presence.subscribedDevice(accountId, dest);
+      if (!device) return;
+      const message = await this.s.messaging.claimForDelivery(messageId);
+      if (message) await this.deliver(device, message);
+    });
   }
 
   /** The device (re)subscribed to its messages topic: everything that waited goes out, oldest first. */
-  async deliverPending(device: DeviceIdentity): Promise<number> {
-    let sent = 0;
-    for (;;) {
-      const batch = await this.s.messaging.checkMessages(device.accountId, device.entityName, 50);
-      if (!batch) return sent;
-      for (const m of batch) await this.deliver(device, m);
-      sent += batch.length;
-    }
+  deliverPending(device: DeviceIdentity): Promise<number> {
+    return this.inOrder(device.accountId, device.entityName, async () => {
+      let sent = 0;
+      for (;;) {
+        const batch = await this.s.messaging.checkMessages(device.accountId, device.entityName, 50);
+        if (!batch) return sent;
+        for (const m of batch) await this.deliver(device, m);
+        sent += batch.length;
+      }
+    });
   }
 
   private async deliver(device: DeviceIdentity, message: DeliveredMessage): Promise<void> {

@@ -208,6 +208,33 @@ describe('delivery', () => {
     expect(s.sent).toEqual([{ topic: messagesTopic, payload: JSON.stringify(msg('m1')), opts: { qos: 1, retain: false } }]);
   });
 
+  test('two messages queued back to back reach the device in queue order, even when the first one\'s lookups are slower', async () => {
+    const s = setup();
+    let releaseFirst!: () => void;
+    const firstLookup = new Promise<void>((resolve) => { releaseFirst = resolve; });
+    s.presence.subscribedDevice
+      .mockImplementationOnce(async () => { await firstLookup; return device; })
+      .mockImplementationOnce(async () => device);
+    s.services.messaging.claimForDelivery.mockImplementation(async (id: string) => msg(id));
+    const first = s.gw.onMessageQueued('acc1', 'sensor-1', 'door');
+    const second = s.gw.onMessageQueued('acc1', 'sensor-1', 'smoke');
+    // The second waits for the first: nothing is claimed or sent while the first is held.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(s.services.messaging.claimForDelivery).not.toHaveBeenCalled();
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(s.sent.map((x) => (JSON.parse(x.payload) as { id: string }).id)).toEqual(['door', 'smoke']);
+  });
+
+  test('a failed delivery does not stop the next one to the same device', async () => {
+    const s = setup();
+    s.presence.subscribedDevice.mockRejectedValueOnce(new Error('database gone'));
+    s.services.messaging.claimForDelivery.mockImplementation(async (id: string) => msg(id));
+    await expect(s.gw.onMessageQueued('acc1', 'sensor-1', 'm1')).rejects.toThrow('database gone');
+    await s.gw.onMessageQueued('acc1', 'sensor-1', 'm2');
+    expect(s.sent.map((x) => (JSON.parse(x.payload) as { id: string }).id)).toEqual(['m2']);
+  });
+
   test('deliverPending drains the inbox in batches, in order, until it is empty', async () => {
     const s = setup();
     s.services.messaging.checkMessages
