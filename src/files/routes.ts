@@ -1,6 +1,6 @@
 /** HTTP for file transfer (entity keys) and the clip gallery (account key): FileService calls only. */
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
-import { AppContext, principalOf, queryOf, RouteRegistry } from '../http/route';
+import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
 import { refuseDeclaredOverLimit, streamMultipartUpload } from '../scan/upload';
 import type { Services } from '../services';
 import {
@@ -113,13 +113,16 @@ export function registerFileRoutes(r: RouteRegistry, s: Services): void {
     },
   });
 
-  const parts: Array<{ part: BlobPart; summary: string; response: ReturnType<typeof binary>; description?: string }> = [
+  const parts: Array<{ part: BlobPart; summary: string; response: ResponseDef; description?: string }> = [
     {
       part: 'video', summary: 'A jpeg_burst clip as MP4 (H.264, yuv420p, faststart)', response: binary('video/mp4', 'The video (206 with Content-Range for a Range request)'),
       description: 'Supports a single HTTP byte range (206); an unsatisfiable or malformed `bytes=` range is 416 with `Content-Range: bytes */size`.',
     },
     { part: 'poster', summary: 'The clip\'s poster (first frame, at most 320 pixels wide)', response: binary('image/jpeg', 'The poster') },
-    { part: 'raw', summary: 'The clip as uploaded: the zip of frames or the legacy GIF', response: binary('application/zip', 'The zip (image/gif for a GIF clip)') },
+    {
+      part: 'raw', summary: 'The clip as uploaded: the zip of frames or the legacy GIF',
+      response: { ...binary('application/zip', 'The zip of a jpeg_burst clip, or the GIF of a GIF clip'), otherContent: { 'image/gif': { type: 'string', format: 'binary' } } },
+    },
   ];
   for (const { part, summary, response, description } of parts) {
     r.add({
