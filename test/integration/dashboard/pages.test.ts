@@ -13,6 +13,19 @@ import { DashPage, launch } from './browser';
 
 const WAIT = { timeout: 30_000 };
 
+/**
+ * Polls a condition read from the page until it holds (WAIT bounds it). `locator.evaluate` calls a
+ * function without eval; `waitForFunction` re-evaluates its predicate in the page with eval, which
+ * the dashboard's CSP refuses, so it only worked when the first check already passed.
+ */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT.timeout;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 let browser: Browser;
 let f: Fleet;
 let dash: DashPage;
@@ -48,7 +61,7 @@ describe('dashboard pages: clips and workflows', () => {
     const poster = card.locator('img.poster');
     await poster.waitFor(WAIT);
     expect(await poster.getAttribute('src')).toMatch(/^blob:/);
-    await dash.page.waitForFunction("(() => { const i = document.querySelector('li.clip img.poster'); return !!i && i.complete && i.naturalWidth > 0; })()", undefined, WAIT);
+    await until(async () => Boolean(await poster.evaluate((i: Json) => i.complete && i.naturalWidth > 0)), 'the poster to decode');
     expect(await poster.evaluate((i: Json) => i.naturalWidth)).toBe(320);
 
     // The entity filter narrows the gallery to one device.
@@ -64,7 +77,7 @@ describe('dashboard pages: clips and workflows', () => {
     const video = dash.page.locator('.player video');
     await video.waitFor(WAIT);
     expect(await video.getAttribute('src')).toMatch(/^blob:/);
-    await dash.page.waitForFunction("(() => { const v = document.querySelector('.player video'); return !!v && v.readyState >= 2 && v.duration > 0; })()", undefined, WAIT);
+    await until(async () => Boolean(await video.evaluate((v: Json) => v.readyState >= 2 && v.duration > 0)), 'the video to load');
     const duration = Number(await video.evaluate((v: Json) => v.duration));
     expect(duration).toBeGreaterThan(1.5);
     expect(duration).toBeLessThan(2.5);
