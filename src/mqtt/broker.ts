@@ -44,6 +44,12 @@ export async function startEmbeddedBroker(opts: {
   /** Clients subscribed to their messages topic, by entity: where directed messages may go now. */
   const listeners = new Map<string, Set<Client>>();
   const lastSeen = new WeakMap<Client, number>();
+  /**
+   * Each client's last inbound publish: aedes handles every packet of one socket read at once,
+   * so two publishes that arrive together would race through the pipeline; each waits for the
+   * one before it instead, and the device's messages are stored in the order it sent them.
+   */
+  const inbound = new WeakMap<Client, Promise<void>>();
   let gateway: DeviceGateway | undefined;
 
   const dropListener = (client: Client, s: DeviceSession) => {
@@ -74,12 +80,16 @@ export async function startEmbeddedBroker(opts: {
     },
     authorizePublish: (client, packet, done) => {
       const s = client ? sessions.get(client) : undefined;
-      if (!s || !mayPublish(s, packet.topic)) return done(new Error('publish topic not allowed'));
-      // Device publishes are consumed here, never routed or retained. Awaiting the pipeline keeps
-      // one device's messages in order and pushes back on a device that outruns it.
+      if (!client || !s || !mayPublish(s, packet.topic)) return done(new Error('publish topic not allowed'));
+      // Device publishes are consumed here, never routed or retained. Awaiting the pipeline, one
+      // publish after another (`inbound`), keeps one device's messages in order and pushes back
+      // on a device that outruns it.
       packet.retain = false;
       if (!gateway) return done(null);
-      gateway.handlePublish(s, packet.payload as Buffer).then(() => done(null), () => done(null));
+      const g = gateway;
+      const turn = (inbound.get(client) ?? Promise.resolve()).then(() => g.handlePublish(s, packet.payload as Buffer)).catch(() => undefined);
+      inbound.set(client, turn);
+      void turn.then(() => done(null));
     },
     authorizeSubscribe: (client, sub, done) => {
       const s = sessions.get(client);
