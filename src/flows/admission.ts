@@ -122,9 +122,9 @@ export class RunAdmission {
     await this.checkRoom(run.accountId);
     await this.deps.queue.enqueue(run);
     if ((await this.promote(run.accountId)).includes(run._id)) return 'running';
-    const [now2] = await this.deps.queue.statuses([run._id]);
-    if (now2?.status === 'failed') throw new Error('The run could not be started');
-    return now2?.status ?? 'queued';
+    const [current] = await this.deps.queue.statuses([run._id]);
+    if (current?.status === 'failed') throw new Error('The run could not be started');
+    return current?.status ?? 'queued';
   }
 
   /** Hands a `running` run (slot held) to the engine; on failure the run fails and frees its slot. */
