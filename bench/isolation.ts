@@ -5,6 +5,10 @@
  * stack. Reports p50/p99/max of each read kind, idle against loaded.
  *
  *   npm run bench -- isolation [--tenants 4] [--rate 10] [--idle-seconds 15] [--sizes 60,40,60]
+ *                              [--blob-db NAME]
+ *
+ * `--blob-db sentinel` puts the GridFS buckets back in the records' database (the layout before
+ * MONGODB_BLOB_DB), to compare the two on the same machine in the same hour.
  */
 import { randomBytes } from 'node:crypto';
 import { startServiceProcess } from '../test/support/service';
@@ -66,7 +70,8 @@ export async function run(args: string[]): Promise<void> {
   const rate = Number(argOf(args, 'rate', '10'));
   const idleSeconds = Number(argOf(args, 'idle-seconds', '15'));
   const sizes = argOf(args, 'sizes', '60,40,60').split(',').map(Number);
-  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  const blobDb = argOf(args, 'blob-db', '');
+  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn', ...(blobDb ? { MONGODB_BLOB_DB: blobDb } : {}) } });
   try {
     const env = svc.env;
     const tenants: Tenant[] = [];
@@ -100,7 +105,8 @@ export async function run(args: string[]): Promise<void> {
     const scannedMs = Date.now() - started;
     const loadedResult = await loaded.stop();
 
-    console.log(`\n${tenantCount} other tenants, ${rate} reads/s each; uploads of ${sizes.join(', ')} MB answered 202 after ${fmt(uploadedMs / 1000)} s, scans complete after ${fmt(scannedMs / 1000)} s`);
+    console.log(`\nGridFS buckets in ${blobDb || 'their own database (default)'}`);
+    console.log(`${tenantCount} other tenants, ${rate} reads/s each; uploads of ${sizes.join(', ')} MB answered 202 after ${fmt(uploadedMs / 1000)} s, scans complete after ${fmt(scannedMs / 1000)} s`);
     console.log('\n| read (other tenants) | idle: p50 / p99 / max ms | during the 3 uploads and their scans: p50 / p99 / max ms |');
     console.log('|---|---|---|');
     for (const k of KINDS) console.log(`| ${k} | ${row(k, idleResult.samples.get(k) ?? [])} | ${row(k, loadedResult.samples.get(k) ?? [])} |`);

@@ -35,6 +35,8 @@ export interface Config {
   mongoPort: number;
   /** Database name. Default `sentinel`. */
   mongodbDb: string;
+  /** The database that holds the GridFS buckets (uploads, file parts, workflow outputs). */
+  mongodbBlobDb: string;
   /** External Temporal frontend address; unset = local `temporal server start-dev` on temporalPort. */
   temporalAddress?: string;
   temporalPort: number;
@@ -193,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     mongodbUri,
     mongoPort: port('MONGO_PORT', 27017),
     mongodbDb: str('MONGODB_DB') ?? 'sentinel',
+    mongodbBlobDb: str('MONGODB_BLOB_DB') ?? `${str('MONGODB_DB') ?? 'sentinel'}_blobs`,
     temporalAddress: str('TEMPORAL_ADDRESS'),
     temporalPort: port('TEMPORAL_PORT', 7233),
     temporalUiPort: port('TEMPORAL_UI_PORT', 8233),

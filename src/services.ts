@@ -100,7 +100,7 @@ export function createServices(opts: {
   enginePool?: EnginePool;
 }): Services {
   const { config, logger, storage, secrets } = opts;
-  const { db, readDb, buckets } = storage;
+  const { db, readDb, blobDb, buckets } = storage;
   const limits = new LimitService(new CounterStore(db));
   const scanStore = new ScanStore(db, readDb, buckets.scanUploads);
   const feedStore = new FeedStore(db);
@@ -130,7 +130,7 @@ export function createServices(opts: {
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
   const files = new FileService({
-    store: new FileStore(db, buckets.fileBlobs),
+    store: new FileStore(db, blobDb, buckets.fileBlobs),
     scanner: scans,
     recipients: accounts,
     workflows: {

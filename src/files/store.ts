@@ -59,10 +59,10 @@ export class FileStore implements FileRecords {
   private readonly files: Collection<FileRecord>;
   private readonly chunks: Collection;
 
-  /** `blobs`: the `file_blobs` bucket from storage/, on the same database as `db`. */
-  constructor(db: Db, private readonly blobs: GridFSBucket) {
+  /** `blobs`: the `file_blobs` bucket from storage/, on `blobDb` (storage's `Storage.blobDb`). */
+  constructor(db: Db, blobDb: Db, private readonly blobs: GridFSBucket) {
     this.files = db.collection<FileRecord>(COLLECTIONS.files);
-    this.chunks = db.collection(`${BUCKETS.fileBlobs}.chunks`);
+    this.chunks = blobDb.collection(`${BUCKETS.fileBlobs}.chunks`);
   }
 
   async insert(doc: FileRecord): Promise<void> {

@@ -124,9 +124,11 @@ export interface Storage {
    */
   readDb: Db;
   /**
-   * GridFS streams (uploads, downloads), reached through `buckets`. Locally a pool of their own:
-   * one 60 MB upload is 60 chunk inserts, and on the read pool they queued every other tenant's
-   * reads (and `/healthz`'s ping) for seconds. A real MongoDB: the same pool as `db`.
+   * GridFS streams (uploads, downloads), reached through `buckets`, in a database of their own
+   * (MONGODB_BLOB_DB). Locally that is a SQLite file of its own with its own writer: one 60 MB
+   * upload is 60 chunk inserts, and in the main file they held the single writer that every other
+   * request's write (the rate-limit counter first) waited for. Locally also a pool of its own, so
+   * chunk streams never queue reads. A real MongoDB: the same pool as `db`.
    */
   blobDb: Db;
   /** The GridFS buckets (on `blobDb`), handed to the stores that keep bytes. */
@@ -152,7 +154,7 @@ export async function connectStorage(config: Config): Promise<Storage> {
   const client = await open(local ? 1 : 50, 'sentinel');
   const readClient = local ? await open(LOCAL_READ_POOL, 'sentinel-read') : client;
   const blobClient = local ? await open(LOCAL_BLOB_POOL, 'sentinel-blob') : client;
-  const blobDb = blobClient.db(config.mongodbDb);
+  const blobDb = blobClient.db(config.mongodbBlobDb);
   return {
     client,
     db: client.db(config.mongodbDb),

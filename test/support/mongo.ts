@@ -2,12 +2,25 @@
 import { Db, MongoClient } from 'mongodb';
 import { stack } from './env';
 
-export async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+/** The test stack's databases: records, and the GridFS buckets (MONGODB_BLOB_DB's default). */
+export const MAIN_DB = 'sentinel';
+export const BLOB_DB = 'sentinel_blobs';
+
+export async function withDb<T>(fn: (db: Db) => Promise<T>, name: string = MAIN_DB): Promise<T> {
   const client = new MongoClient(`mongodb://127.0.0.1:${stack().mongoPort}/?maxPoolSize=1`);
   await client.connect();
   try {
-    return await fn(client.db('sentinel'));
+    return await fn(client.db(name));
   } finally {
     await client.close();
+  }
+}
+
+/** Every collection of both databases, for tests that look for a text anywhere in what is stored. */
+export async function forEachCollection(fn: (db: Db, collection: string) => Promise<void>): Promise<void> {
+  for (const name of [MAIN_DB, BLOB_DB]) {
+    await withDb(async (db) => {
+      for (const c of await db.listCollections({}, { nameOnly: true }).toArray()) await fn(db, c.name);
+    }, name);
   }
 }

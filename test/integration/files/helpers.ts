@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import yazl from 'yazl';
 import { api, Json, stack } from '../../support/env';
-import { withDb } from '../../support/mongo';
+import { BLOB_DB, withDb } from '../../support/mongo';
 
 const run = promisify(execFile);
 
@@ -39,7 +39,7 @@ function storedParts(id: string): Promise<{ files: number; chunks: number }> {
     const docs = await db.collection('file_blobs.files').find({ filename: { $regex: `^${id}/` } }).toArray();
     const chunks = await db.collection('file_blobs.chunks').countDocuments({ files_id: { $in: docs.map((d) => d._id) } });
     return { files: docs.length, chunks };
-  });
+  }, BLOB_DB);
 }
 
 /** Bytes are deleted right after the status changes: waits (bounded) until none are left. */

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { api, cli, newAccount, stack } from '../../support/env';
-import { withDb } from '../../support/mongo';
+import { BLOB_DB, withDb } from '../../support/mongo';
 import { fleet, Fleet } from '../messaging/helpers';
 import { sendFile, partsLeftAfterCleanup, settled, zipOf } from './helpers';
 
@@ -139,11 +139,11 @@ describe('file transfer between devices', () => {
 
   it('answers 413 while streaming a file over the plan\'s limit (Free: 10 MB)', async () => {
     const free = await fleet('free', ['p', 'q']);
-    const before = await withDb((db) => db.collection('file_blobs.files').countDocuments());
+    const before = await withDb((db) => db.collection('file_blobs.files').countDocuments(), BLOB_DB);
     const r = await sendFile(free.devices.p.apiKey, Buffer.alloc(10 * 1024 * 1024 + 1, 0x61), 'big.bin', { dest: 'q' });
     expect(r.status).toBe(413);
     expect(r.body).toMatchObject({ code: 'payload_too_large', reason: expect.stringContaining('10 MB') });
-    expect(await withDb((db) => db.collection('file_blobs.files').countDocuments())).toBeLessThanOrEqual(before);
+    expect(await withDb((db) => db.collection('file_blobs.files').countDocuments(), BLOB_DB)).toBeLessThanOrEqual(before);
   });
 
   it('answers 402 quota_exceeded at upload once the month\'s scans are used up', async () => {

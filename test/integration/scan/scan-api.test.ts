@@ -5,7 +5,7 @@ import { AddressInfo } from 'node:net';
 import yazl from 'yazl';
 import { api, clearOfWindowEdge, cli, newAccount } from '../../support/env';
 import { upload } from '../../support/multipart';
-import { withDb } from '../../support/mongo';
+import { BLOB_DB, forEachCollection, withDb } from '../../support/mongo';
 
 const EICAR = Buffer.from('X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*');
 
@@ -202,7 +202,7 @@ describe('deferred scans and webhooks', () => {
       expect(payload.scanDuration).toMatch(/^\d+(\.\d+)?s$/);
       expect(new Date(payload.timestamp).toISOString()).toBe(payload.timestamp);
       // The upload waited in GridFS and is gone once the scan completed.
-      const left = await withDb((db) => db.collection('scan_uploads.files').countDocuments({}));
+      const left = await withDb((db) => db.collection('scan_uploads.files').countDocuments({}), BLOB_DB);
       expect(left).toBe(0);
     } finally {
       await hook.close();
@@ -305,11 +305,11 @@ describe('payload scans', () => {
     const b64 = await api('POST', '/api/scan/payload', { key: acct.apiKey, body: { payload: Buffer.from(payload).toString('base64'), encoding: 'base64' } });
     expect(b64.body.name).toBe('');
     expect(b64.body.hash).toBe(r.body.hash);
-    const dump = await withDb(async (db) => {
-      const parts: string[] = [];
-      for (const c of await db.listCollections().toArray()) parts.push(JSON.stringify(await db.collection(c.name).find({}).toArray()));
-      return parts.join('\n');
+    const parts: string[] = [];
+    await forEachCollection(async (db, name) => {
+      parts.push(JSON.stringify(await db.collection(name).find({}).toArray()));
     });
+    const dump = parts.join('\n');
     expect(dump).toContain(r.body.scanId);
     expect(dump).not.toContain('ZEBRA-MARKER');
     expect(dump).not.toContain(secret);

@@ -13,7 +13,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { BSON } from 'mongodb';
 import { api, Json, newAccount, stack } from '../../support/env';
 import { startMoto, MotoServer } from '../../support/moto';
-import { withDb } from '../../support/mongo';
+import { forEachCollection } from '../../support/mongo';
 import { ROOT } from '../../support/service';
 import { createWorkflow, node, startRun, waitForRun } from './helpers';
 
@@ -36,20 +36,18 @@ async function temporalHistory(workflowId: string): Promise<string> {
 }
 
 /** The collections holding `text` anywhere in a document's BSON bytes (GridFS chunks included): a dump of the database. */
-function collectionsContaining(text: string): Promise<string[]> {
+async function collectionsContaining(text: string): Promise<string[]> {
   const needle = Buffer.from(text, 'utf8');
-  return withDb(async (db) => {
-    const hits: string[] = [];
-    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
-      for await (const doc of db.collection(name).find({})) {
-        if (Buffer.from(BSON.serialize(doc)).includes(needle)) {
-          hits.push(name);
-          break;
-        }
+  const hits: string[] = [];
+  await forEachCollection(async (db, name) => {
+    for await (const doc of db.collection(name).find({})) {
+      if (Buffer.from(BSON.serialize(doc)).includes(needle)) {
+        hits.push(name);
+        break;
       }
     }
-    return hits;
   });
+  return hits;
 }
 
 async function createConnector(key: string, endpoint: string): Promise<string> {
