@@ -1,11 +1,10 @@
 /**
  * MongoDB access for scans (history and deferred state), scan profiles, and uploads waiting in the
- * GridFS bucket storage/ hands in.
+ * blob store storage/ hands in.
  */
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
-import { chunkedSource } from '../storage/gridfs';
+import { Collection, Db, ObjectId } from 'mongodb';
+import type { KeyedBlobs } from '../storage/keyed-blobs';
 import { COLLECTIONS } from '../storage/mongo';
 import type { ScanType } from './types';
 import type { ScanRecords } from './service';
@@ -56,7 +55,7 @@ export interface ProfileDoc {
   updatedAt: Date;
 }
 
-/** As stored: the upload is referenced by its GridFS ObjectId. */
+/** As stored: the upload is referenced by an ObjectId (its id in the blob store, as hex). */
 type ScanDoc = Omit<StoredScan, 'uploadId'> & { uploadId?: ObjectId };
 const scanOf = ({ uploadId, ...doc }: ScanDoc): StoredScan => ({ ...doc, ...(uploadId ? { uploadId: uploadId.toHexString() } : {}) });
 const docOf = ({ uploadId, ...scan }: StoredScan): ScanDoc => ({ ...scan, ...(uploadId ? { uploadId: new ObjectId(uploadId) } : {}) });
@@ -66,8 +65,8 @@ export class ScanStore implements ScanRecords, ScanProfiles {
   private readonly profiles: Collection<ProfileDoc>;
   private readonly scanReads: Collection<ScanDoc>;
 
-  /** `readDb`: scan reads (see Storage.readDb); `uploads`: the `scan_uploads` bucket from storage/. */
-  constructor(db: Db, readDb: Db, private readonly uploads: GridFSBucket) {
+  /** `readDb`: scan reads (see Storage.readDb); `uploads`: the `scan_uploads` blobs from storage/. */
+  constructor(db: Db, readDb: Db, private readonly uploads: KeyedBlobs) {
     this.scans = db.collection<ScanDoc>(COLLECTIONS.scans);
     this.scanReads = readDb.collection<ScanDoc>(COLLECTIONS.scans);
     this.profiles = db.collection<ProfileDoc>(COLLECTIONS.scanProfiles);
@@ -108,10 +107,8 @@ export class ScanStore implements ScanRecords, ScanProfiles {
     return { items: items.map(scanOf), total };
   }
 
-  async saveUpload(filename: string, content: Buffer): Promise<string> {
-    const upload = this.uploads.openUploadStream(filename);
-    await pipeline(chunkedSource(content), upload);
-    return upload.id.toHexString();
+  saveUpload(filename: string, content: Buffer): Promise<string> {
+    return this.uploads.save(filename, content);
   }
 
   /**
@@ -120,23 +117,14 @@ export class ScanStore implements ScanRecords, ScanProfiles {
    * loop for a tenth of a second.
    */
   async readUpload(id: string): Promise<Buffer> {
-    const oid = new ObjectId(id);
-    const file = await this.uploads.find({ _id: oid }).limit(1).next();
-    if (!file) throw new Error(`stored upload ${id} not found`);
-    const content = Buffer.from(new SharedArrayBuffer(file.length));
-    let at = 0;
-    for await (const chunk of this.uploads.openDownloadStream(oid)) at += (chunk as Buffer).copy(content, at);
-    if (at !== file.length) throw new Error(`stored upload ${id} has ${at} of its ${file.length} bytes`);
+    const content = await this.uploads.read(id, (length) => Buffer.from(new SharedArrayBuffer(length)));
+    if (!content) throw new Error(`stored upload ${id} not found`);
     return content;
   }
 
-  async deleteUpload(id: string): Promise<void> {
-    try {
-      await this.uploads.delete(new ObjectId(id));
-    } catch (err) {
-      // Already deleted by an earlier attempt of the same completion: the desired state.
-      if (!(err instanceof Error && /not found|FileNotFound/i.test(err.message))) throw err;
-    }
+  /** Idempotent: an earlier attempt of the same completion may have deleted it already. */
+  deleteUpload(id: string): Promise<void> {
+    return this.uploads.delete(id);
   }
 
   async insertProfile(doc: ProfileDoc): Promise<void> { await this.profiles.insertOne(doc); }

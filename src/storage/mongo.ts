@@ -6,6 +6,7 @@
 import { Db, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
 import { Config, mongoUriOf } from '../config';
 import { GRIDFS_CHUNK_BYTES } from './gridfs';
+import { KeyedBlobs } from './keyed-blobs';
 
 /**
  * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
@@ -45,18 +46,22 @@ export const COLLECTIONS = {
 
 /** GridFS bucket names (each bucket is two collections, `<name>.files` and `<name>.chunks`). */
 export const BUCKETS = {
-  scanUploads: 'scan_uploads',
   fileBlobs: 'file_blobs',
   workflowOutputs: 'workflow_outputs',
 } as const;
 
-export type Buckets = Record<keyof typeof BUCKETS, GridFSBucket>;
+/** Blobs written and read whole, kept `_id`-keyed (storage/keyed-blobs.ts: `<name>_files`, `<name>_chunks`). */
+export const KEYED_BLOBS = {
+  scanUploads: 'scan_uploads',
+} as const;
 
-/** Every bucket streams on the blob pool (Storage.blobDb), a 1 MB chunk per write (storage/gridfs.ts). */
+export type Buckets = Record<keyof typeof BUCKETS, GridFSBucket> & Record<keyof typeof KEYED_BLOBS, KeyedBlobs>;
+
+/** Every bucket is in the blob database on the blob pool (Storage.blobDb), 1 MB chunks (storage/gridfs.ts). */
 export function bucketsOf(blobDb: Db): Buckets {
   const bucket = (bucketName: string) => new GridFSBucket(blobDb, { bucketName, chunkSizeBytes: GRIDFS_CHUNK_BYTES });
   return {
-    scanUploads: bucket(BUCKETS.scanUploads),
+    scanUploads: new KeyedBlobs(blobDb, KEYED_BLOBS.scanUploads),
     fileBlobs: bucket(BUCKETS.fileBlobs),
     workflowOutputs: bucket(BUCKETS.workflowOutputs),
   };

@@ -201,8 +201,8 @@ describe('deferred scans and webhooks', () => {
       });
       expect(payload.scanDuration).toMatch(/^\d+(\.\d+)?s$/);
       expect(new Date(payload.timestamp).toISOString()).toBe(payload.timestamp);
-      // The upload waited in GridFS and is gone once the scan completed.
-      const left = await withDb((db) => db.collection('scan_uploads.files').countDocuments({}), BLOB_DB);
+      // The upload waited in the blob store (scan_uploads_*) and is gone once the scan completed.
+      const left = await withDb(async (db) => (await db.collection('scan_uploads_files').countDocuments({})) + (await db.collection('scan_uploads_chunks').countDocuments({})), BLOB_DB);
       expect(left).toBe(0);
     } finally {
       await hook.close();

@@ -57,7 +57,8 @@ describe('deferred scan survives a killed worker', () => {
       expect(scans).toHaveLength(1);
       expect(scans[0].status).toBe('complete');
       expect(scans[0].uploadId).toBeUndefined();
-      expect(await mongo.db('sentinel_blobs').collection('scan_uploads.files').countDocuments({})).toBe(0);
+      expect(await mongo.db('sentinel_blobs').collection('scan_uploads_files').countDocuments({})).toBe(0);
+      expect(await mongo.db('sentinel_blobs').collection('scan_uploads_chunks').countDocuments({})).toBe(0);
     } finally {
       await mongo.close();
       await temporal.connection.close();
