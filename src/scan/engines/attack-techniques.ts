@@ -29,6 +29,8 @@ export interface TechniqueRule {
   all: RegExp[];
   /** Persistence-like rules that admin scripts share: low alone, high in a chain. */
   dual?: boolean;
+  /** When set, `all` are alternatives of which at least this many distinct ones must match. */
+  atLeast?: number;
 }
 
 export interface TechniqueHit {
@@ -42,11 +44,14 @@ const T = (
   id: string, technique: string, name: string, tactic: TechniqueRule['tactic'], severity: Severity, needles: string[], ...all: RegExp[]
 ): TechniqueRule => ({ id, technique, name, tactic, severity, needles, all });
 const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
+const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast: n });
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
 /** A download from somewhere an installer would not use: a bare IP, plain http, a tunnel. */
 const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.(?:ps1|sh|exe))`;
+/** Where a script would not upload a local file in earnest: a bare IP or plain http. */
+const BARE_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.))`;
 const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp|\\temp\\|\\appdata\\|\\users\\public\\|\\programdata\\)`;
 
 export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
@@ -106,7 +111,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod'],
     /(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.xmlhttp|winhttprequest)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
   T('cradle.shell_pipe_shady', 'T1105', 'A script from a bare IP, plain http or a paste site is piped into an interpreter', 'execution', 'high', ['curl', 'wget', 'fetch'],
-    new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)`)),
+    new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)|(?:${SHELL}|\bsource|\.)\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b[^\n)]{0,300}${SHADY_URL}`)),
   T('cradle.shell_pipe', 'T1105', 'A remote script is piped straight into a shell (installer idiom)', 'execution', 'low', ['curl', 'wget'],
     new RegExp(String.raw`\b(?:curl|wget)\b[^\n|;]{0,300}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b)|(?:${SHELL})\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b`)),
   T('cradle.temp_chmod_exec', 'T1105', 'A file is downloaded to a temp directory, made executable and run', 'execution', 'high', ['chmod'],
@@ -129,7 +134,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     ['rundll32', 'regsvr32', 'cmstp', 'msbuild', 'installutil', 'regasm', 'regsvcs', 'mshta', 'hh.exe', 'pcalua', 'pcwrun', 'presentationhost', 'bginfo', 'cdb', 'msxsl', 'certoc', 'odbcconf', 'msdt', 'forfiles', 'ieexec', 'xwizard', 'settingsynchost', 'control'],
     new RegExp(String.raw`\b(?:rundll32|regsvr32|cmstp|msbuild|installutil|regasm|regsvcs|mshta|hh|pcalua|pcwrun|presentationhost|bginfo|cdb|msxsl|certoc|odbcconf|msdt|forfiles|ieexec|xwizard|settingsynchost|control)(?:\.exe)?\b[^\n]{0,200}${TEMP}`)),
   T('lolbin.app_updater_download', 'T1105', 'An application updater is told to download from an arbitrary URL', 'command_and_control', 'high', ['--download', '--update', 'lockscreenurl'],
-    /\b(?:update|squirrel)(?:\.exe)?\s{1,4}--(?:download|update|updaterollback)\s{1,4}["']?(?:https?:|\\\\)|desktopimgdownldr(?:\.exe)?\b[^\n]{0,40}\/lockscreenurl:\s{0,2}https?:/),
+    /\b(?:update|squirrel)(?:\.exe)?\s{1,4}--(?:download|update|updaterollback)(?:\s{1,4}|=)["']?(?:https?:|\\\\)|desktopimgdownldr(?:\.exe)?\b[^\n]{0,40}\/lockscreenurl:\s{0,2}https?:/),
   T('exfil.dev_tcp', 'T1048', 'A file is sent to a remote host through /dev/tcp', 'command_and_control', 'high', ['/dev/tcp/', '/dev/udp/'],
     new RegExp(String.raw`\b(?:cat|base64|tar|gzip)\b[^\n|;]{0,200}>\s{0,2}/dev/(?:tcp|udp)/${HOST}/\d{1,5}`)),
   T('lolbin.regsvr32', 'T1218.010', 'regsvr32 loads a remote or script component (Squiblydoo)', 'defense_evasion', 'high', ['regsvr32'],
@@ -141,11 +146,11 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.bitsadmin', 'T1197', 'bitsadmin transfers a file or runs a command on completion', 'defense_evasion', 'high', ['bitsadmin'],
     /\bbitsadmin(?:\.exe)?\b[^\n]{0,80}\/(?:transfer|addfile|setnotifycmdline)\b/),
   T('lolbin.msiexec_remote', 'T1218.007', 'msiexec installs a package straight from a URL, quietly', 'defense_evasion', 'high', ['msiexec'],
-    /\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:i|package|y|z)\s{0,4}["']?(?:https?:|\\\\)[^\n]{0,200}\/q/),
+    /\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:i|package|y|z)\s{0,4}["']?(?:https?:|\\\\)[^\n]{0,200}\/q|\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/q\w{0,2}\s[^\n]{0,60}\/(?:i|package)\s{0,4}["']?(?:https?:|\\\\)|\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:y|z)\s{0,4}["']?[^\n"']{1,200}\.(?:dll|ocx|tmp|dat)\b|\bmsiexec(?:\.exe)?\b[^\n]{0,200}transforms=\s{0,2}["']?https?:/),
   T('lolbin.regasm_installutil', 'T1218.004', 'InstallUtil/RegAsm/RegSvcs run code from an assembly', 'defense_evasion', 'high', ['installutil', 'regasm', 'regsvcs'],
-    /\b(?:installutil|regasm|regsvcs)(?:\.exe)?\b[^\n]{0,80}(?:\/u\b|\/logfile=\s|\/logtoconsole=false)/),
+    /\b(?:installutil|regasm|regsvcs)(?:\.exe)?\b[^\n]{0,80}(?:\/u\b|\/logfile=\s|\/logtoconsole=false|\shttps?:)/),
   T('lolbin.cmstp', 'T1218.003', 'cmstp installs a profile that runs a command', 'defense_evasion', 'high', ['cmstp'],
-    /\bcmstp(?:\.exe)?\b[^\n]{0,40}\/(?:s|au)\b[^\n]{0,120}\.inf/),
+    /\bcmstp(?:\.exe)?\b[^\n]{0,40}\/(?:s|au|ni)\b[^\n]{0,120}(?:\.inf|https?:)/),
   T('lolbin.msbuild_inline', 'T1127.001', 'MSBuild compiles and runs an inline task', 'defense_evasion', 'high', ['msbuild', 'usingtask'],
     /\bmsbuild(?:\.exe)?\b[^\n]{0,120}(?:\.xml|\.csproj|\.proj)\b[^\n]{0,60}(?:\$env:temp|%temp%|\\temp\\|\\users\\public)|<usingtask[^\n]{0,200}codetaskfactory/),
   T('lolbin.wmic_xsl', 'T1220', 'WMIC runs a remote or script XSL stylesheet', 'defense_evasion', 'high', ['wmic'],
@@ -170,16 +175,18 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/),
 
   // ---- Defence tampering (T1562.001, T1070) ----
-  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi'],
-    /amsiutils|amsiinitfailed|amsiscanbuffer|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress)|amsisession/),
-  T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider'],
-    /etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
+  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi', 'iutils'],
+    /amsiutils|amsiinitfailed|amsiscanbuffer|amsiopensession|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress|loadlibrary)|amsisession|\\amsi\\{1,2}providers|-like\s{0,2}["']\*?(?:siutils|iutils|msiutils)["']/),
+  T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider', 'logman', 'autologger'],
+    /\blogman(?:\.exe)?\s{1,4}(?:stop|delete|update\s{1,4}trace)\s{1,4}["']?eventlog-|remove-etwtraceprovider|\\wmi\\{1,2}autologger\\{1,2}[^\n]{0,120}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|complus_etwenabled\s{0,2}=\s{0,2}["']?0|etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
   T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring'],
     /set-mppreference\s{1,8}-disable\w{1,40}\s{1,8}(?:\$true|1)|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
   T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog'],
     /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b/),
   T('evasion.history', 'T1070.003', 'Shell history is disabled or wiped', 'defense_evasion', 'low', ['histfile', 'history'],
-    /\bunset\s{1,8}histfile\b|histfile=\/dev\/null|\bhistory\s{1,8}-c\b|histsize=0\b/),
+    /\bunset\s{1,8}histfile\b|histfile=\/dev\/null|\bhistory\s{1,8}-c\b|histsize=0\b|\bclear-history\b|historysavestyle\s{1,4}savenothing/),
+  T('evasion.history_file', 'T1070.003', 'The shell or PowerShell history file is deleted, emptied or sent to /dev/null', 'defense_evasion', 'medium', ['history'],
+    /(?:remove-item|\bri|\bdel|\brm)\s[^\n]{0,40}\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|(?:^|[;&|]\s{0,2})(?:cat\s\/dev\/null\s{0,2})?>\s{0,2}["']?(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b|\bln\s{1,4}-sf?\s{1,4}\/dev\/null\s{1,4}\S{0,60}\.(?:bash|zsh)_history|\b(?:rm|shred)\s{1,4}(?:-\w{1,4}\s{1,4}){0,3}\S{0,60}\.(?:bash|zsh)_history[^\n]{0,80}(?:unset\s{1,4}histfile|history\s{1,4}-c|kill\s{1,4}-9\s{1,4}\$\$)/m),
   T('evasion.hidden_bypass', 'T1564.003', 'PowerShell started hidden with the execution policy bypassed', 'defense_evasion', 'medium', ['bypass', 'hidden'],
     /\s[-/](?:w|wi|win|window|windowstyle)\s{1,8}(?:h|hi|hid|hidd|hidde|hidden|1)\b/, /\s[-/](?:ep|ex|exe|exec|executionpolicy)\s{1,8}(?:bypass|unrestricted)\b/, /\s[-/](?:nop|noprofile|noni|noninteractive|enc|encodedcommand|c|command)\b/),
 
@@ -210,12 +217,12 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Credential access (T1003, T1555, T1552) ----
   T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::'],
     /invoke-mimikatz|sekurlsa::|lsadump::|kerberos::(?:golden|ptt)|privilege::debug/),
-  T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp'],
+  T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp', 'comsvcs'],
     /\b(?:(?:procdump(?:64)?|adplus|sqldumper|createdump|dump64)(?:\.exe)?\b[^\n]{0,80}lsass|rdrleakdiag(?:\.exe)?\b[^\n]{0,80}\/fullmemdmp|comsvcs(?:\.dll)?,?\s{0,2}#?(?:minidump|24)[^\n]{0,80}|out-minidump[^\n]{0,80}lsass|minidumpwritedump[^\n]{0,200}lsass|lsass[^\n]{0,200}minidumpwritedump)/),
   T('cred.sam_hive', 'T1003.002', 'The SAM/SYSTEM/SECURITY hives are saved', 'credential_access', 'high', ['reg', 'sam'],
     /\breg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\{1,2}(?:sam|system|security)\b/),
-  T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil'],
-    /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
+  T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil', 'shadowcopy'],
+    /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\besentutl(?:\.exe)?\s[^\n]{0,40}\/vss\b[^\n]{0,120}(?:ntds\.dit|\\config\\{1,2}(?:sam|system|security)\b)|harddiskvolumeshadowcopy\d{0,3}\\{1,2}windows\\{1,2}(?:ntds\\{1,2}ntds\.dit|system32\\{1,2}config\\{1,2}(?:sam|system|security)\b)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
   T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow'],
     /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow)\b[^\n|;]{0,80}\/etc\/shadow\b/),
   T('cred.browser_store', 'T1555.003', 'Browser password stores are read', 'credential_access', 'high', ['login data', 'logins.json', 'key4.db'],
@@ -229,6 +236,108 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no|win32_shadowcopy[^\n]{0,80}\.delete\(/),
   T('impact.wipe_root', 'T1485', 'The root file system is deleted', 'impact', 'critical', ['rm'],
     /\brm\s{1,4}(?:-[a-z]{0,5}r[a-z]{0,5}f[a-z]{0,5}|-[a-z]{0,5}f[a-z]{0,5}r[a-z]{0,5}|-r\s{1,4}-f|-f\s{1,4}-r)\s{1,4}(?:--no-preserve-root\s{1,4})?["']?\/["']?(?:\s|\*|;|&|\||$)/m),
+  // ---- Shells and listeners not covered above ----
+  T('revshell.powercat', 'T1059.001', 'powercat serves or sends a shell', 'execution', 'critical', ['powercat'],
+    /\bpowercat\b[^\n]{0,160}\s-(?:e|ep)\b/),
+  T('revshell.shell_to_tool', 'T1059.004', 'A network tool is given a shell to run for its peer', 'execution', 'critical', ['/bin/', 'sh '],
+    /\b(?:rcat|socket|pwncat|gsocket|gs-netcat|sbd|cryptcat|dbd)\b[^\n]{0,80}\s(?:-\w{0,4}[eps]\w{0,3}|--exec|connect\s{1,4}-s|listen\s{1,4}-s)\s{1,4}["']?\/bin\/(?:ba|da|z)?sh\b/),
+  T('c2.shell_catcher', 'T1095', 'A raw TCP listener waits for an incoming shell', 'command_and_control', 'medium', ['nc', 'ncat', 'netcat', 'socat', 'rlwrap', 's_server'],
+    /(?:^|[;&|(]\s{0,2}|rlwrap\s{1,4}(?:-\w{1,4}\s{1,4}){0,3})(?:nc|ncat|netcat)(?:\.exe)?\s{1,4}-[a-z]{0,5}l[a-z]{0,5}\s{1,4}(?:-[a-z]{0,4}p\s{0,4})?\d{2,5}\b|\bsocat\b[^\n]{0,80}file:`tty`[^\n]{0,80}tcp-listen:\d{1,5}|\bopenssl\ss_server\b[^\n]{0,80}-quiet[^\n]{0,80}-port\s\d{1,5}/m),
+  T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty'],
+    /\bpty\.spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da)?sh["']/),
+  T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', 'sh'],
+    /-exec\s{1,4}\/bin\/(?:ba|da|z)?sh\s{0,2}(?:-p\s{0,2})?(?:\\;|;|\+|-quit)|:!\s{0,2}\/?(?:bin\/)?(?:ba|da|z)?sh\b|\b(?:os\.execute|system|exec|os\.system|pty\.spawn|io\.popen)\s{0,2}\(?\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?["']\s{0,2}\)|--to-command=\/bin\/(?:ba)?sh|--checkpoint-action=exec=\/?(?:bin\/)?(?:ba)?sh|\bexec\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?["']/),
+
+  // ---- Privilege escalation (T1548, T1611, T1136) ----
+  T('privesc.suid_shell', 'T1548.001', 'A shell binary or a copy in a temp folder is made set-uid', 'privilege_escalation', 'high', ['chmod'],
+    new RegExp(String.raw`\bchmod\s{1,4}(?:[ugoa]{0,3}\+s|[2467][0-7]{3})\s{1,4}["']?(?:(?:/usr)?/bin/(?:ba|da|z)?sh\b|${TEMP})`)),
+  T('privesc.container_escape', 'T1611', 'A container mounts the host root or enters the host namespaces', 'privilege_escalation', 'high', ['docker', 'nsenter', 'chroot'],
+    /\b(?:docker|podman)\s{1,4}run\b[^\n]{0,160}-v\s{1,4}\/:\/?\w{0,20}\b[^\n]{0,160}\bchroot\b|\bnsenter\s[^\n]{0,40}(?:-t|--target)\s{1,4}1\b[^\n]{0,40}(?:-m|--mount)/),
+  T('privesc.root_account', 'T1136.001', 'A second UID-0 account is created or /etc/passwd is written', 'persistence', 'high', ['useradd', 'passwd'],
+    /\buseradd\b[^\n]{0,120}-o\b[^\n]{0,60}-u\s{0,2}0\b|\buseradd\b[^\n]{0,120}-u\s{0,2}0\b[^\n]{0,60}\s-o\b|>>\s{0,4}\/etc\/passwd\b|\becho\b[^\n]{0,200}:0:0:[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?tee\s{1,4}-a\s{1,4}\/etc\/passwd/),
+  dual(T('persist.sudoers', 'T1548.003', 'Password-less sudo is granted', 'privilege_escalation', 'medium', ['nopasswd'],
+    /nopasswd[^\n]{0,80}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)\/etc\/sudoers/)),
+  T('privesc.uac_bypass', 'T1548.002', 'UAC is bypassed through an auto-elevating binary', 'privilege_escalation', 'high', ['ms-settings', 'mscfile', 'exefile', 'akagi', 'folder\\shell', 'delegateexecute', 'windir'],
+    /\\software\\{1,2}classes\\{1,2}(?:ms-settings|mscfile|exefile|folder|launcher\.systemsettings)\\{1,2}shell\\{1,2}(?:open|runas)\\{1,2}command|\bakagi(?:32|64)?(?:\.exe)?\s{1,4}\d{1,3}\b|hkcu:?\\{1,2}environment[^\n]{0,80}windir[^\n]{0,200}(?:&&|;|cmd|powershell)/),
+
+  // ---- Account manipulation (admin scripts create users too: dual) ----
+  dual(T('persist.local_admin', 'T1136.001', 'A local account is created and added to the administrators', 'persistence', 'medium', ['net user', 'localgroup'],
+    /\bnet1?\s{1,4}user\s[^\n]{0,80}\/add\b[^\n]{0,300}\bnet1?\s{1,4}localgroup\s{1,4}["']?administrators["']?\s[^\n]{0,80}\/add\b/)),
+
+  // ---- More persistence points ----
+  T('persist.cron_payload', 'T1053.003', 'A cron entry runs a file from a temp folder or a network command', 'persistence', 'high', ['cron'],
+    new RegExp(String.raw`(?:${TEMP}|\bcurl\s|\bwget\s|/dev/tcp/|\bnc\s|\bbase64\s)[^\n]{0,300}(?:>>?\s{0,4}/etc/cron(?:tab|\.d/)|\|\s{0,4}crontab\s{1,4}-|/var/spool/cron/)|@reboot\s[^\n]{0,200}(?:${TEMP}|/dev/tcp/|\bnc\s)`)),
+  dual(T('persist.boot_script', 'T1037.004', 'A boot or login script is written (rc.local, init.d, motd, autostart)', 'persistence', 'medium', ['rc.local', 'init.d', 'motd', 'autostart', 'udev'],
+    /(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)["']?(?:\/etc\/rc\.local|\/etc\/rc\.d\/rc\.local|\/etc\/init\.d\/\S|\/etc\/update-motd\.d\/\S|\/etc\/udev\/rules\.d\/\S|\S{0,40}\/(?:\.config|xdg)\/autostart\/\S{1,80}\.desktop)/)),
+  T('persist.boot_payload', 'T1037.004', 'A boot script is made to start a network command or a temp file', 'persistence', 'high', ['rc.local', 'init.d', 'motd'],
+    new RegExp(String.raw`(?:${TEMP}|/dev/tcp/|\bnc\s|\bcurl\s|\bwget\s)[^\n]{0,300}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)["']?(?:/etc/rc\.local|/etc/rc\.d/rc\.local|/etc/init\.d/\S|/etc/update-motd\.d/\S)`)),
+  T('persist.winlogon', 'T1547.004', 'The Winlogon Userinit or Shell value is changed', 'persistence', 'high', ['winlogon'],
+    /\\windows nt\\{1,2}currentversion\\{1,2}winlogon\b[^\n]{0,120}(?:userinit|\bshell\b|\bnotify\b)[^\n]{0,200}(?:,|\.exe|\.dll|\.bat|\.ps1|\.vbs)/),
+  T('persist.ifeo', 'T1546.012', 'A debugger or exit monitor is attached to a program (Image File Execution Options)', 'persistence', 'high', ['image file execution options', 'silentprocessexit'],
+    /image file execution options\\{1,2}[^\n\\]{1,80}\\?[^\n]{0,80}(?:debugger|globalflag)|silentprocessexit\\{1,2}[^\n]{0,120}monitorprocess/),
+  T('persist.accessibility', 'T1546.008', 'An accessibility program is replaced or hijacked', 'persistence', 'high', ['sethc', 'utilman', 'osk.exe', 'magnify', 'narrator', 'displayswitch', 'atbroker'],
+    /(?:image file execution options\\{1,2}(?:sethc|utilman|osk|magnify|narrator|displayswitch|atbroker)\.exe|\b(?:copy|move|cp|takeown|icacls)\b[^\n]{0,120}\\system32\\{1,2}(?:sethc|utilman|osk|magnify|narrator|displayswitch)\.exe)/),
+  T('persist.appinit_dlls', 'T1546.010', 'AppInit_DLLs or another DLL auto-load point is set', 'persistence', 'high', ['appinit_dlls', 'netsh', 'monitors', 'lsa', 'office test', 'userinitmprlogonscript'],
+    /appinit_dlls|\bnetsh(?:\.exe)?\s{1,4}add\s{1,4}helper\b|\\control\\{1,2}print\\{1,2}monitors\\|\\control\\{1,2}lsa\b[^\n]{0,80}(?:security packages|authentication packages|notification packages)|\\office test\\{1,2}special\\{1,2}perf|userinitmprlogonscript/),
+
+  // ---- More defence tampering ----
+  T('evasion.ps_downgrade', 'T1562.010', 'PowerShell 2 is started, with evasive options, to escape script logging and AMSI', 'defense_evasion', 'medium', ['powershell'],
+    /\b(?:powershell|pwsh)(?:\.exe)?["']?\s[^\n]{0,60}-v(?:ersion)?\s{1,4}2(?:\.0)?\s[^\n]{0,200}(?:\s-(?:e|ec|enc|encodedcommand)\s|\s-(?:w|windowstyle)\s{1,4}h|\s-(?:ep|exec|executionpolicy)\s{1,4}bypass|\biex\b|invoke-expression|downloadstring|amsi)/),
+  T('evasion.defender_service', 'T1562.001', 'The Defender service or its signatures are switched off', 'defense_evasion', 'high', ['windefend', 'mpcmdrun', 'sense', 'wdnissvc', 'tamperprotection'],
+    /\b(?:sc|sc\.exe|net|net1)\s{1,4}(?:stop|config|delete)\s{1,4}["']?(?:windefend|wdnissvc|sense|wdboot|wdfilter)\b|(?:stop|set)-service\s[^\n]{0,40}(?:windefend|wdnissvc)|\bmpcmdrun(?:\.exe)?["']?\s{1,4}-removedefinitions|tamperprotection["']?\s[^\n]{0,60}(?:\/d\s{1,4}0|-value\s{1,4}0)/),
+  T('evasion.audit_off', 'T1562.002', 'Audit policy or the audit daemon is switched off', 'defense_evasion', 'high', ['auditpol', 'auditctl', 'auditd'],
+    /\bauditpol(?:\.exe)?\s{1,4}\/(?:clear|remove)\b|\bauditpol(?:\.exe)?\s[^\n]{0,120}\/(?:success|failure):disable|\bauditctl\s{1,4}-(?:d|e\s{0,2}0)\b|\b(?:systemctl|service)\s{1,4}(?:stop|disable|mask)\s{1,4}auditd\b|\bauditd\s{1,4}stop\b/),
+  T('evasion.usn_journal', 'T1070', 'The NTFS change journal is deleted', 'defense_evasion', 'high', ['fsutil'],
+    /\bfsutil(?:\.exe)?\s{1,4}usn\s{1,4}deletejournal\b/),
+  dual(T('evasion.firewall_off', 'T1562.004', 'The host firewall or SELinux is switched off', 'defense_evasion', 'medium', ['netsh', 'firewall', 'ufw', 'iptables', 'setenforce', 'selinux'],
+    /\bnetsh(?:\.exe)?\s{1,4}(?:advfirewall\s{1,4}set\s{1,4}\w{0,20}\s{0,4}state\s{1,4}off|firewall\s{1,4}set\s{1,4}opmode\s{1,4}(?:mode=)?disable)|set-netfirewallprofile\b[^\n]{0,80}-enabled\s{1,4}(?:\$?false|0)|\bufw\s{1,4}disable\b|\biptables\s{1,4}-f\b|\b(?:systemctl|service)\s{1,4}(?:stop|disable)\s{1,4}firewalld\b|\bsetenforce\s{1,4}0\b/)),
+  T('evasion.ads', 'T1564.004', 'A payload is hidden in or run from an NTFS alternate data stream', 'defense_evasion', 'medium', [':'],
+    /[a-z0-9_]\.[a-z0-9]{2,4}:[a-z0-9_-]{1,60}\.(?:exe|dll|ps1|vbs|js|bat|cmd|hta)\b/),
+
+  // ---- More signed-binary proxies (LOLBAS) and download helpers ----
+  T('lolbin.wmic_interpreter', 'T1047', 'WMI starts an interpreter, a script binary or a temp file', 'execution', 'high', ['wmic', 'win32_process'],
+    new RegExp(String.raw`(?:\bwmic(?:\.exe)?\b[^\n]{0,120}process\s{1,4}call\s{1,4}create|invoke-(?:wmi|cim)method[^\n]{0,160}win32_process[^\n]{0,80}create|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process)[^\n]{0,120}(?:powershell|pwsh|cmd(?:\.exe)?["']?\s{1,4}/[ck]\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|mkdir\b|md\b|copy\b|move\b|type\b|dir\b|netstat\b|ipconfig\b|set\b)|mshta|rundll32|regsvr32|[wc]script|certutil|bitsadmin|\\\\[\w.-]{1,100}\\|${TEMP.slice(3, -1)})|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process`)),
+  T('lolbin.msxsl', 'T1220', 'msxsl runs script inside an XSL stylesheet', 'defense_evasion', 'high', ['msxsl'],
+    /\bmsxsl(?:\.exe)?\s{1,4}\S{1,200}\s{1,4}\S{1,200}/),
+  T('lolbin.indirect_exec', 'T1202', 'A program is started through an indirect launcher (forfiles, pcalua, conhost, explorer)', 'defense_evasion', 'medium', ['forfiles', 'pcalua', 'conhost', 'explorer', 'scriptrunner', 'wsl'],
+    /\bforfiles(?:\.exe)?\b[^\n]{0,160}\/c\s{1,4}["']?(?:cmd(?:\.exe)?\s{1,4}\/c\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|move\b|copy\b|if\b|@)|powershell|[^"'\s]{1,60}\.exe)|\bforfiles(?:\.exe)?\s[^\n]{0,40}\/p\s{1,4}c:\\windows\\system32\s{1,4}\/m\s{1,4}\S{1,40}\.exe|\bpcalua(?:\.exe)?\s{1,4}-a\s|\bconhost(?:\.exe)?\s{1,4}(?:--headless\s{1,4})?["']?(?:cmd|powershell|[^\s"']{1,120}\.exe)\b|\bexplorer(?:\.exe)?\s{1,4}\/root,|\bscriptrunner(?:\.exe)?\s{1,4}-appvscript|\bwsl(?:\.exe)?\s{1,4}(?:-e|--exec)\s/),
+  T('lolbin.download_helper', 'T1105', 'A Windows tool is used to download a file', 'command_and_control', 'high', ['mpcmdrun', 'certreq', 'certoc', 'finger', 'esentutl', 'desktopimgdownldr', 'hh', 'ieexec', 'presentationhost', 'xwizard'],
+    /\bmpcmdrun(?:\.exe)?["']?\s{1,4}-downloadfile\b|\bcertreq(?:\.exe)?\s{1,4}-post\b[^\n]{0,60}https?:|\bcertoc(?:\.exe)?\s{1,4}-(?:getcacaps|loaddll)\b|\bfinger(?:\.exe)?\s{1,4}\S{1,80}@\S{1,200}[^\n]{0,40}\|\s{0,4}(?:more\b[^\n|]{0,20}\|\s{0,4})?(?:cmd|powershell|(?:ba)?sh)\b|\b(?:hh|ieexec|presentationhost|imewdbld|configsecuritypolicy)(?:\.exe)?\s{1,4}["']?https?:|\bxwizard(?:\.exe)?\s{1,4}runwizard\b[^\n]{0,80}\/zhttps?:|\besentutl(?:\.exe)?\s{1,4}\/y\s{1,4}\\\\/),
+  T('lolbin.rundll32_url', 'T1218.011', 'rundll32 hands a URL or a COM class to a DLL export', 'defense_evasion', 'high', ['rundll32'],
+    /\brundll32(?:\.exe)?\s[^\n]{0,120}\.dll["']?\s{0,2},\s{0,2}#?\w{1,60}\s[^\n]{0,40}https?:|\brundll32(?:\.exe)?\s{1,4}-sta\s|\brundll32(?:\.exe)?\s[^\n]{0,80}advpack(?:\.dll)?\s{0,2},\s{0,2}(?:launchinfsection|registerocx)/),
+  T('lolbin.signed_binary_url', 'T1218', 'A signed Windows or Office binary is handed a URL on a bare IP or plain http', 'defense_evasion', 'medium',
+    ['ngen', 'xsd', 'ecmangen', 'winword', 'excel', 'powerpnt', 'msaccess', 'mspub', 'visio', 'winproj', 'outlook', 'msoxmled', 'msohtmed', 'protocolhandler', 'devinit', 'msedge', 'pubprn', 'installutil', 'cmstp', 'msdeploy'],
+    new RegExp(String.raw`\b(?:ngen|xsd|ecmangen|winword|excel|powerpnt|msaccess|mspub|visio|winproj|outlook|msoxmled|msohtmed|protocolhandler|devinit|msedge_proxy|pubprn\.vbs|installutil|cmstp|msdeploy)(?:\.exe)?["']?\s[^\n]{0,80}(?:script:)?${SHADY_URL}`)),
+  T('lolbin.dll_injection_helper', 'T1218.013', 'A signed tool injects a DLL or starts a program for the caller', 'defense_evasion', 'high', ['mavinject', 'dnscmd', 'ttdinject', 'tttracer', 'vshadow', 'msdeploy', 'diskshadow'],
+    /\bmavinject(?:\.exe)?\s{1,4}\d{1,6}\s{1,4}\/injectrunning\b|\bdnscmd(?:\.exe)?\s[^\n]{0,80}\/serverlevelplugindll\b|\bttdinject(?:\.exe)?\s[^\n]{0,120}\/launch\b|\bvshadow(?:\.exe)?\s[^\n]{0,40}-exec=|\bmsdeploy(?:\.exe)?\s[^\n]{0,80}runcommand|\bdiskshadow(?:\.exe)?\s{1,4}\/s\s/),
+
+  // ---- More credential access ----
+  T('cred.windows_vault', 'T1555.004', 'Saved Windows credentials are listed', 'credential_access', 'medium', ['vaultcmd', 'cmdkey'],
+    /\bvaultcmd(?:\.exe)?\s{1,4}\/list(?:creds|properties)?\b|\bcmdkey(?:\.exe)?\s{1,4}\/list\b/),
+  T('cred.kerberos', 'T1558.003', 'Kerberos tickets are requested or dumped for offline cracking (Kerberoasting, AS-REP roasting)', 'credential_access', 'high', ['rubeus', 'kerberoast', 'getuserspns', 'getnpusers', 'kerberosrequestorsecuritytoken', 'asreproast'],
+    /\brubeus(?:\.exe)?\s{1,4}(?:kerberoast|asreproast|asktgt|asktgs|dump|tgtdeleg|s4u|ptt|golden|silver|harvest|monitor|triage)\b|invoke-(?:kerberoast|rubeus|asreproast)|getuserspns(?:\.py)?\b|getnpusers(?:\.py)?\b|kerberosrequestorsecuritytoken|\bkerberoast\b/),
+  T('cred.dump_tools', 'T1003', 'A credential-dumping tool is run', 'credential_access', 'high', ['secretsdump', 'pypykatz', 'lsassy', 'nanodump', 'hashdump', 'powerdump', 'gpppassword', 'ninjacopy', 'dcsync', 'safetykatz', 'crackmapexec', 'netexec'],
+    /\bsecretsdump(?:\.py)?\s|\bpypykatz\s{1,4}(?:lsa|live|registry)\b|\blsassy\s|\bnanodump\b|\bhashdump\b|invoke-(?:powerdump|ninjacopy|dcsync)|get-gpppassword|\bsafetykatz\b|\b(?:crackmapexec|netexec|nxc|cme)\s[^\n]{0,160}\s--(?:sam|lsa|ntds)\b/),
+  T('cred.shell_history', 'T1552.003', 'Shell or PowerShell command history is read', 'credential_access', 'medium', ['history'],
+    /(?:get-content|\bgc|\bcat|\btype)\s{1,4}[^\n|;]{0,40}(?:\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|consolehost_history\.txt)|(?:^|[;&|]\s{0,2})cat\s{1,4}(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b/m),
+  T('cred.registry_search', 'T1552.002', 'The registry is searched for stored passwords', 'credential_access', 'medium', ['reg'],
+    /\breg(?:\.exe)?\s{1,4}query\s{1,4}hk(?:lm|cu|ey_local_machine|ey_current_user)\s[^\n]{0,60}\/f\s{1,4}["']?pass(?:word|wd)?\b/),
+
+  // ---- Offensive frameworks known by their commands (T1059.001 plus the technique they serve) ----
+  T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup'],
+    /\binvoke-(?:shellcode|reflectivepeinjection|dllinjection|powershell(?:tcp|udp|icmp)(?:oneline)?|tokenmanipulation|credentialinjection|allchecks|privesc(?:audit)?|bloodhound|sharphound|smbexec|wmiexec|thehash|psinject|portscan|userhunter|sharefinder|mimikittenz|inveigh|wscriptbypassuac|eventvwrbypass|sdcltbypass|fodhelperbypass|psremoting|empire|seatbelt|sharpup|winpeas|mimidogz|nishang|bypassuac|dcomexec|massmimikatz|encryptedscript|runaspayload|servicesabuse|serviceabuse)\b|\bget-(?:keystrokes|timedscreenshot|vaultcredential|passhashes|lsasecret)\b|\bfind-localadminaccess\b|\bsharphound(?:\.exe|\.ps1)?\s{1,4}-c\b/),
+  T('tool.linux_recon', 'T1082', 'A privilege-escalation enumeration script is fetched or run', 'execution', 'high', ['linpeas', 'linenum', 'lse.sh', 'linux-exploit-suggester', 'pspy', 'winpeas'],
+    /\b(?:linpeas|linenum|lse|linux-exploit-suggester(?:-2)?|winpeas(?:any|x64|x86)?)(?:\.sh|\.exe|\.bat|\.pl)\b|\bpspy(?:32|64)\b/),
+
+  // ---- Exfiltration (T1048, T1041) ----
+  T('exfil.http_upload', 'T1041', 'A local file is uploaded to a bare IP or plain-http host', 'command_and_control', 'medium', ['curl', 'wget', 'invoke-webrequest', 'invoke-restmethod', 'uploadfile'],
+    new RegExp(String.raw`\bcurl\b[^\n]{0,200}(?:-f\s{0,2}["']?[\w.-]{0,40}=@|--upload-file\s|\s-t\s|--data-binary\s{0,2}["']?@)[^\n]{0,200}${BARE_URL}|\bwget\b[^\n]{0,120}--post-file[^\n]{0,200}${BARE_URL}|(?:invoke-webrequest|invoke-restmethod|\biwr|\birm)\b[^\n]{0,200}-infile\s[^\n]{0,200}${BARE_URL}|\.uploadfile\s{0,2}\(\s{0,2}["']${BARE_URL}`)),
+
+  // ---- Discovery: one command is routine, a run of them is reconnaissance ----
+  atLeast(4, T('discovery.chain', 'T1082', 'Several host and domain discovery commands in a row', 'execution', 'medium', ['whoami', 'net ', 'nltest', 'systeminfo', 'ipconfig', 'sudo -l', 'perm', 'getcap', 'arp', 'tasklist', 'quser', 'netstat'],
+    /\bwhoami(?:\.exe)?\s{1,4}\/(?:all|priv|groups)\b/, /\bnet1?\s{1,4}(?:user|group|localgroup|accounts)\b[^\n]{0,60}(?:\/domain|administrators|domain admins)/, /\bnltest(?:\.exe)?\s{1,4}\/(?:dclist|domain_trusts|dsgetdc)/,
+    /\bsysteminfo\b/, /\bipconfig\s{1,4}\/all\b/, /\bnetstat\s{1,4}-a?no?\b/, /\btasklist(?:\.exe)?\s{1,4}\/(?:svc|v)\b/, /\barp\s{1,4}-a\b/, /\b(?:quser|query\s{1,4}user)\b/, /\bnet1?\s{1,4}(?:view|share|session)\b/,
+    /\bsudo\s{1,4}-l\b/, /\bfind\s{1,4}\/\s[^\n]{0,40}-perm\s{1,4}(?:-[24]000|-u=s|\/[46]000)/, /\bgetcap\s{1,4}-r\s{1,4}\//, /\bcat\s{1,4}\/etc\/(?:passwd|issue|os-release)\b/, /\buname\s{1,4}-a\b/)),
 ];
 
 const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
@@ -241,6 +350,10 @@ function excerptOf(view: string, re: RegExp): string {
 
 function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
   if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
+  if (rule.atLeast !== undefined) {
+    const seen = rule.all.filter((re) => re.test(view.text));
+    return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
+  }
   for (const re of rule.all) {
     re.lastIndex = 0;
     if (!re.test(view.text)) return undefined;
