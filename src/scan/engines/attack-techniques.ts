@@ -108,8 +108,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`\b(?:nc|ncat|netcat)\b[^\n|;]{0,40}\s-[a-z]{0,5}l[a-z]{0,5}\b[^\n|;]{0,80}\s-[a-z]{0,4}[ec]\s{0,2}["']?(?:${SHELL}|cmd)|\bsocat\b[^\n]{0,60}tcp-listen:\d{1,5}[^\n]{0,120}(?:exec|system):[^\n]{0,40}sh`)),
 
   // ---- Download and execute (T1105 ingress tool transfer + interpreter) ----
-  T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod'],
-    /(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.xmlhttp|winhttprequest)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
+  T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod', 'scriptblock', 'invokecommand'],
+    /(?:\[scriptblock\]::create|invokecommand\.(?:invokescript|newscriptblock))\s{0,2}\(\s{0,2}\(?\s{0,2}(?:new-object\s[^\n]{0,60}webclient\s{0,2}\)|\$\w{1,30})\.download(?:string|data)\b|(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.xmlhttp|winhttprequest)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
   T('cradle.shell_pipe_shady', 'T1105', 'A script from a bare IP, plain http or a paste site is piped into an interpreter', 'execution', 'high', ['curl', 'wget', 'fetch'],
     new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)|(?:${SHELL}|\bsource|\.)\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b[^\n)]{0,300}${SHADY_URL}`)),
   T('cradle.shell_pipe', 'T1105', 'A remote script is piped straight into a shell (installer idiom)', 'execution', 'low', ['curl', 'wget'],
@@ -179,10 +179,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /amsiutils|amsiinitfailed|amsiscanbuffer|amsiopensession|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress|loadlibrary)|amsisession|\\amsi\\{1,2}providers|-like\s{0,2}["']\*?(?:siutils|iutils|msiutils)["']/),
   T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider', 'logman', 'autologger'],
     /\blogman(?:\.exe)?\s{1,4}(?:stop|delete|update\s{1,4}trace)\s{1,4}["']?eventlog-|remove-etwtraceprovider|\\wmi\\{1,2}autologger\\{1,2}[^\n]{0,120}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|complus_etwenabled\s{0,2}=\s{0,2}["']?0|etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
-  T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring'],
-    /set-mppreference\s{1,8}-disable\w{1,40}\s{1,8}(?:\$true|1)|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
-  T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog'],
-    /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b/),
+  T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring', 'windows defender', 'mdatp', 'windows-defender'],
+    /set-mppreference\s{1,8}(?:-\w{1,40}\s{1,8}\S{1,40}\s{1,8}){0,4}-(?:disable\w{1,40}|drtm|dioavp|dbm|dbaf|dscrptsc|dips|dbbs|dbaf)\s{1,8}(?:\$true|1)|set-mppreference\s[^\n]{0,80}-(?:mapsreporting\s{1,4}(?:0|disabled)|submitsamplesconsent\s{1,4}(?:2|never)|puaprotection\s{1,4}(?:0|disabled)|enablecontrolledfolderaccess\s{1,4}disabled)|msft_mppreference\s{1,4}call\s{1,4}(?:add|set)\b|\\windows defender\\{1,2}[^\n]{0,120}["'\\\s]disable\w{2,40}["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdism(?:\.exe)?\s[^\n]{0,60}\/disable-feature\s[^\n]{0,40}windows-defender|\bmdatp\s{1,4}config\s{1,4}real-time-protection\s[^\n]{0,40}disabled|\bspctl\s{1,4}--master-disable|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
+  T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog', 'clearlog', 'winevt', 'eventlog'],
+    /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b|\bwevtutil(?:\.exe)?\s{1,4}(?:sl|set-log)\s[^\n]{0,120}\/e:false|\.clearlog\s{0,2}\(|(?:\bdel|\berase|remove-item|\bri|\brm)\s[^\n]{0,60}\\winevt\\{1,2}logs\\|\b(?:sc|sc\.exe)\s{1,4}config\s{1,4}eventlog\s{1,4}start=\s{0,2}disabled|stop-service\s[^\n]{0,30}\beventlog\b[^\n]{0,30}-force/),
   T('evasion.history', 'T1070.003', 'Shell history is disabled or wiped', 'defense_evasion', 'low', ['histfile', 'history'],
     /\bunset\s{1,8}histfile\b|histfile=\/dev\/null|\bhistory\s{1,8}-c\b|histsize=0\b|\bclear-history\b|historysavestyle\s{1,4}savenothing/),
   T('evasion.history_file', 'T1070.003', 'The shell or PowerShell history file is deleted, emptied or sent to /dev/null', 'defense_evasion', 'medium', ['history'],
@@ -193,8 +193,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Persistence (admin scripts do these too: dual) ----
   dual(T('persist.cron', 'T1053.003', 'A cron job is installed', 'persistence', 'medium', ['cron'],
     /\|\s{0,8}crontab\s{1,8}-(?:\s|$)|crontab\s{1,8}-l[^\n]{0,200}(?:echo|printf)|>>?\s{0,8}\/etc\/cron(?:tab|\.d\/|\.hourly|\.daily)|\/var\/spool\/cron\/(?:crontabs\/)?\w/m)),
-  dual(T('persist.run_key', 'T1547.001', 'A Run/RunOnce autostart value is written', 'persistence', 'medium', ['currentversion\\run', 'currentversion\\\\run'],
-    /\\(?:software)\\{1,2}(?:wow6432node\\{1,2})?microsoft\\{1,2}windows\\{1,2}currentversion\\{1,2}run(?:once)?\b/, /(?:\breg(?:\.exe)?\s{1,8}add\b|new-itemproperty|set-itemproperty|regwrite|setvalue|\bwinreg\b|reg_sz)/)),
+  dual(T('persist.run_key', 'T1547.001', 'A Run/RunOnce autostart value is written', 'persistence', 'medium', ['currentversion\\run', 'currentversion\\\\run', 'explorer\\run', 'explorer\\\\run'],
+    /\\(?:software)\\{1,2}(?:wow6432node\\{1,2})?microsoft\\{1,2}windows\\{1,2}currentversion\\{1,2}(?:policies\\{1,2}explorer\\{1,2})?run(?:once|onceex|services|servicesonce)?\b/, /(?:\breg(?:\.exe)?\s{1,8}add\b|new-itemproperty|set-itemproperty|regwrite|setvalue|\bwinreg\b|reg_sz)/)),
   dual(T('persist.schtasks', 'T1053.005', 'A scheduled task is created', 'persistence', 'medium', ['schtasks', 'scheduledtask'],
     /\bschtasks(?:\.exe)?\s{1,8}\/create\b|register-scheduledtask|new-scheduledtaskaction/)),
   T('persist.interpreter_payload', 'T1053', 'Persistence that starts an interpreter with an inline command or a file from a temp folder', 'persistence', 'high', ['schtasks', 'scheduledtask', 'currentversion\\run', 'crontab', 'new-service', 'binpath', 'cron', 'runonce'],
@@ -211,6 +211,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     />>\s{0,8}[^\n;|]{0,100}authorized_keys\b/)),
   T('persist.ld_preload', 'T1574.006', '/etc/ld.so.preload is written (library injection into every process)', 'persistence', 'high', ['ld.so.preload'],
     /(?:>|\btee\b[^\n]{0,20})\s{0,8}\/etc\/ld\.so\.preload/),
+  T('persist.startup_script', 'T1547.001', 'A script or HTA is dropped into the Startup folder', 'persistence', 'high', ['startup'],
+    /(?:\\start menu\\{1,2}programs\\{1,2}startup|shell:startup)\\{1,2}[^\n"'\\]{1,80}\.(?:vbs|vbe|js|jse|wsf|hta|bat|cmd|ps1|scr)\b/),
   dual(T('persist.startup_folder', 'T1547.001', 'A file is dropped into the Startup folder', 'persistence', 'medium', ['startup'],
     /\\start menu\\{1,2}programs\\{1,2}startup\b|shell:startup|\[environment\]::getfolderpath\(\s{0,2}["']startup["']/)),
 
@@ -223,8 +225,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\breg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\{1,2}(?:sam|system|security)\b/),
   T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil', 'shadowcopy'],
     /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\besentutl(?:\.exe)?\s[^\n]{0,40}\/vss\b[^\n]{0,120}(?:ntds\.dit|\\config\\{1,2}(?:sam|system|security)\b)|harddiskvolumeshadowcopy\d{0,3}\\{1,2}windows\\{1,2}(?:ntds\\{1,2}ntds\.dit|system32\\{1,2}config\\{1,2}(?:sam|system|security)\b)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
-  T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow'],
-    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow)\b[^\n|;]{0,80}\/etc\/shadow\b/),
+  T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow', '/etc/master.passwd'],
+    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow|head|tail|less|more|strings|dd|rsync|od|hexdump|tac|nl|awk|sed|cut|sort|uniq|tee|zip|gzip|openssl|python[23]?|perl|ruby|php)\b[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b|<\s{0,2}\/etc\/(?:shadow|master\.passwd)\b|open\s{0,2}\(\s{0,2}["']\/etc\/shadow["']/),
   T('cred.browser_store', 'T1555.003', 'Browser password stores are read', 'credential_access', 'high', ['login data', 'logins.json', 'key4.db'],
     /(?:\\|\/)login data\b|logins\.json|key4\.db|signons\.sqlite/, /(?:copy|cp|sqlite|select\s|decrypt|cryptunprotectdata|dpapi|upload|invoke-webrequest|curl)/),
   T('cred.files_search', 'T1552.001', 'Files are searched for passwords', 'credential_access', 'medium', ['findstr', 'password'],
@@ -232,8 +234,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('cred.lazagne', 'T1555', 'A password-recovery tool collects stored credentials', 'credential_access', 'high', ['lazagne'], /\blazagne(?:\.exe|\.py)?\b[^\n]{0,30}\ball\b/),
 
   // ---- Impact (T1490, T1485) ----
-  T('impact.shadow_delete', 'T1490', 'Shadow copies are deleted or recovery disabled', 'impact', 'high', ['vssadmin', 'shadowcopy', 'wbadmin', 'bcdedit'],
-    /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no|win32_shadowcopy[^\n]{0,80}\.delete\(/),
+  T('impact.shadow_delete', 'T1490', 'Shadow copies are deleted or recovery disabled', 'impact', 'high', ['vssadmin', 'shadowcopy', 'wbadmin', 'bcdedit', 'systemrestore', 'tmutil', 'del '],
+    /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|vssadmin(?:\.exe)?\s{1,8}resize\s{1,8}shadowstorage\b[^\n]{0,120}\/maxsize=|wbadmin(?:\.exe)?\s{1,8}delete\s{1,8}(?:systemstatebackup|backup)\b|\\systemrestore\b[^\n]{0,80}(?:disablesr|disableconfig)[^\n]{0,60}(?:\/d\s{1,4}1|-value\s{1,4}1)|disable-computerrestore\b|schtasks[^\n]{0,40}\/change\s[^\n]{0,40}\\systemrestore\\{1,2}sr["']?\s{1,4}\/disable|\btmutil\s{1,4}(?:disable|delete)\b|\bdel(?:ete)?\s[^\n]{0,40}\*\.(?:vhdx?|bak|bac|bkf|wbcat|set|win|dsk)\s{1,4}(?:[a-z]:\\{1,2})?\*\.(?:vhdx?|bak|bac|bkf|wbcat|set|win|dsk)\b|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no|win32_shadowcopy[^\n]{0,80}\.delete\(/),
   T('impact.wipe_root', 'T1485', 'The root file system is deleted', 'impact', 'critical', ['rm'],
     /\brm\s{1,4}(?:-[a-z]{0,5}r[a-z]{0,5}f[a-z]{0,5}|-[a-z]{0,5}f[a-z]{0,5}r[a-z]{0,5}|-r\s{1,4}-f|-f\s{1,4}-r)\s{1,4}(?:--no-preserve-root\s{1,4})?["']?\/["']?(?:\s|\*|;|&|\||$)/m),
   // ---- Shells and listeners not covered above ----
@@ -332,6 +334,46 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Exfiltration (T1048, T1041) ----
   T('exfil.http_upload', 'T1041', 'A local file is uploaded to a bare IP or plain-http host', 'command_and_control', 'medium', ['curl', 'wget', 'invoke-webrequest', 'invoke-restmethod', 'uploadfile'],
     new RegExp(String.raw`\bcurl\b[^\n]{0,200}(?:-f\s{0,2}["']?[\w.-]{0,40}=@|--upload-file\s|\s-t\s|--data-binary\s{0,2}["']?@)[^\n]{0,200}${BARE_URL}|\bwget\b[^\n]{0,120}--post-file[^\n]{0,200}${BARE_URL}|(?:invoke-webrequest|invoke-restmethod|\biwr|\birm)\b[^\n]{0,200}-infile\s[^\n]{0,200}${BARE_URL}|\.uploadfile\s{0,2}\(\s{0,2}["']${BARE_URL}`)),
+
+  // ---- Obfuscated launchers (T1027) ----
+  T('exec.obfuscated_iex', 'T1027', 'An expression rebuilt at run time (join, split, reverse, XOR, SecureString) is executed', 'defense_evasion', 'high', ['iex', 'invoke-expression', 'scriptblock', 'invokescript', '&(', '.('],
+    /(?:\biex\b|invoke-expression|\[scriptblock\]::create|invokecommand\.invokescript|(?:^|[;|(]\s{0,2})[.&]\s{0,2}\(\s{0,2}["'$(])[^\n]{0,400}(?:-join\b|-split\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[convert\]::toint(?:16|32)\s{0,2}\(|\[char\[\]\]|\[string\]::join|\[regex\]::matches[^\n]{0,80}righttoleft)|(?:-join\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[string\]::join)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression|[.&]\s{0,2}\(|[.&]\s{0,2}\$)/m),
+  T('exec.iex_alias', 'T1027', 'Invoke-Expression is spelled out of a variable name at run time', 'defense_evasion', 'high', ['mdr', 'mdr*'],
+    /\(\s{0,2}(?:gv|get-variable|variable|dir\s{1,4}variable:|ls\s{1,4}variable:|get-childitem\s{1,4}variable:)\s{0,4}["']?\*mdr\*["']?\s{0,2}\)\.name\s{0,2}\[\s{0,2}3\s{0,2},\s{0,2}11\s{0,2},\s{0,2}2\s{0,2}\]/),
+  T('exec.stdin_launcher', 'T1027.010', 'A command is handed to PowerShell through an environment variable, stdin or the clipboard', 'defense_evasion', 'medium', ['powershell', 'pwsh', 'clipboard'],
+    /\bset\s{1,4}["']?\w{1,30}=[^\n]{0,400}&&\s{0,4}(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,120}\$env:\w{1,30}|\|\s{0,4}(?:powershell|pwsh)(?:\.exe)?\s{1,4}(?:-\w{1,20}\s{1,4}(?:\w{1,20}\s{1,4})?){0,6}-(?:command\s{1,4}-|c\s{1,4}-)?(?:\s|["']?$)|get-clipboard[^\n|]{0,40}\|\s{0,4}(?:\biex\b|invoke-expression)/m),
+  T('evasion.renamed_lolbin', 'T1036.003', 'A system binary is copied under another name before use', 'defense_evasion', 'high', ['copy', 'cp ', 'copy-item'],
+    /(?:\bcopy|copy-item|\bcp)\s[^\n]{0,80}\\(?:certutil|powershell|cmd|mshta|rundll32|regsvr32|wscript|cscript|bitsadmin|msbuild|installutil|regasm|regsvcs|msiexec|wmic)\.exe["']?\s{1,4}["']?[^\s"']{0,120}\.(?:exe|com|scr|txt|dat|tmp|log)\b/),
+
+  // ---- More persistence and hijack points ----
+  T('persist.registry_hijack', 'T1546.015', 'A COM, shell-command, logon or boot registry value is pointed at new code', 'persistence', 'high', ['clsid', 'bootexecute', 'startupprograms', 'bootverificationprogram', 'servicedll', 'user shell folders', 'taskcache'],
+    /\\clsid\\{1,2}\{[0-9a-f-]{36}\}\\{1,2}(?:shell\\{1,2}open\\{1,2}command|inprocserver32|localserver32)\b[^\n]{0,200}(?:\/d\s|-value\s|\/ve\b|reg_sz|set-itemproperty|new-itemproperty)|\\session manager["']?\s[^\n]{0,40}bootexecute\b|\\session manager\\{1,2}?["']?[^\n]{0,40}\/v\s{1,4}bootexecute|\\wds\\{1,2}rdpwd["']?\s[^\n]{0,60}startupprograms|\\control\\{1,2}bootverificationprogram\b|\\services\\{1,2}[^\n\\]{1,60}\\{1,2}parameters["']?\s[^\n]{0,80}\bservicedll\b|\\explorer\\{1,2}user shell folders["']?\s[^\n]{0,80}(?:common )?startup\b|\\schedule\\{1,2}taskcache\\{1,2}(?:tree|tasks)\\[^\n]{0,200}(?:\/d\s|-value\s|\bsd\b|\bindex\b)/),
+  T('persist.mof', 'T1546.003', 'A MOF file registers WMI objects from a temp folder or into root\\subscription', 'persistence', 'medium', ['mofcomp'],
+    new RegExp(String.raw`\bmofcomp(?:\.exe)?\s[^\n]{0,80}(?:-n:\s{0,2}root\\{1,2}subscription|${TEMP.slice(3, -1)})`)),
+  T('persist.cron_file', 'T1053.003', 'A crontab is replaced from a file in a temp folder', 'persistence', 'high', ['crontab'],
+    new RegExp(String.raw`\bcrontab\s{1,4}(?:-u\s{1,4}\S{1,32}\s{1,4})?["']?(?:/tmp/|/dev/shm/|/var/tmp/)`)),
+
+  // ---- More credential access ----
+  T('cred.shadow_copy', 'T1003.003', 'A volume shadow copy is created or linked to read locked credential files', 'credential_access', 'medium', ['shadow', 'shadowcopy', 'mklink'],
+    /vssadmin(?:\.exe)?\s{1,4}create\s{1,4}shadow\b|\bwmic(?:\.exe)?\s[^\n]{0,80}shadowcopy\s{1,4}call\s{1,4}create\b|win32_shadowcopy\]?\s{0,2}\)?\.create\s{0,2}\(|invoke-cimmethod\s[^\n]{0,80}win32_shadowcopy[^\n]{0,80}create|mklink\s[^\n]{0,120}globalroot\\{1,2}device\\{1,2}harddiskvolumeshadowcopy|hivenightmare|serioussam/),
+  T('cred.hive_copy', 'T1003.002', 'The SAM, SYSTEM or SECURITY hive file is copied or read raw', 'credential_access', 'high', ['config'],
+    /\b(?:esentutl(?:\.exe)?\s{1,4}\/y|copy|copy-item|certutil[^\n]{0,40}-encodehex|\[system\.io\.file\]::(?:copy|readallbytes))\b[^\n]{0,120}(?:[\\/]{1,2}system32[\\/]{1,2}config[\\/]{1,2}(?:sam|system|security)\b|\\repair\\{1,2}sam\b)/),
+  T('cred.lsass_tools', 'T1003.001', 'An LSASS dumping tool is run', 'credential_access', 'critical', ['dumpert', 'xordump', 'handlekatz', 'ppldump', 'mirrordump', 'lsass'],
+    /\b(?:outflank-)?dumpert(?:\.exe|\.dll)?\b|\bxordump\b|\bhandlekatz\b|\bppldump\b|\bmirrordump\b|get-process\s{1,4}lsass\b[^\n]{0,120}(?:dump|minidump)|\blsass(?:\.exe)?\b[^\n]{0,80}\.dmp\b/),
+
+  // ---- More signed-binary proxies ----
+  T('lolbin.rundll32_odd', 'T1218.011', 'rundll32 runs an export by ordinal, from a user path or from a file that is not a DLL', 'defense_evasion', 'medium', ['rundll32'],
+    /\brundll32(?:\.exe)?\s{1,4}["']?[^\n,"']{1,200}["']?\s{0,2},\s{0,2}#\d{1,5}\b|\brundll32(?:\.exe)?\s{1,4}["']?[^\n,"']{1,200}\.(?:png|jpg|jpeg|gif|txt|dat|tmp|log|bin|dmp|so|cpl\.txt)["']?\s{0,2},|\brundll32(?:\.exe)?\s{1,4}desk\.cpl\s{0,2},\s{0,2}installscreensaver|\brundll32(?:\.exe)?\s{1,4}(?:syssetup|setupapi)\.dll\s{0,2},\s{0,2}(?:setupinfobjectinstallaction|installhinfsection)/),
+  T('lolbin.regsvr32_odd', 'T1218.010', 'regsvr32 registers a file that is not a DLL', 'defense_evasion', 'high', ['regsvr32'],
+    /\bregsvr32(?:\.exe)?\s[^\n]{0,60}["']?[^\s"']{1,200}\.(?:png|jpg|jpeg|gif|txt|dat|tmp|log|bin|sct)["']?(?:\s|$)/m),
+  T('lolbin.mshta_local', 'T1218.005', 'mshta runs a local HTA application', 'defense_evasion', 'medium', ['mshta'],
+    /\bmshta(?:\.exe)?["']?\s{1,4}["']?[^\s"']{1,200}\.hta\b/),
+  T('lolbin.installutil_helper', 'T1218.004', 'InstallUtil code is invoked through its help text or the managed installer class', 'defense_evasion', 'high', ['installutil', 'managedinstallerclass'],
+    /\binstallutil(?:\.exe)?\s{1,4}\/\?\s{1,4}\S|managedinstallerclass\]?\s{0,2}::\s{0,2}installhelper/),
+  T('ingress.download_to_temp', 'T1105', 'A file is fetched from a bare IP into a temp or public folder', 'command_and_control', 'medium', ['http'],
+    new RegExp(String.raw`https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}[^\n]{0,200}(?:${TEMP.slice(3, -1)})|(?:${TEMP.slice(3, -1)})[^\n]{0,200}https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\S{0,60}(?:/api|/health|/status))`)),
+  T('exec.decode_to_shell', 'T1140', 'Hex, reversed or otherwise encoded text is decoded into a shell', 'defense_evasion', 'high', ['xxd', 'openssl', 'rev', 'base32', 'b64decode'],
+    new RegExp(String.raw`(?:\bxxd\s{1,4}-r|\bopenssl\s{1,4}(?:base64|enc)\b[^\n|]{0,40}\s-d\b|\brev\b|\bbase32\s{1,4}(?:-d|--decode)|\bb64decode\s{1,4}-[rp])[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?${SHELL}`)),
 
   // ---- Discovery: one command is routine, a run of them is reconnaissance ----
   atLeast(4, T('discovery.chain', 'T1082', 'Several host and domain discovery commands in a row', 'execution', 'medium', ['whoami', 'net ', 'nltest', 'systeminfo', 'ipconfig', 'sudo -l', 'perm', 'getcap', 'arp', 'tasklist', 'quser', 'netstat'],
