@@ -244,7 +244,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('revshell.shell_to_tool', 'T1059.004', 'A network tool is given a shell to run for its peer', 'execution', 'critical', ['/bin/', 'sh '],
     /\b(?:rcat|socket|pwncat|gsocket|gs-netcat|sbd|cryptcat|dbd)\b[^\n]{0,80}\s(?:-\w{0,4}[eps]\w{0,3}|--exec|connect\s{1,4}-s|listen\s{1,4}-s)\s{1,4}["']?\/bin\/(?:ba|da|z)?sh\b/),
   T('c2.shell_catcher', 'T1095', 'A raw TCP listener waits for an incoming shell', 'command_and_control', 'medium', ['nc', 'ncat', 'netcat', 'socat', 'rlwrap', 's_server'],
-    /(?:^|[;&|(]\s{0,2}|rlwrap\s{1,4}(?:-\w{1,4}\s{1,4}){0,3})(?:nc|ncat|netcat)(?:\.exe)?\s{1,4}-[a-z]{0,5}l[a-z]{0,5}\s{1,4}(?:-[a-z]{0,4}p\s{0,4})?\d{2,5}\b|\bsocat\b[^\n]{0,80}file:`tty`[^\n]{0,80}tcp-listen:\d{1,5}|\bopenssl\ss_server\b[^\n]{0,80}-quiet[^\n]{0,80}-port\s\d{1,5}/m),
+    /(?:^|[;&|(]\s{0,2}|rlwrap\s{1,4}(?:-\w{1,4}\s{1,4}){0,3})(?:nc|ncat|netcat)(?:\.exe)?\s{1,4}-[a-z]{0,5}l[a-z]{0,5}\s{1,4}(?:-[a-z]{0,4}p\s{0,4})?\d{2,5}\b(?!\s{0,4}[>|])|\bsocat\b[^\n]{0,80}file:`tty`[^\n]{0,80}tcp-listen:\d{1,5}|\bopenssl\ss_server\b[^\n]{0,80}-quiet[^\n]{0,80}-port\s\d{1,5}/m),
   T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty'],
     /\bpty\.spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da)?sh["']/),
   T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', 'sh'],
@@ -298,7 +298,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
 
   // ---- More signed-binary proxies (LOLBAS) and download helpers ----
   T('lolbin.wmic_interpreter', 'T1047', 'WMI starts an interpreter, a script binary or a temp file', 'execution', 'high', ['wmic', 'win32_process'],
-    new RegExp(String.raw`(?:\bwmic(?:\.exe)?\b[^\n]{0,120}process\s{1,4}call\s{1,4}create|invoke-(?:wmi|cim)method[^\n]{0,160}win32_process[^\n]{0,80}create|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process)[^\n]{0,120}(?:powershell|pwsh|cmd(?:\.exe)?["']?\s{1,4}/[ck]\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|mkdir\b|md\b|copy\b|move\b|type\b|dir\b|netstat\b|ipconfig\b|set\b)|mshta|rundll32|regsvr32|[wc]script|certutil|bitsadmin|\\\\[\w.-]{1,100}\\|${TEMP.slice(3, -1)})|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process`)),
+    new RegExp(String.raw`(?:\bwmic(?:\.exe)?\b[^\n]{0,120}process\s{1,4}call\s{1,4}create|invoke-(?:wmi|cim)method[^\n]{0,160}win32_process[^\n]{0,80}create|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process)[^\n]{0,120}(?:powershell|pwsh|cmd(?:\.exe)?["']?\s{1,4}/[ck]\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|mkdir\b|md\b|copy\b|move\b|type\b|dir\b|netstat\b|ipconfig\b|set\b)|mshta|rundll32|regsvr32|[wc]script|certutil|bitsadmin|\\\\[\w.-]{1,100}\\|(?:${TEMP.slice(3, -1)})[^\s"']{1,120}\.(?:exe|dll|ps1|bat|cmd|vbs|js|hta|scr))|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process`)),
   T('lolbin.msxsl', 'T1220', 'msxsl runs script inside an XSL stylesheet', 'defense_evasion', 'high', ['msxsl'],
     /\bmsxsl(?:\.exe)?\s{1,4}\S{1,200}\s{1,4}\S{1,200}/),
   T('lolbin.indirect_exec', 'T1202', 'A program is started through an indirect launcher (forfiles, pcalua, conhost, explorer)', 'defense_evasion', 'medium', ['forfiles', 'pcalua', 'conhost', 'explorer', 'scriptrunner', 'wsl'],
