@@ -110,9 +110,12 @@ function substituteVariables(s: string): string {
     else if (m[3] !== undefined) vars.set(m[3].toLowerCase(), m[5]);
   }
   if (vars.size === 0) return s;
-  return s.replace(/\$\{?([A-Za-z_][\w:]{0,40})\}?/g, (whole, name: string) => {
+  return s.replace(/\$\{?([A-Za-z_][\w:]{0,40})\}?/g, (whole, name: string, at: number, all: string) => {
     const v = vars.get(name.toLowerCase());
     if (v === undefined) return whole;
+    // A string literal: quoted where it is concatenated ('Down'+$b), its text inside a string.
+    const literal = /^(["'])([^"'\n]{0,400})\1$/.exec(v);
+    if (literal) return /\+\s{0,4}$/.test(all.slice(Math.max(0, at - 6), at)) || /^\s{0,4}\+/.test(all.slice(at + whole.length, at + whole.length + 6)) ? v : literal[2];
     // A bare token stays bare (/dev/tcp/$h/$p); an expression keeps its grouping.
     return /^[\w.:/@-]{1,400}$/.test(v) ? v : `(${v})`;
   });
@@ -184,7 +187,9 @@ export function stripComments(text: string): string {
 
 /** Obfuscation undone (escapes, concatenation, char codes, variables), not yet lower-cased. */
 export function deobfuscate(text: string): string {
-  return substituteVariables(formatOperator(joinConcat(formatOperator(constantIndexing(charCodes(removeEscapes(text)))))));
+  const once = substituteVariables(formatOperator(joinConcat(formatOperator(constantIndexing(charCodes(removeEscapes(text)))))));
+  // Literals brought in by the substitution can be joined or formatted in their turn.
+  return formatOperator(joinConcat(once));
 }
 
 /**

