@@ -217,8 +217,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\\start menu\\{1,2}programs\\{1,2}startup\b|shell:startup|\[environment\]::getfolderpath\(\s{0,2}["']startup["']/)),
 
   // ---- Credential access (T1003, T1555, T1552) ----
-  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::', 'misc::', 'token::', 'dpapi::', 'vault::'],
-    /invoke-mimikatz|sekurlsa::|lsadump::|kerberos::(?:golden|ptt|list\s{1,4}\/export|tgt)|privilege::debug|misc::(?:skeleton|memssp|addsid)|token::elevate|dpapi::(?:cred|masterkey|chrome)|vault::(?:cred|list)/),
+  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::', 'misc::', 'token::', 'dpapi::', 'vault::', 'crypto::', 'ts::', 'event::', 'sid::', 'rpc::', 'processprotect', 'privilege::'],
+    /invoke-mimikatz|sekurlsa::|lsadump::|dpapi::|vault::|kerberos::(?:golden|silver|ptt|ptc|list|tgt|purge|hash|ask|clist)|privilege::debug|misc::(?:skeleton|memssp|addsid|cmd|regedit|taskmgr|mflt|printnightmare|efs|detours|shadowcopies|spooler)|token::(?:elevate|whoami|revert|list|run)|crypto::(?:capi|cng|certificates|keys|stores|providers|scauth)|ts::(?:multirdp|sessions|remote|logonpasswords)|event::(?:clear|drop)|sid::(?:patch|add|modify|clear)|rpc::(?:server|connect|enum)|!processprotect\b|^\s{0,4}!\+\s{0,4}$/m),
   T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp', 'comsvcs'],
     /\b(?:(?:procdump(?:64)?|adplus|sqldumper|createdump|dump64)(?:\.exe)?\b[^\n]{0,80}lsass|rdrleakdiag(?:\.exe)?\b[^\n]{0,80}\/fullmemdmp|comsvcs(?:\.dll)?,?\s{0,2}#?(?:minidump|24)[^\n]{0,80}|out-minidump[^\n]{0,80}lsass|minidumpwritedump[^\n]{0,200}lsass|lsass[^\n]{0,200}minidumpwritedump)/),
   T('cred.sam_hive', 'T1003.002', 'The SAM/SYSTEM/SECURITY hives are saved', 'credential_access', 'high', ['reg', 'sam'],
@@ -299,6 +299,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- More signed-binary proxies (LOLBAS) and download helpers ----
   T('lolbin.wmic_interpreter', 'T1047', 'WMI starts an interpreter, a script binary or a temp file', 'execution', 'high', ['wmic', 'win32_process'],
     new RegExp(String.raw`(?:\bwmic(?:\.exe)?\b[^\n]{0,120}process\s{1,4}call\s{1,4}create|invoke-(?:wmi|cim)method[^\n]{0,160}win32_process[^\n]{0,80}create|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process)[^\n]{0,120}(?:powershell|pwsh|cmd(?:\.exe)?["']?\s{1,4}/[ck]\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|mkdir\b|md\b|copy\b|move\b|type\b|dir\b|netstat\b|ipconfig\b|set\b)|mshta|rundll32|regsvr32|[wc]script|certutil|bitsadmin|\\\\[\w.-]{1,100}\\|(?:${TEMP.slice(3, -1)})[^\s"']{1,120}\.(?:exe|dll|ps1|bat|cmd|vbs|js|hta|scr))|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process`)),
+  T('lolbin.wmic_cli_create', 'T1047', 'The wmic command line creates a process', 'execution', 'medium', ['wmic'],
+    /\bwmic(?:\.exe)?\b[^\n]{0,120}\bprocess\s{1,4}call\s{1,4}create\b/),
   T('lolbin.msxsl', 'T1220', 'msxsl runs script inside an XSL stylesheet', 'defense_evasion', 'high', ['msxsl'],
     /\bmsxsl(?:\.exe)?\s{1,4}\S{1,200}\s{1,4}\S{1,200}/),
   T('lolbin.indirect_exec', 'T1202', 'A program is started through an indirect launcher (forfiles, pcalua, conhost, explorer)', 'defense_evasion', 'medium', ['forfiles', 'pcalua', 'conhost', 'explorer', 'scriptrunner', 'wsl'],
