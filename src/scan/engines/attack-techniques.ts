@@ -241,13 +241,13 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Shells and listeners not covered above ----
   T('revshell.powercat', 'T1059.001', 'powercat serves or sends a shell', 'execution', 'critical', ['powercat'],
     /\bpowercat\b[^\n]{0,160}\s-(?:e|ep)\b/),
-  T('revshell.shell_to_tool', 'T1059.004', 'A network tool is given a shell to run for its peer', 'execution', 'critical', ['/bin/', 'sh '],
+  T('revshell.shell_to_tool', 'T1059.004', 'A network tool is given a shell to run for its peer', 'execution', 'critical', ['/bin/'],
     /\b(?:rcat|socket|pwncat|gsocket|gs-netcat|sbd|cryptcat|dbd)\b[^\n]{0,80}\s(?:-\w{0,4}[eps]\w{0,3}|--exec|connect\s{1,4}-s|listen\s{1,4}-s)\s{1,4}["']?\/bin\/(?:ba|da|z)?sh\b/),
-  T('c2.shell_catcher', 'T1095', 'A raw TCP listener waits for an incoming shell', 'command_and_control', 'medium', ['nc', 'ncat', 'netcat', 'socat', 'rlwrap', 's_server'],
+  T('c2.shell_catcher', 'T1095', 'A raw TCP listener waits for an incoming shell', 'command_and_control', 'medium', ['nc -', 'nc.exe -', 'ncat', 'netcat', 'socat', 's_server'],
     /(?:^|[;&|(]\s{0,2}|rlwrap\s{1,4}(?:-\w{1,4}\s{1,4}){0,3})(?:nc|ncat|netcat)(?:\.exe)?\s{1,4}-[a-z]{0,5}l[a-z]{0,5}\s{1,4}(?:-[a-z]{0,4}p\s{0,4})?\d{2,5}\b(?!\s{0,4}[>|])|\bsocat\b[^\n]{0,80}file:`tty`[^\n]{0,80}tcp-listen:\d{1,5}|\bopenssl\ss_server\b[^\n]{0,80}-quiet[^\n]{0,80}-port\s\d{1,5}/m),
-  T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty'],
+  T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty.spawn'],
     /\bpty\.spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da)?sh["']/),
-  T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', 'sh'],
+  T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', ':!', 'checkpoint-action'],
     /-exec\s{1,4}\/bin\/(?:ba|da|z)?sh\s{0,2}(?:-p\s{0,2})?(?:\\;|;|\+|-quit)|:!\s{0,2}\/?(?:bin\/)?(?:ba|da|z)?sh\b|\b(?:os\.execute|system|exec|os\.system|pty\.spawn|io\.popen)\s{0,2}\(?\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?(?:\s{0,2}&)?["']\s{0,2}\)|--to-command=\/bin\/(?:ba)?sh|--checkpoint-action=exec=\/?(?:bin\/)?(?:ba)?sh|\bexec\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?(?:\s{0,2}&)?["']{1,2}\s{0,2}(?:;|\)|\||$)/m),
 
   // ---- Privilege escalation (T1548, T1611, T1136) ----
@@ -255,7 +255,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`\bchmod\s{1,4}(?:[ugoa]{0,3}\+s|[2467][0-7]{3})\s{1,4}["']?(?:(?:/usr)?/bin/(?:ba|da|z)?sh\b|${TEMP})`)),
   T('privesc.container_escape', 'T1611', 'A container mounts the host root or enters the host namespaces', 'privilege_escalation', 'high', ['docker', 'nsenter', 'chroot'],
     /\b(?:docker|podman)\s{1,4}run\b[^\n]{0,160}-v\s{1,4}\/:\/?\w{0,20}\b[^\n]{0,160}\bchroot\b|\bnsenter\s[^\n]{0,40}(?:-t|--target)\s{1,4}1\b[^\n]{0,40}(?:-m|--mount)/),
-  T('privesc.root_account', 'T1136.001', 'A second UID-0 account is created or /etc/passwd is written', 'persistence', 'high', ['useradd', 'passwd'],
+  T('privesc.root_account', 'T1136.001', 'A second UID-0 account is created or /etc/passwd is written', 'persistence', 'high', ['useradd', '/etc/passwd'],
     /\buseradd\b[^\n]{0,120}-o\b[^\n]{0,60}-u\s{0,2}0\b|\buseradd\b[^\n]{0,120}\s-o[a-z]{0,3}u\s{0,2}0\b|\buseradd\b[^\n]{0,120}-u\s{0,2}0\b[^\n]{0,60}\s-o\b|>>\s{0,4}\/etc\/passwd\b|\becho\b[^\n]{0,200}:0:0:[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?tee\s{1,4}-a\s{1,4}\/etc\/passwd/),
   dual(T('persist.sudoers', 'T1548.003', 'Password-less sudo is granted', 'privilege_escalation', 'medium', ['nopasswd'],
     /nopasswd[^\n]{0,80}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)\/etc\/sudoers/)),
@@ -269,7 +269,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- More persistence points ----
   T('persist.cron_payload', 'T1053.003', 'A cron entry runs a file from a temp folder or a network command', 'persistence', 'high', ['cron'],
     new RegExp(String.raw`(?:${TEMP}|\bcurl\s|\bwget\s|/dev/tcp/|\bnc\s|\bbase64\s)[^\n]{0,300}(?:>>?\s{0,4}/etc/cron(?:tab|\.d/)|\|\s{0,4}crontab\s{1,4}-|/var/spool/cron/)|@reboot\s[^\n]{0,200}(?:${TEMP}|/dev/tcp/|\bnc\s)`)),
-  dual(T('persist.boot_script', 'T1037.004', 'A boot or login script is written (rc.local, init.d, motd, autostart)', 'persistence', 'medium', ['rc.local', 'init.d', 'motd', 'autostart', 'udev', 'if-up.d', 'profile', 'bash.bashrc'],
+  dual(T('persist.boot_script', 'T1037.004', 'A boot or login script is written (rc.local, init.d, motd, autostart)', 'persistence', 'medium', ['rc.local', 'init.d', 'motd', 'autostart', 'udev', 'if-up.d', 'if-down.d', '/etc/profile', 'bash.bashrc'],
     /(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?|\bsed\s{1,4}-i\b[^\n]{0,200}\s)["']?(?:\/etc\/rc\.local|\/etc\/rc\.d\/rc\.local|\/etc\/init\.d\/\S|\/etc\/update-motd\.d\/\S|\/etc\/udev\/rules\.d\/\S|\/etc\/network\/if-(?:up|down)\.d\/\S|\/etc\/profile\.d\/\S|\/etc\/profile\b|\/etc\/bash\.bashrc\b|\S{0,40}\/(?:\.config|xdg)\/autostart\/\S{1,80}\.desktop)/)),
   T('persist.boot_payload', 'T1037.004', 'A boot script is made to start a network command or a temp file', 'persistence', 'high', ['rc.local', 'init.d', 'motd'],
     new RegExp(String.raw`(?:${TEMP}|/dev/tcp/|\bnc\s|\bcurl\s|\bwget\s)[^\n]{0,300}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)["']?(?:/etc/rc\.local|/etc/rc\.d/rc\.local|/etc/init\.d/\S|/etc/update-motd\.d/\S)`)),
@@ -283,7 +283,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /appinit_dlls|\\session manager\\{1,2}appcertdlls|\\w32time\\{1,2}timeproviders\\[^\n]{0,120}dllname|\bnetsh(?:\.exe)?\s{1,4}add\s{1,4}helper\b|\\control\\{1,2}print\\{1,2}monitors\\|\\control\\{1,2}lsa\b[^\n]{0,80}(?:security packages|authentication packages|notification packages)|\\office test\\{1,2}special\\{1,2}perf|userinitmprlogonscript/),
 
   // ---- More defence tampering ----
-  T('evasion.ps_downgrade', 'T1562.010', 'PowerShell 2 is started, with evasive options, to escape script logging and AMSI', 'defense_evasion', 'medium', ['powershell'],
+  T('evasion.ps_downgrade', 'T1562.010', 'PowerShell 2 is started, with evasive options, to escape script logging and AMSI', 'defense_evasion', 'medium', ['-v 2', '-version 2'],
     /\b(?:powershell|pwsh)(?:\.exe)?["']?\s[^\n]{0,60}-v(?:ersion)?\s{1,4}2(?:\.0)?\s[^\n]{0,200}(?:\s-(?:e|ec|enc|encodedcommand)\s|\s-(?:w|windowstyle)\s{1,4}h|\s-(?:ep|exec|executionpolicy)\s{1,4}bypass|\biex\b|invoke-expression|downloadstring|amsi)/),
   T('evasion.defender_service', 'T1562.001', 'The Defender service or its signatures are switched off', 'defense_evasion', 'high', ['windefend', 'mpcmdrun', 'sense', 'wdnissvc', 'tamperprotection'],
     /\b(?:sc|sc\.exe|net|net1)\s{1,4}(?:stop|config|delete)\s{1,4}["']?(?:windefend|wdnissvc|sense|wdboot|wdfilter)\b|(?:stop|set)-service\s[^\n]{0,40}(?:windefend|wdnissvc)|\bmpcmdrun(?:\.exe)?["']?\s{1,4}-removedefinitions|tamperprotection["']?\s[^\n]{0,60}(?:\/d\s{1,4}0|-value\s{1,4}0)/),
@@ -293,8 +293,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bfsutil(?:\.exe)?\s{1,4}usn\s{1,4}deletejournal\b/),
   dual(T('evasion.firewall_off', 'T1562.004', 'The host firewall or SELinux is switched off', 'defense_evasion', 'medium', ['netsh', 'firewall', 'ufw', 'iptables', 'setenforce', 'selinux'],
     /\bnetsh(?:\.exe)?\s{1,4}(?:advfirewall\s{1,4}set\s{1,4}\w{0,20}\s{0,4}state\s{1,4}off|firewall\s{1,4}set\s{1,4}opmode\s{1,4}(?:mode=)?disable)|set-netfirewallprofile\b[^\n]{0,80}-enabled\s{1,4}(?:\$?false|0)|\bufw\s{1,4}disable\b|\biptables\s{1,4}-f\b|\b(?:systemctl|service)\s{1,4}(?:stop|disable)\s{1,4}firewalld\b|\bsetenforce\s{1,4}0\b/)),
-  T('evasion.ads', 'T1564.004', 'A payload is hidden in or run from an NTFS alternate data stream', 'defense_evasion', 'medium', [':', '-stream'],
-    /[a-z0-9_]\.[a-z0-9]{2,4}:[a-z0-9_-]{1,60}\.(?:exe|dll|ps1|vbs|js|bat|cmd|hta)\b|(?:add-content|set-content)\b[^\n]{0,200}\s-stream\s{1,4}["']?(?!zone\.identifier)[\w.-]{1,60}|(?:get-content|\bgc)\b[^\n]{0,200}\s-stream\s{1,4}["']?(?!zone\.identifier)[\w.-]{1,60}[^\n]{0,80}\|\s{0,4}(?:\biex\b|invoke-expression)/),
+  T('evasion.ads', 'T1564.004', 'A payload is hidden in or run from an NTFS alternate data stream', 'defense_evasion', 'medium', ['.txt:', '.log:', '.ini:', '.dat:', '.jpg:', '.png:', '.doc:', '.pdf:', '.zip:', '.bin:', '.tmp:', '.xml:', '.exe:', '.dll:', '.lnk:', '-stream'],
+    /[a-z0-9_]\.(?:txt|log|ini|dat|jpg|png|doc|pdf|zip|bin|tmp|xml|exe|dll|lnk):[a-z0-9_-]{1,60}\.(?:exe|dll|ps1|vbs|js|bat|cmd|hta)\b|(?:add-content|set-content)\b[^\n]{0,200}\s-stream\s{1,4}["']?(?!zone\.identifier)[\w.-]{1,60}|(?:get-content|\bgc)\b[^\n]{0,200}\s-stream\s{1,4}["']?(?!zone\.identifier)[\w.-]{1,60}[^\n]{0,80}\|\s{0,4}(?:\biex\b|invoke-expression)/),
 
   // ---- More signed-binary proxies (LOLBAS) and download helpers ----
   T('lolbin.wmic_interpreter', 'T1047', 'WMI starts an interpreter, a script binary or a temp file', 'execution', 'high', ['wmic', 'win32_process'],
@@ -305,7 +305,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bmsxsl(?:\.exe)?\s{1,4}\S{1,200}\s{1,4}\S{1,200}/),
   T('lolbin.indirect_exec', 'T1202', 'A program is started through an indirect launcher (forfiles, pcalua, conhost, explorer)', 'defense_evasion', 'medium', ['forfiles', 'pcalua', 'conhost', 'explorer', 'scriptrunner', 'wsl'],
     /\bforfiles(?:\.exe)?\b[^\n]{0,160}\/c\s{1,4}["']?(?:cmd(?:\.exe)?\s{1,4}\/c\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|move\b|copy\b|if\b|@)|powershell|[^"'\s]{1,60}\.exe)|\bforfiles(?:\.exe)?\s[^\n]{0,40}\/p\s{1,4}c:\\windows\\system32\s{1,4}\/m\s{1,4}\S{1,40}\.exe|\bpcalua(?:\.exe)?\s{1,4}-a\s|\bconhost(?:\.exe)?\s{1,4}(?:--headless\s{1,4})?["']?(?:cmd|powershell|[^\s"']{1,120}\.exe)\b|\bexplorer(?:\.exe)?\s{1,4}\/root,|\bscriptrunner(?:\.exe)?\s{1,4}-appvscript|\bwsl(?:\.exe)?\s{1,4}(?:-e|--exec)\s/),
-  T('lolbin.download_helper', 'T1105', 'A Windows tool is used to download a file', 'command_and_control', 'high', ['mpcmdrun', 'certreq', 'certoc', 'finger', 'esentutl', 'desktopimgdownldr', 'hh', 'ieexec', 'presentationhost', 'xwizard', 'nimgrab', 'gup', 'replace', 'cmdl32', 'printbrm'],
+  T('lolbin.download_helper', 'T1105', 'A Windows tool is used to download a file', 'command_and_control', 'high', ['mpcmdrun', 'certreq', 'certoc', 'finger ', 'finger.exe', 'esentutl', 'hh ', 'hh.exe', 'ieexec', 'presentationhost', 'imewdbld', 'configsecuritypolicy', 'xwizard', 'nimgrab', 'unzipto', 'replace \\\\', 'replace.exe', 'cmdl32', 'printbrm'],
     /\bmpcmdrun(?:\.exe)?["']?\s{1,4}-downloadfile\b|\bcertreq(?:\.exe)?\s{1,4}-post\b[^\n]{0,60}https?:|\bcertoc(?:\.exe)?\s{1,4}-(?:getcacaps|loaddll)\b|\bfinger(?:\.exe)?\s{1,4}\S{1,80}@\S{1,200}[^\n]{0,40}\|\s{0,4}(?:more\b[^\n|]{0,20}\|\s{0,4})?(?:cmd|powershell|(?:ba)?sh)\b|\b(?:hh|ieexec|presentationhost|imewdbld|configsecuritypolicy)(?:\.exe)?\s{1,4}["']?https?:|\bxwizard(?:\.exe)?\s{1,4}runwizard\b[^\n]{0,80}\/zhttps?:|\besentutl(?:\.exe)?\s{1,4}\/y\s{1,4}\\\\|\bnimgrab(?:\.exe)?\s{1,4}https?:|\bgup(?:\.exe)?\s[^\n]{0,40}-unzipto\b|\breplace(?:\.exe)?\s{1,4}\\\\|\bcmdl32(?:\.exe)?\s{1,4}\/vpn\s{1,4}\/lan\b|\bprintbrm(?:\.exe)?\s[^\n]{0,40}-d\s{1,4}\\\\/),
   T('lolbin.rundll32_url', 'T1218.011', 'rundll32 hands a URL or a COM class to a DLL export', 'defense_evasion', 'high', ['rundll32'],
     /\brundll32(?:\.exe)?\s[^\n]{0,120}\.dll["']?\s{0,2},\s{0,2}#?\w{1,60}\s[^\n]{0,40}https?:|\brundll32(?:\.exe)?\s{1,4}-sta\s|\brundll32(?:\.exe)?\s[^\n]{0,80}advpack(?:\.dll)?\s{0,2},\s{0,2}(?:launchinfsection|registerocx)/),
@@ -324,11 +324,11 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bsecretsdump(?:\.py)?\s|\bpypykatz\s{1,4}(?:lsa|live|registry)\b|\blsassy\s|\bnanodump\b|\bhashdump\b|invoke-(?:powerdump|ninjacopy|dcsync)|get-gpppassword|\bsafetykatz\b|\b(?:crackmapexec|netexec|nxc|cme)\s[^\n]{0,160}\s--(?:sam|lsa|ntds)\b/),
   T('cred.shell_history', 'T1552.003', 'Shell or PowerShell command history is read', 'credential_access', 'medium', ['history'],
     /(?:get-content|\bgc|\bcat|\btype)\s{1,4}[^\n|;]{0,40}(?:\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|consolehost_history\.txt)|(?:^|[;&|]\s{0,2})cat\s{1,4}(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b/m),
-  T('cred.registry_search', 'T1552.002', 'The registry is searched for stored passwords', 'credential_access', 'medium', ['reg'],
+  T('cred.registry_search', 'T1552.002', 'The registry is searched for stored passwords', 'credential_access', 'medium', ['reg query', 'reg.exe query'],
     /\breg(?:\.exe)?\s{1,4}query\s{1,4}hk(?:lm|cu|ey_local_machine|ey_current_user)\s[^\n]{0,60}\/f\s{1,4}["']?pass(?:word|wd)?\b/),
 
   // ---- Offensive frameworks known by their commands (T1059.001 plus the technique they serve) ----
-  T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup', 'sharpersist', 'persistence', 'avsignature', 'gppautologon', 'install-ssp', 'volumeshadowcopy', 'out-', 'set-criticalprocess', 'set-masterbootrecord'],
+  T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup', 'sharpersist', 'persistence', 'avsignature', 'gppautologon', 'install-ssp', 'volumeshadowcopy', 'out-compressed', 'out-encoded', 'out-encrypted', 'set-criticalprocess', 'set-masterbootrecord'],
     /\binvoke-(?:shellcode|reflectivepeinjection|dllinjection|powershell(?:tcp|udp|icmp)(?:oneline)?|tokenmanipulation|credentialinjection|allchecks|privesc(?:audit)?|bloodhound|sharphound|smbexec|wmiexec|thehash|psinject|portscan|userhunter|sharefinder|mimikittenz|inveigh|wscriptbypassuac|eventvwrbypass|sdcltbypass|fodhelperbypass|psremoting|empire|seatbelt|sharpup|winpeas|mimidogz|nishang|bypassuac|dcomexec|massmimikatz|encryptedscript|runaspayload|servicesabuse|serviceabuse|conptyshell|amsibypass|persistence|wmicommand|reversednslookup|ninjacopy)\b|\b(?:add-persistence|find-avsignature|get-gppautologon|install-ssp|mount-volumeshadowcopy|new-elevatedpersistenceoption|new-userpersistenceoption|out-compresseddll|out-encodedcommand|out-encryptedscript|set-criticalprocess|set-masterbootrecord)\b|\bsharpersist(?:\.exe)?\s{1,4}-t\s|\bget-(?:keystrokes|timedscreenshot|vaultcredential|passhashes|lsasecret)\b|\bfind-localadminaccess\b|\bsharphound(?:\.exe|\.ps1)?\s{1,4}-c\b/),
   T('tool.linux_recon', 'T1082', 'A privilege-escalation enumeration script is fetched or run', 'execution', 'high', ['linpeas', 'linenum', 'lse.sh', 'linux-exploit-suggester', 'pspy', 'winpeas'],
     /\b(?:linpeas|linenum|lse|linux-exploit-suggester(?:-2)?|winpeas(?:any|x64|x86)?)(?:\.sh|\.exe|\.bat|\.pl)\b|\bpspy(?:32|64)\b/),
@@ -344,7 +344,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\(\s{0,2}(?:gv|get-variable|variable|dir\s{1,4}variable:|ls\s{1,4}variable:|get-childitem\s{1,4}variable:)\s{0,4}["']?\*mdr\*["']?\s{0,2}\)\.name\s{0,2}\[\s{0,2}3\s{0,2},\s{0,2}11\s{0,2},\s{0,2}2\s{0,2}\]/),
   T('exec.stdin_launcher', 'T1027.010', 'A command is handed to PowerShell through an environment variable, stdin or the clipboard', 'defense_evasion', 'medium', ['powershell', 'pwsh', 'clipboard'],
     /\bset\s{1,4}["']?\w{1,30}=[^\n]{0,400}&&\s{0,4}(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,120}\$env:\w{1,30}|\|\s{0,4}(?:powershell|pwsh)(?:\.exe)?\s{1,4}(?:-\w{1,20}\s{1,4}(?:\w{1,20}\s{1,4})?){0,6}-(?:command\s{1,4}-|c\s{1,4}-)?(?:\s|["']?$)|get-clipboard[^\n|]{0,40}\|\s{0,4}(?:\biex\b|invoke-expression)/m),
-  T('evasion.renamed_lolbin', 'T1036.003', 'A system binary is copied under another name before use', 'defense_evasion', 'high', ['copy', 'cp ', 'copy-item'],
+  T('evasion.renamed_lolbin', 'T1036.003', 'A system binary is copied under another name before use', 'defense_evasion', 'high', ['\\certutil.exe', '\\powershell.exe', '\\cmd.exe', '\\mshta.exe', '\\rundll32.exe', '\\regsvr32.exe', '\\wscript.exe', '\\cscript.exe', '\\bitsadmin.exe', '\\msbuild.exe', '\\installutil.exe', '\\regasm.exe', '\\regsvcs.exe', '\\msiexec.exe', '\\wmic.exe'],
     /(?:\bcopy|copy-item|\bcp)\s[^\n]{0,80}\\(?:certutil|powershell|cmd|mshta|rundll32|regsvr32|wscript|cscript|bitsadmin|msbuild|installutil|regasm|regsvcs|msiexec|wmic)\.exe["']?\s{1,4}["']?[^\s"']{0,120}\.(?:exe|com|scr|txt|dat|tmp|log)\b/),
 
   // ---- More persistence and hijack points ----
@@ -358,7 +358,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- More credential access ----
   T('cred.shadow_copy', 'T1003.003', 'A volume shadow copy is created or linked to read locked credential files', 'credential_access', 'medium', ['shadow', 'shadowcopy', 'mklink'],
     /vssadmin(?:\.exe)?\s{1,4}create\s{1,4}shadow\b|\bwmic(?:\.exe)?\s[^\n]{0,80}shadowcopy\s{1,4}call\s{1,4}create\b|win32_shadowcopy\]?\s{0,2}\)?\.create\s{0,2}\(|invoke-cimmethod\s[^\n]{0,80}win32_shadowcopy[^\n]{0,80}create|mklink\s[^\n]{0,120}globalroot\\{1,2}device\\{1,2}harddiskvolumeshadowcopy|hivenightmare|serioussam/),
-  T('cred.hive_copy', 'T1003.002', 'The SAM, SYSTEM or SECURITY hive file is copied or read raw', 'credential_access', 'high', ['config'],
+  T('cred.hive_copy', 'T1003.002', 'The SAM, SYSTEM or SECURITY hive file is copied or read raw', 'credential_access', 'high', ['config\\sam', 'config\\system', 'config\\security', 'config\\\\sam', 'config\\\\system', 'config\\\\security', 'config/sam', 'config/system', 'config/security', 'repair\\'],
     /\b(?:esentutl(?:\.exe)?\s{1,4}\/y|copy|copy-item|certutil[^\n]{0,40}-encodehex|\[system\.io\.file\]::(?:copy|readallbytes))\b[^\n]{0,120}(?:[\\/]{1,2}system32[\\/]{1,2}config[\\/]{1,2}(?:sam|system|security)\b|\\repair\\{1,2}sam\b)/),
   T('cred.lsass_tools', 'T1003.001', 'An LSASS dumping tool is run', 'credential_access', 'critical', ['dumpert', 'xordump', 'handlekatz', 'ppldump', 'mirrordump', 'lsass'],
     /\b(?:outflank-)?dumpert(?:\.exe|\.dll)?\b|\bxordump\b|\bhandlekatz\b|\bppldump\b|\bmirrordump\b|get-process\s{1,4}lsass\b[^\n]{0,120}(?:dump|minidump)|\blsass(?:\.exe)?\b[^\n]{0,80}\.dmp\b/),
@@ -372,9 +372,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bmshta(?:\.exe)?["']?\s{1,4}["']?[^\s"']{1,200}\.hta\b/),
   T('lolbin.installutil_helper', 'T1218.004', 'InstallUtil code is invoked through its help text or the managed installer class', 'defense_evasion', 'high', ['installutil', 'managedinstallerclass'],
     /\binstallutil(?:\.exe)?\s{1,4}\/\?\s{1,4}\S|managedinstallerclass\]?\s{0,2}::\s{0,2}installhelper/),
-  T('ingress.download_to_temp', 'T1105', 'A file is fetched from a bare IP into a temp or public folder', 'command_and_control', 'medium', ['http'],
+  T('ingress.download_to_temp', 'T1105', 'A file is fetched from a bare IP into a temp or public folder', 'command_and_control', 'medium', ['://0', '://1', '://2', '://3', '://4', '://5', '://6', '://7', '://8', '://9'],
     new RegExp(String.raw`https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}[^\n]{0,200}(?:${TEMP.slice(3, -1)})|(?:${TEMP.slice(3, -1)})[^\n]{0,200}https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\S{0,60}(?:/api|/health|/status))`)),
-  T('exec.decode_to_shell', 'T1140', 'Hex, reversed or otherwise encoded text is decoded into a shell', 'defense_evasion', 'high', ['xxd', 'openssl', 'rev', 'base32', 'b64decode'],
+  T('exec.decode_to_shell', 'T1140', 'Hex, reversed or otherwise encoded text is decoded into a shell', 'defense_evasion', 'high', ['xxd', 'openssl', 'rev |', 'rev|', 'base32', 'b64decode'],
     new RegExp(String.raw`(?:\bxxd\s{1,4}-r|\bopenssl\s{1,4}(?:base64|enc)\b[^\n|]{0,40}\s-d\b|\brev\b|\bbase32\s{1,4}(?:-d|--decode)|\bb64decode\s{1,4}-[rp])[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?${SHELL}`)),
 
   // ---- Tampering with PowerShell's own defences (T1562.001, T1562.002) ----
@@ -392,25 +392,25 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bcmd(?:\.exe)?\s{1,4}\/[ck]\s{0,4}<\s{0,4}\\\\|\\\\(?:\d{1,3}\.){3}\d{1,3}(?:@(?:ssl@)?\d{1,5})?\\[^\s"']{1,200}\.(?:exe|dll|ps1|bat|cmd|hta|vbs|js|msi|sct)\b|@(?:ssl@)?\d{1,5}\\davwwwroot\\/),
 
   // ---- More persistence points ----
-  T('persist.hijack_linux', 'T1546.004', 'A Linux hook is planted: a sudo alias that runs more, LD_PRELOAD from a temp folder, set-uid capability or an APT/PAM hook that runs a network command', 'persistence', 'high', ['alias', 'ld_preload', 'setcap', 'pre-invoke', 'post-invoke', 'pam_exec', 'core.', 'insmod'],
+  T('persist.hijack_linux', 'T1546.004', 'A Linux hook is planted: a sudo alias that runs more, LD_PRELOAD from a temp folder, set-uid capability or an APT/PAM hook that runs a network command', 'persistence', 'high', ['alias sudo', 'ld_preload', 'setcap', 'pre-invoke', 'post-invoke', 'pam_exec', 'core.pager', 'core.fsmonitor', 'core.sshcommand', 'core.editor', 'insmod'],
     new RegExp(String.raw`\balias\s{1,4}sudo\s{0,2}=\s{0,2}["'][^"'\n]{0,200}(?:;|&&|\|)|\b(?:echo|printf)\s[^\n]{0,40}alias\s{1,4}sudo\s{0,2}=[^\n]{0,300}>>|ld_preload\s{0,2}=\s{0,2}["']?(?:${TEMP.slice(3, -1)})|\bsetcap\s[^\n]{0,40}cap_setuid[^\n]{0,20}\+e?p|(?:pre|post)-invoke[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s|${TEMP.slice(3, -1)})|pam_exec\.so[^\n]{0,120}(?:${TEMP.slice(3, -1)})|\bgit\s{1,4}config\s[^\n]{0,40}core\.(?:pager|fsmonitor|sshcommand|editor)\s[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s)|\binsmod\s{1,4}["']?(?:${TEMP.slice(3, -1)})`)),
   dual(T('persist.ps_profile', 'T1546.013', 'The PowerShell profile is written', 'persistence', 'medium', ['$profile'],
     /(?:add-content|set-content|out-file|>>)\s[^\n]{0,40}\$profile\b|\$profile\b[^\n]{0,20}\s(?:add-content|set-content|out-file)\b/)),
   T('persist.dsrm', 'T1098', 'The DSRM administrator is allowed to log on over the network', 'persistence', 'high', ['dsrmadminlogonbehavior'],
     /dsrmadminlogonbehavior/),
-  dual(T('persist.at', 'T1053.002', 'A job is queued with at', 'persistence', 'medium', ['at'],
+  dual(T('persist.at', 'T1053.002', 'A job is queued with at', 'persistence', 'medium', ['at ', 'at.exe'],
     /(?:^|[;&|]\s{0,2})(?:c:\\windows\\system32\\)?at(?:\.exe)?\s{1,4}(?:\\\\\S{1,60}\s{1,4})?\d{1,2}:\d{2}\b|\|\s{0,4}at\s{1,4}(?:now|midnight|noon|teatime|\d{1,2}:\d{2})\b/m)),
 
   // ---- Offensive tooling known by name (T1588.002 plus the technique it serves) ----
-  T('tool.offensive_cli', 'T1588.002', 'An offensive network tool is run (impacket, evil-winrm, Responder, Kerbrute, BloodHound collectors)', 'execution', 'high', ['impacket', '.py', 'evil-winrm', 'responder', 'kerbrute', 'bloodhound', 'mitm6', 'chisel', 'ligolo'],
+  T('tool.offensive_cli', 'T1588.002', 'An offensive network tool is run (impacket, evil-winrm, Responder, Kerbrute, BloodHound collectors)', 'execution', 'high', ['impacket-', 'psexec.py', 'smbexec.py', 'wmiexec.py', 'atexec.py', 'dcomexec.py', 'smbserver.py', 'ntlmrelayx', 'getst.py', 'gettgt.py', 'ticketer.py', 'lookupsid.py', 'reg.py', 'addcomputer.py', 'rbcd.py', 'evil-winrm', 'responder', 'kerbrute', 'bloodhound-python', 'mitm6', 'chisel'],
     /(?:\bimpacket-|\b)(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|getst|gettgt|ticketer|lookupsid|reg|addcomputer|rbcd)\.py\s|\bimpacket-(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|secretsdump|getuserspns|getnpusers|ticketer)\b|\bevil-winrm\s[^\n]{0,40}-i\s|\bresponder(?:\.py)?\s{1,4}-i\s|\bkerbrute\s{1,4}(?:userenum|passwordspray|bruteuser)\b|\bbloodhound-python\b|\bmitm6\s{1,4}-d\b|\bchisel\s{1,4}(?:client|server)\b[^\n]{0,120}(?:\bR:|--reverse|socks)/),
 
   // ---- Hidden accounts, staged downloaders, DDE (T1564.002, T1105, T1559.002) ----
   T('persist.hidden_account', 'T1564.002', 'An account is hidden (name ending in $ or removed from the logon screen)', 'persistence', 'high', ['net user', 'specialaccounts'],
     /\bnet1?\s{1,4}user\s{1,4}["']?[\w.-]{1,40}\$["']?\s[^\n]{0,60}\/add\b|specialaccounts\\{1,2}userlist/),
-  T('ingress.staged_downloader', 'T1105', 'A downloader is written line by line (VBScript HTTP object, FTP or TFTP script)', 'command_and_control', 'high', ['echo', 'ftp', 'tftp'],
+  T('ingress.staged_downloader', 'T1105', 'A downloader is written line by line (VBScript HTTP object, FTP or TFTP script)', 'command_and_control', 'high', ['xmlhttp', 'winhttp', 'adodb.stream', '-s:', 'tftp'],
     /\becho\s[^\n]{0,200}(?:msxml2\.(?:server)?xmlhttp|microsoft\.xmlhttp|winhttp\.winhttprequest|adodb\.stream)[^\n]{0,200}>>?\s{0,2}["']?\S{1,60}\.(?:vbs|js)\b|\bftp(?:\.exe)?\s[^\n]{0,20}-s:\s{0,2}\S|\btftp(?:\.exe)?\s{1,4}-i\s{1,4}\S{1,100}\s{1,4}get\b/),
-  T('exec.dde', 'T1559.002', 'A DDE formula starts a command', 'execution', 'high', ['cmd', 'msexcel', 'powershell'],
+  T('exec.dde', 'T1559.002', 'A DDE formula starts a command', 'execution', 'high', ['cmd|', 'cmd |', 'msexcel', 'powershell|', 'powershell |', 'mshta|', 'mshta |'],
     /=\s{0,2}(?:cmd|msexcel|powershell|mshta)\s{0,2}\|\s{0,2}['"]/),
 
   // ---- Security tools and Office protections switched off (T1562.001) ----
@@ -419,7 +419,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /(?:\bsystemctl\s{1,4}(?:stop|disable|mask)|\blaunchctl\s{1,4}(?:unload|remove|bootout)|\bsc(?:\.exe)?\s{1,4}(?:stop|delete)|\bnet1?\s{1,4}stop|\btaskkill\b[^\n]{0,40}\/im|\bstop-service|\bremove-service|\bstop-process\b[^\n]{0,20}-name|\b(?:pkill|killall)|\bfltmc(?:\.exe)?\s{1,4}unload|\bstop)\s{1,4}(?:-\w{1,10}\s{1,4}){0,3}["']?(?:falcon-sensor|falcond|cbdaemon|carbonblack|cbagentd|cb\.exe|csagent|csfalconservice|sentinelagent|sentinelone|cylancesvc|sophos\w{0,20}|mcafee\w{0,30}|masvc|sepmasterservice|smcservice|ekrn|mdatp|wdavdaemon|msmpeng(?:\.exe)?|windefend|osqueryd|wazuh-agent|ossec|sysmon(?:64)?(?:drv)?|rsyslog|syslog-ng|systemd-journald|auditbeat|winlogbeat)\b|\b(?:service)\s{1,4}(?:falcon-sensor|cbdaemon|rsyslog|syslog-ng|osqueryd|wazuh-agent|sysmon)\s{1,4}stop\b|\bsysmon(?:64)?(?:\.exe)?\s{1,4}-u\b|\bbackstab(?:64)?(?:\.exe)?\s[^\n]{0,40}-k\b|\bdefendercontrol(?:\.exe)?\s{1,4}\/d\b|\bremove-mppreference\b[^\n]{0,60}-attacksurfacereduction/),
   T('evasion.office_security', 'T1562.001', 'Office macro or protected-view protection, or hypervisor code integrity, is switched off', 'defense_evasion', 'high', ['vbawarnings', 'protectedview', 'inpv', 'accessvbom', 'antiphish', 'hypervisorenforcedcodeintegrity'],
     /\bvbawarnings["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdisable(?:internetfiles|attachements|attachments|unsafelocations)inpv["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\baccessvbom["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdisable-antiphishrule\b|\\hypervisorenforcedcodeintegrity["']?\s[^\n]{0,60}enabled[^\n]{0,40}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)/),
-  T('c2.dns_txt_exec', 'T1071.004', 'A command fetched from a DNS TXT record is executed', 'command_and_control', 'high', ['nslookup', 'resolve-dnsname', 'dig'],
+  T('c2.dns_txt_exec', 'T1071.004', 'A command fetched from a DNS TXT record is executed', 'command_and_control', 'high', ['nslookup', 'resolve-dnsname', 'dig '],
     /[.&]\s{0,2}\(\s{0,2}nslookup\s[^\n]{0,80}-q(?:uerytype)?=txt|nslookup\s[^\n]{0,80}-q(?:uerytype)?=txt[^\n]{0,120}\|\s{0,4}(?:\biex\b|invoke-expression|cmd|(?:ba)?sh\b)|(?:\biex\b|invoke-expression)[^\n]{0,80}(?:resolve-dnsname\s[^\n]{0,80}-type\s{1,4}txt|nslookup\s[^\n]{0,80}=txt)|\bdig\s[^\n]{0,80}\btxt\b[^\n]{0,80}\|\s{0,4}(?:sudo\s{1,4})?(?:ba)?sh\b/),
 
   // ---- Discovery: one command is routine, a run of them is reconnaissance ----
