@@ -29,6 +29,8 @@ export interface TechniqueRule {
   all: RegExp[];
   /** Persistence-like rules that admin scripts share: low alone, high in a chain. */
   dual?: boolean;
+  /** When set, `all` are alternatives of which at least this many distinct ones must match. */
+  atLeast?: number;
 }
 
 export interface TechniqueHit {
@@ -42,11 +44,14 @@ const T = (
   id: string, technique: string, name: string, tactic: TechniqueRule['tactic'], severity: Severity, needles: string[], ...all: RegExp[]
 ): TechniqueRule => ({ id, technique, name, tactic, severity, needles, all });
 const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
+const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast: n });
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
 /** A download from somewhere an installer would not use: a bare IP, plain http, a tunnel. */
 const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.(?:ps1|sh|exe))`;
+/** Where a script would not upload a local file in earnest: a bare IP or plain http. */
+const BARE_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.))`;
 const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp|\\temp\\|\\appdata\\|\\users\\public\\|\\programdata\\)`;
 
 export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
@@ -54,7 +59,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('revshell.bash_dev_tcp', 'T1059.004', 'Reverse shell through /dev/tcp', 'execution', 'critical', ['/dev/tcp/', '/dev/udp/'],
     new RegExp(String.raw`/dev/(?:tcp|udp)/${HOST}/\d{1,5}`), /(?:\b(?:ba|z|k)?sh\b[^\n]{0,40}\s-i\b|[0-9]?>&\s{0,2}\/dev\/(?:tcp|udp)|0>&1|0<&\d|<>\s{0,2}\/dev\/(?:tcp|udp)|\bexec\s\d{1,3}<>|\bcat\s<&\d|\bwhile\s{1,3}read)/),
   T('revshell.netcat_exec', 'T1059.004', 'Netcat hands a shell to the network', 'execution', 'critical', ['nc', 'netcat', 'ncat'],
-    new RegExp(String.raw`(?<![\w.-])(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|busybox nc|nc\.exe|nc64\.exe)\b[^\n|;]{0,160}\s(?:-[a-z]{0,4}[ec]|--exec|--sh-exec|--lua-exec)\s{0,2}["']?(?:${SHELL}|cmd(?:\.exe)?|powershell(?:\.exe)?|/bin/|python)`)),
+    new RegExp(String.raw`(?<![\w.-])(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|busybox nc|nc\.exe|nc64\.exe)\b[^\n|;]{0,160}\s(?:-[a-z]{0,4}[ec]|--exec|--sh-exec|--lua-exec)\s{0,2}\\?["']?(?:${SHELL}|cmd(?:\.exe)?|powershell(?:\.exe)?|/bin/|python)`)),
   T('revshell.fifo_pipe', 'T1059.004', 'Shell wired to a network tool through a named pipe', 'execution', 'critical', ['mkfifo', 'mknod'],
     new RegExp(String.raw`\b(?:mkfifo|mknod)\b[^\n]{0,200}${SHELL}[^\n]{0,80}\|\s{0,2}(?:nc|ncat|netcat|telnet|openssl\ss_client|socat)\b|\b(?:mkfifo|mknod)\b[^\n]{0,200}\b(?:nc|ncat|netcat|telnet|openssl\ss_client)\b[^\n]{0,200}${SHELL}`)),
   T('revshell.telnet_pipe', 'T1059.004', 'Shell piped between telnet connections', 'execution', 'critical', ['telnet'],
@@ -103,10 +108,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`\b(?:nc|ncat|netcat)\b[^\n|;]{0,40}\s-[a-z]{0,5}l[a-z]{0,5}\b[^\n|;]{0,80}\s-[a-z]{0,4}[ec]\s{0,2}["']?(?:${SHELL}|cmd)|\bsocat\b[^\n]{0,60}tcp-listen:\d{1,5}[^\n]{0,120}(?:exec|system):[^\n]{0,40}sh`)),
 
   // ---- Download and execute (T1105 ingress tool transfer + interpreter) ----
-  T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod'],
-    /(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.xmlhttp|winhttprequest)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
+  T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod', 'scriptblock', 'invokecommand'],
+    /(?:\[scriptblock\]::create|invokecommand\.(?:invokescript|newscriptblock))\s{0,2}\(\s{0,2}\(?\s{0,2}(?:new-object\s[^\n]{0,60}webclient\s{0,2}\)|\$\w{1,30})\.download(?:string|data)\b|(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.(?:server)?xmlhttp|winhttprequest|internetexplorer\.application)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
   T('cradle.shell_pipe_shady', 'T1105', 'A script from a bare IP, plain http or a paste site is piped into an interpreter', 'execution', 'high', ['curl', 'wget', 'fetch'],
-    new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)`)),
+    new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)|(?:${SHELL}|\bsource|\.)\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b[^\n)]{0,300}${SHADY_URL}`)),
   T('cradle.shell_pipe', 'T1105', 'A remote script is piped straight into a shell (installer idiom)', 'execution', 'low', ['curl', 'wget'],
     new RegExp(String.raw`\b(?:curl|wget)\b[^\n|;]{0,300}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b)|(?:${SHELL})\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b`)),
   T('cradle.temp_chmod_exec', 'T1105', 'A file is downloaded to a temp directory, made executable and run', 'execution', 'high', ['chmod'],
@@ -129,7 +134,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     ['rundll32', 'regsvr32', 'cmstp', 'msbuild', 'installutil', 'regasm', 'regsvcs', 'mshta', 'hh.exe', 'pcalua', 'pcwrun', 'presentationhost', 'bginfo', 'cdb', 'msxsl', 'certoc', 'odbcconf', 'msdt', 'forfiles', 'ieexec', 'xwizard', 'settingsynchost', 'control'],
     new RegExp(String.raw`\b(?:rundll32|regsvr32|cmstp|msbuild|installutil|regasm|regsvcs|mshta|hh|pcalua|pcwrun|presentationhost|bginfo|cdb|msxsl|certoc|odbcconf|msdt|forfiles|ieexec|xwizard|settingsynchost|control)(?:\.exe)?\b[^\n]{0,200}${TEMP}`)),
   T('lolbin.app_updater_download', 'T1105', 'An application updater is told to download from an arbitrary URL', 'command_and_control', 'high', ['--download', '--update', 'lockscreenurl'],
-    /\b(?:update|squirrel)(?:\.exe)?\s{1,4}--(?:download|update|updaterollback)\s{1,4}["']?(?:https?:|\\\\)|desktopimgdownldr(?:\.exe)?\b[^\n]{0,40}\/lockscreenurl:\s{0,2}https?:/),
+    /\b(?:update|squirrel)(?:\.exe)?\s{1,4}--(?:download|update|updaterollback)(?:\s{1,4}|=)["']?(?:https?:|\\\\)|desktopimgdownldr(?:\.exe)?\b[^\n]{0,40}\/lockscreenurl:\s{0,2}https?:/),
   T('exfil.dev_tcp', 'T1048', 'A file is sent to a remote host through /dev/tcp', 'command_and_control', 'high', ['/dev/tcp/', '/dev/udp/'],
     new RegExp(String.raw`\b(?:cat|base64|tar|gzip)\b[^\n|;]{0,200}>\s{0,2}/dev/(?:tcp|udp)/${HOST}/\d{1,5}`)),
   T('lolbin.regsvr32', 'T1218.010', 'regsvr32 loads a remote or script component (Squiblydoo)', 'defense_evasion', 'high', ['regsvr32'],
@@ -141,13 +146,13 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.bitsadmin', 'T1197', 'bitsadmin transfers a file or runs a command on completion', 'defense_evasion', 'high', ['bitsadmin'],
     /\bbitsadmin(?:\.exe)?\b[^\n]{0,80}\/(?:transfer|addfile|setnotifycmdline)\b/),
   T('lolbin.msiexec_remote', 'T1218.007', 'msiexec installs a package straight from a URL, quietly', 'defense_evasion', 'high', ['msiexec'],
-    /\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:i|package|y|z)\s{0,4}["']?(?:https?:|\\\\)[^\n]{0,200}\/q/),
+    /\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:i|package|y|z)\s{0,4}["']?(?:https?:|\\\\)[^\n]{0,200}\/q|\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/q\w{0,2}\s[^\n]{0,60}\/(?:i|package)\s{0,4}["']?(?:https?:|\\\\)|\bmsiexec(?:\.exe)?\b[^\n]{0,60}\/(?:y|z)\s{0,4}["']?[^\n"']{1,200}\.(?:dll|ocx|tmp|dat)\b|\bmsiexec(?:\.exe)?\b[^\n]{0,200}transforms=\s{0,2}["']?https?:/),
   T('lolbin.regasm_installutil', 'T1218.004', 'InstallUtil/RegAsm/RegSvcs run code from an assembly', 'defense_evasion', 'high', ['installutil', 'regasm', 'regsvcs'],
-    /\b(?:installutil|regasm|regsvcs)(?:\.exe)?\b[^\n]{0,80}(?:\/u\b|\/logfile=\s|\/logtoconsole=false)/),
+    /\b(?:installutil|regasm|regsvcs)(?:\.exe)?\b[^\n]{0,80}(?:\/u\b|\/logfile=\s|\/logtoconsole=false|\shttps?:)/),
   T('lolbin.cmstp', 'T1218.003', 'cmstp installs a profile that runs a command', 'defense_evasion', 'high', ['cmstp'],
-    /\bcmstp(?:\.exe)?\b[^\n]{0,40}\/(?:s|au)\b[^\n]{0,120}\.inf/),
+    /\bcmstp(?:\.exe)?\b[^\n]{0,40}\/(?:s|au|ni)\b[^\n]{0,120}(?:\.inf|https?:)/),
   T('lolbin.msbuild_inline', 'T1127.001', 'MSBuild compiles and runs an inline task', 'defense_evasion', 'high', ['msbuild', 'usingtask'],
-    /\bmsbuild(?:\.exe)?\b[^\n]{0,120}(?:\.xml|\.csproj|\.proj)\b[^\n]{0,60}(?:\$env:temp|%temp%|\\temp\\|\\users\\public)|<usingtask[^\n]{0,200}codetaskfactory/),
+    /\bmsbuild(?:\.exe)?\b[^\n]{0,120}(?:\.xml|\.csproj|\.proj)\b[^\n]{0,60}(?:\$env:temp|%temp%|\\temp\\|\\users\\public)|\bmsbuild(?:\.exe)?["']?\s{1,4}["']?[^\s"']{1,200}\.xml["']?(?:\s|$)|<usingtask[^\n]{0,200}codetaskfactory/),
   T('lolbin.wmic_xsl', 'T1220', 'WMIC runs a remote or script XSL stylesheet', 'defense_evasion', 'high', ['wmic'],
     /\bwmic(?:\.exe)?\b[^\n]{0,120}\/format:\s{0,2}["']?(?:https?:|\\\\|[^\s"']{0,100}\.xsl)/),
   dual(T('lolbin.wmic_process', 'T1047', 'WMI creates a process (often on a remote host)', 'execution', 'medium', ['wmic', 'win32_process'],
@@ -170,24 +175,26 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/),
 
   // ---- Defence tampering (T1562.001, T1070) ----
-  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi'],
-    /amsiutils|amsiinitfailed|amsiscanbuffer|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress)|amsisession/),
-  T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider'],
-    /etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
-  T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring'],
-    /set-mppreference\s{1,8}-disable\w{1,40}\s{1,8}(?:\$true|1)|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
-  T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog'],
-    /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b/),
+  T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi', 'iutils', '0xb8'],
+    /amsiutils|amsiinitfailed|amsiscanbuffer|amsiopensession|amsicontext|amsi\.dll[^\n]{0,200}(?:virtualprotect|getprocaddress|loadlibrary)|amsisession|\\amsi\\{1,2}providers|-like\s{0,2}["']\*?(?:siutils|iutils|msiutils)["']|\\windows script\\{1,2}settings["']?\s[^\n]{0,40}amsienable|0xb8\s{0,2},\s{0,2}0x57\s{0,2},\s{0,2}0x00\s{0,2},\s{0,2}0x07\s{0,2},\s{0,2}0x80\s{0,2},\s{0,2}0xc3/m),
+  T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider', 'logman', 'autologger', 'etwenabled'],
+    /\blogman(?:\.exe)?\s{1,4}(?:stop|delete|update\s{1,4}trace)\s{1,4}["']?eventlog-|remove-etwtraceprovider|\\wmi\\{1,2}autologger\\{1,2}[^\n]{0,120}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|complus_etwenabled\s{0,2}=\s{0,2}["']?0|\\\.netframework["']?\s[^\n]{0,60}etwenabled[^\n]{0,60}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
+  T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring', 'windows defender', 'mdatp', 'windows-defender'],
+    /set-mppreference\s{1,8}(?:-\w{1,40}\s{1,8}\S{1,40}\s{1,8}){0,4}-(?:disable\w{1,40}|drtm|dioavp|dbm|dbaf|dscrptsc|dips|dbbs|dbaf)\s{1,8}(?:\$true|1)|set-mppreference\s[^\n]{0,80}-(?:mapsreporting\s{1,4}(?:0|disabled)|submitsamplesconsent\s{1,4}(?:2|never)|puaprotection\s{1,4}(?:0|disabled)|enablecontrolledfolderaccess\s{1,4}disabled)|msft_mppreference\s{1,4}call\s{1,4}(?:add|set)\b|\\windows defender\\{1,2}[^\n]{0,120}["'\\\s]disable\w{2,40}["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdism(?:\.exe)?\s[^\n]{0,60}\/disable-feature\s[^\n]{0,40}windows-defender|\bmdatp\s{1,4}config\s{1,4}real-time-protection\s[^\n]{0,40}disabled|\bspctl\s{1,4}--master-disable|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
+  T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog', 'clearlog', 'winevt', 'eventlog'],
+    /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b|\bwevtutil(?:\.exe)?\s{1,4}(?:sl|set-log)\s[^\n]{0,120}\/e:false|\.clearlog\s{0,2}\(|(?:\bdel|\berase|remove-item|\bri|\brm)\s[^\n]{0,60}\\winevt\\{1,2}logs\\|\b(?:sc|sc\.exe)\s{1,4}config\s{1,4}eventlog\s{1,4}start=\s{0,2}disabled|stop-service\s[^\n]{0,30}\beventlog\b[^\n]{0,30}-force/),
   T('evasion.history', 'T1070.003', 'Shell history is disabled or wiped', 'defense_evasion', 'low', ['histfile', 'history'],
-    /\bunset\s{1,8}histfile\b|histfile=\/dev\/null|\bhistory\s{1,8}-c\b|histsize=0\b/),
+    /\bunset\s{1,8}histfile\b|histfile=\/dev\/null|\bhistory\s{1,8}-c\b|histsize=0\b|\bclear-history\b|historysavestyle\s{1,4}savenothing/),
+  T('evasion.history_file', 'T1070.003', 'The shell or PowerShell history file is deleted, emptied or sent to /dev/null', 'defense_evasion', 'medium', ['history'],
+    /(?:remove-item|\bri|\bdel|\brm)\s[^\n]{0,40}\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|(?:^|[;&|]\s{0,2})(?:cat\s\/dev\/null\s{0,2})?>\s{0,2}["']?(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b|\bln\s{1,4}-sf?\s{1,4}\/dev\/null\s{1,4}\S{0,60}\.(?:bash|zsh)_history|\b(?:rm|shred)\s{1,4}(?:-\w{1,4}\s{1,4}){0,3}\S{0,60}\.(?:bash|zsh)_history[^\n]{0,80}(?:unset\s{1,4}histfile|history\s{1,4}-c|kill\s{1,4}-9\s{1,4}\$\$)/m),
   T('evasion.hidden_bypass', 'T1564.003', 'PowerShell started hidden with the execution policy bypassed', 'defense_evasion', 'medium', ['bypass', 'hidden'],
     /\s[-/](?:w|wi|win|window|windowstyle)\s{1,8}(?:h|hi|hid|hidd|hidde|hidden|1)\b/, /\s[-/](?:ep|ex|exe|exec|executionpolicy)\s{1,8}(?:bypass|unrestricted)\b/, /\s[-/](?:nop|noprofile|noni|noninteractive|enc|encodedcommand|c|command)\b/),
 
   // ---- Persistence (admin scripts do these too: dual) ----
   dual(T('persist.cron', 'T1053.003', 'A cron job is installed', 'persistence', 'medium', ['cron'],
     /\|\s{0,8}crontab\s{1,8}-(?:\s|$)|crontab\s{1,8}-l[^\n]{0,200}(?:echo|printf)|>>?\s{0,8}\/etc\/cron(?:tab|\.d\/|\.hourly|\.daily)|\/var\/spool\/cron\/(?:crontabs\/)?\w/m)),
-  dual(T('persist.run_key', 'T1547.001', 'A Run/RunOnce autostart value is written', 'persistence', 'medium', ['currentversion\\run', 'currentversion\\\\run'],
-    /\\(?:software)\\{1,2}(?:wow6432node\\{1,2})?microsoft\\{1,2}windows\\{1,2}currentversion\\{1,2}run(?:once)?\b/, /(?:\breg(?:\.exe)?\s{1,8}add\b|new-itemproperty|set-itemproperty|regwrite|setvalue|\bwinreg\b|reg_sz)/)),
+  dual(T('persist.run_key', 'T1547.001', 'A Run/RunOnce autostart value is written', 'persistence', 'medium', ['currentversion\\run', 'currentversion\\\\run', 'explorer\\run', 'explorer\\\\run'],
+    /\\(?:software)\\{1,2}(?:wow6432node\\{1,2})?microsoft\\{1,2}windows\\{1,2}currentversion\\{1,2}(?:policies\\{1,2}explorer\\{1,2})?run(?:once|onceex|services|servicesonce)?\b/, /(?:\breg(?:\.exe)?\s{1,8}add\b|new-itemproperty|set-itemproperty|regwrite|setvalue|\bwinreg\b|reg_sz)/)),
   dual(T('persist.schtasks', 'T1053.005', 'A scheduled task is created', 'persistence', 'medium', ['schtasks', 'scheduledtask'],
     /\bschtasks(?:\.exe)?\s{1,8}\/create\b|register-scheduledtask|new-scheduledtaskaction/)),
   T('persist.interpreter_payload', 'T1053', 'Persistence that starts an interpreter with an inline command or a file from a temp folder', 'persistence', 'high', ['schtasks', 'scheduledtask', 'currentversion\\run', 'crontab', 'new-service', 'binpath', 'cron', 'runonce'],
@@ -204,20 +211,22 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     />>\s{0,8}[^\n;|]{0,100}authorized_keys\b/)),
   T('persist.ld_preload', 'T1574.006', '/etc/ld.so.preload is written (library injection into every process)', 'persistence', 'high', ['ld.so.preload'],
     /(?:>|\btee\b[^\n]{0,20})\s{0,8}\/etc\/ld\.so\.preload/),
+  T('persist.startup_script', 'T1547.001', 'A script or HTA is dropped into the Startup folder', 'persistence', 'high', ['startup'],
+    /(?:\\start menu\\{1,2}programs\\{1,2}startup|shell:startup)\\{1,2}[^\n"'\\]{1,80}\.(?:vbs|vbe|js|jse|wsf|hta|bat|cmd|ps1|scr)\b/),
   dual(T('persist.startup_folder', 'T1547.001', 'A file is dropped into the Startup folder', 'persistence', 'medium', ['startup'],
     /\\start menu\\{1,2}programs\\{1,2}startup\b|shell:startup|\[environment\]::getfolderpath\(\s{0,2}["']startup["']/)),
 
   // ---- Credential access (T1003, T1555, T1552) ----
-  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::'],
-    /invoke-mimikatz|sekurlsa::|lsadump::|kerberos::(?:golden|ptt)|privilege::debug/),
-  T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp'],
+  T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::', 'misc::', 'token::', 'dpapi::', 'vault::', 'crypto::', 'ts::', 'event::', 'sid::', 'rpc::', 'processprotect', 'privilege::'],
+    /invoke-mimikatz|sekurlsa::|lsadump::|dpapi::|vault::|kerberos::(?:golden|silver|ptt|ptc|list|tgt|purge|hash|ask|clist)|privilege::debug|misc::(?:skeleton|memssp|addsid|cmd|regedit|taskmgr|mflt|printnightmare|efs|detours|shadowcopies|spooler)|token::(?:elevate|whoami|revert|list|run)|crypto::(?:capi|cng|certificates|keys|stores|providers|scauth)|ts::(?:multirdp|sessions|remote|logonpasswords)|event::(?:clear|drop)|sid::(?:patch|add|modify|clear)|rpc::(?:server|connect|enum)|!processprotect\b|^\s{0,4}!\+\s{0,4}$/m),
+  T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp', 'comsvcs'],
     /\b(?:(?:procdump(?:64)?|adplus|sqldumper|createdump|dump64)(?:\.exe)?\b[^\n]{0,80}lsass|rdrleakdiag(?:\.exe)?\b[^\n]{0,80}\/fullmemdmp|comsvcs(?:\.dll)?,?\s{0,2}#?(?:minidump|24)[^\n]{0,80}|out-minidump[^\n]{0,80}lsass|minidumpwritedump[^\n]{0,200}lsass|lsass[^\n]{0,200}minidumpwritedump)/),
   T('cred.sam_hive', 'T1003.002', 'The SAM/SYSTEM/SECURITY hives are saved', 'credential_access', 'high', ['reg', 'sam'],
     /\breg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\{1,2}(?:sam|system|security)\b/),
-  T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil'],
-    /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
-  T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow'],
-    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow)\b[^\n|;]{0,80}\/etc\/shadow\b/),
+  T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil', 'shadowcopy'],
+    /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\besentutl(?:\.exe)?\s[^\n]{0,40}\/vss\b[^\n]{0,120}(?:ntds\.dit|\\config\\{1,2}(?:sam|system|security)\b)|harddiskvolumeshadowcopy\d{0,3}\\{1,2}windows\\{1,2}(?:ntds\\{1,2}ntds\.dit|system32\\{1,2}config\\{1,2}(?:sam|system|security)\b)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
+  T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow', '/etc/master.passwd'],
+    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow|head|tail|less|more|strings|dd|rsync|od|hexdump|tac|nl|awk|sed|cut|sort|uniq|tee|zip|gzip|openssl|python[23]?|perl|ruby|php)\b[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b|<\s{0,2}\/etc\/(?:shadow|master\.passwd)\b|open\s{0,2}\(\s{0,2}["']\/etc\/shadow["']/),
   T('cred.browser_store', 'T1555.003', 'Browser password stores are read', 'credential_access', 'high', ['login data', 'logins.json', 'key4.db'],
     /(?:\\|\/)login data\b|logins\.json|key4\.db|signons\.sqlite/, /(?:copy|cp|sqlite|select\s|decrypt|cryptunprotectdata|dpapi|upload|invoke-webrequest|curl)/),
   T('cred.files_search', 'T1552.001', 'Files are searched for passwords', 'credential_access', 'medium', ['findstr', 'password'],
@@ -225,10 +234,199 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('cred.lazagne', 'T1555', 'A password-recovery tool collects stored credentials', 'credential_access', 'high', ['lazagne'], /\blazagne(?:\.exe|\.py)?\b[^\n]{0,30}\ball\b/),
 
   // ---- Impact (T1490, T1485) ----
-  T('impact.shadow_delete', 'T1490', 'Shadow copies are deleted or recovery disabled', 'impact', 'high', ['vssadmin', 'shadowcopy', 'wbadmin', 'bcdedit'],
-    /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no|win32_shadowcopy[^\n]{0,80}\.delete\(/),
+  T('impact.shadow_delete', 'T1490', 'Shadow copies are deleted or recovery disabled', 'impact', 'high', ['vssadmin', 'shadowcopy', 'wbadmin', 'bcdedit', 'systemrestore', 'tmutil', 'del '],
+    /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|vssadmin(?:\.exe)?\s{1,8}resize\s{1,8}shadowstorage\b[^\n]{0,120}\/maxsize=|wbadmin(?:\.exe)?\s{1,8}delete\s{1,8}(?:systemstatebackup|backup)\b|\\systemrestore\b[^\n]{0,80}(?:disablesr|disableconfig)[^\n]{0,60}(?:\/d\s{1,4}1|-value\s{1,4}1)|disable-computerrestore\b|schtasks[^\n]{0,40}\/change\s[^\n]{0,40}\\systemrestore\\{1,2}sr["']?\s{1,4}\/disable|\btmutil\s{1,4}(?:disable|delete)\b|\bdel(?:ete)?\s[^\n]{0,40}\*\.(?:vhdx?|bak|bac|bkf|wbcat|set|win|dsk)\s{1,4}(?:[a-z]:\\{1,2})?\*\.(?:vhdx?|bak|bac|bkf|wbcat|set|win|dsk)\b|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no|win32_shadowcopy[^\n]{0,80}\.delete\(/),
   T('impact.wipe_root', 'T1485', 'The root file system is deleted', 'impact', 'critical', ['rm'],
     /\brm\s{1,4}(?:-[a-z]{0,5}r[a-z]{0,5}f[a-z]{0,5}|-[a-z]{0,5}f[a-z]{0,5}r[a-z]{0,5}|-r\s{1,4}-f|-f\s{1,4}-r)\s{1,4}(?:--no-preserve-root\s{1,4})?["']?\/["']?(?:\s|\*|;|&|\||$)/m),
+  // ---- Shells and listeners not covered above ----
+  T('revshell.powercat', 'T1059.001', 'powercat serves or sends a shell', 'execution', 'critical', ['powercat'],
+    /\bpowercat\b[^\n]{0,160}\s-(?:e|ep)\b/),
+  T('revshell.shell_to_tool', 'T1059.004', 'A network tool is given a shell to run for its peer', 'execution', 'critical', ['/bin/'],
+    /\b(?:rcat|socket|pwncat|gsocket|gs-netcat|sbd|cryptcat|dbd)\b[^\n]{0,80}\s(?:-\w{0,4}[eps]\w{0,3}|--exec|connect\s{1,4}-s|listen\s{1,4}-s)\s{1,4}["']?\/bin\/(?:ba|da|z)?sh\b/),
+  T('c2.shell_catcher', 'T1095', 'A raw TCP listener waits for an incoming shell', 'command_and_control', 'medium', ['nc -', 'nc.exe -', 'ncat', 'netcat', 'socat', 's_server'],
+    /(?:^|[;&|(]\s{0,2}|rlwrap\s{1,4}(?:-\w{1,4}\s{1,4}){0,3})(?:nc|ncat|netcat)(?:\.exe)?\s{1,4}-[a-z]{0,5}l[a-z]{0,5}\s{1,4}(?:-[a-z]{0,4}p\s{0,4})?\d{2,5}\b(?!\s{0,4}[>|])|\bsocat\b[^\n]{0,80}file:`tty`[^\n]{0,80}tcp-listen:\d{1,5}|\bopenssl\ss_server\b[^\n]{0,80}-quiet[^\n]{0,80}-port\s\d{1,5}/m),
+  T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty.spawn'],
+    /\bpty\.spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da)?sh["']/),
+  T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', ':!', 'checkpoint-action'],
+    /-exec\s{1,4}\/bin\/(?:ba|da|z)?sh\s{0,2}(?:-p\s{0,2})?(?:\\;|;|\+|-quit)|:!\s{0,2}\/?(?:bin\/)?(?:ba|da|z)?sh\b|\b(?:os\.execute|system|exec|os\.system|pty\.spawn|io\.popen)\s{0,2}\(?\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?(?:\s{0,2}&)?["']\s{0,2}\)|--to-command=\/bin\/(?:ba)?sh|--checkpoint-action=exec=\/?(?:bin\/)?(?:ba)?sh|\bexec\s{0,2}["']\/bin\/(?:ba|da|z)?sh(?:\s-[ip])?(?:\s{0,2}&)?["']{1,2}\s{0,2}(?:;|\)|\||$)/m),
+
+  // ---- Privilege escalation (T1548, T1611, T1136) ----
+  T('privesc.suid_shell', 'T1548.001', 'A shell binary or a copy in a temp folder is made set-uid', 'privilege_escalation', 'high', ['chmod'],
+    new RegExp(String.raw`\bchmod\s{1,4}(?:[ugoa]{0,3}\+s|[2467][0-7]{3})\s{1,4}["']?(?:(?:/usr)?/bin/(?:ba|da|z)?sh\b|${TEMP})`)),
+  T('privesc.container_escape', 'T1611', 'A container mounts the host root or enters the host namespaces', 'privilege_escalation', 'high', ['docker', 'nsenter', 'chroot'],
+    /\b(?:docker|podman)\s{1,4}run\b[^\n]{0,160}-v\s{1,4}\/:\/?\w{0,20}\b[^\n]{0,160}\bchroot\b|\bnsenter\s[^\n]{0,40}(?:-t|--target)\s{1,4}1\b[^\n]{0,40}(?:-m|--mount)/),
+  T('privesc.root_account', 'T1136.001', 'A second UID-0 account is created or /etc/passwd is written', 'persistence', 'high', ['useradd', '/etc/passwd'],
+    /\buseradd\b[^\n]{0,120}-o\b[^\n]{0,60}-u\s{0,2}0\b|\buseradd\b[^\n]{0,120}\s-o[a-z]{0,3}u\s{0,2}0\b|\buseradd\b[^\n]{0,120}-u\s{0,2}0\b[^\n]{0,60}\s-o\b|>>\s{0,4}\/etc\/passwd\b|\becho\b[^\n]{0,200}:0:0:[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?tee\s{1,4}-a\s{1,4}\/etc\/passwd/),
+  dual(T('persist.sudoers', 'T1548.003', 'Password-less sudo is granted', 'privilege_escalation', 'medium', ['nopasswd'],
+    /nopasswd[^\n]{0,80}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)\/etc\/sudoers/)),
+  T('privesc.uac_bypass', 'T1548.002', 'UAC is bypassed through an auto-elevating binary', 'privilege_escalation', 'high', ['ms-settings', 'mscfile', 'exefile', 'akagi', 'folder\\shell', 'delegateexecute', 'windir'],
+    /\\software\\{1,2}classes\\{1,2}(?:ms-settings|mscfile|exefile|folder|launcher\.systemsettings)\\{1,2}shell\\{1,2}(?:open|runas)\\{1,2}command|\bakagi(?:32|64)?(?:\.exe)?\s{1,4}\d{1,3}\b|hkcu:?\\{1,2}environment[^\n]{0,80}windir[^\n]{0,200}(?:&&|;|cmd|powershell)/),
+
+  // ---- Account manipulation (admin scripts create users too: dual) ----
+  dual(T('persist.local_admin', 'T1136.001', 'A local account is created and added to the administrators', 'persistence', 'medium', ['net user', 'localgroup'],
+    /\bnet1?\s{1,4}user\s[^\n]{0,80}\/add\b[^\n]{0,300}\bnet1?\s{1,4}localgroup\s{1,4}["']?administrators["']?\s[^\n]{0,80}\/add\b/)),
+
+  // ---- More persistence points ----
+  T('persist.cron_payload', 'T1053.003', 'A cron entry runs a file from a temp folder or a network command', 'persistence', 'high', ['cron'],
+    new RegExp(String.raw`(?:${TEMP}|\bcurl\s|\bwget\s|/dev/tcp/|\bnc\s|\bbase64\s)[^\n]{0,300}(?:>>?\s{0,4}/etc/cron(?:tab|\.d/)|\|\s{0,4}crontab\s{1,4}-|/var/spool/cron/)|@reboot\s[^\n]{0,200}(?:${TEMP}|/dev/tcp/|\bnc\s)`)),
+  dual(T('persist.boot_script', 'T1037.004', 'A boot or login script is written (rc.local, init.d, motd, autostart)', 'persistence', 'medium', ['rc.local', 'init.d', 'motd', 'autostart', 'udev', 'if-up.d', 'if-down.d', '/etc/profile', 'bash.bashrc'],
+    /(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?|\bsed\s{1,4}-i\b[^\n]{0,200}\s)["']?(?:\/etc\/rc\.local|\/etc\/rc\.d\/rc\.local|\/etc\/init\.d\/\S|\/etc\/update-motd\.d\/\S|\/etc\/udev\/rules\.d\/\S|\/etc\/network\/if-(?:up|down)\.d\/\S|\/etc\/profile\.d\/\S|\/etc\/profile\b|\/etc\/bash\.bashrc\b|\S{0,40}\/(?:\.config|xdg)\/autostart\/\S{1,80}\.desktop)/)),
+  T('persist.boot_payload', 'T1037.004', 'A boot script is made to start a network command or a temp file', 'persistence', 'high', ['rc.local', 'init.d', 'motd'],
+    new RegExp(String.raw`(?:${TEMP}|/dev/tcp/|\bnc\s|\bcurl\s|\bwget\s)[^\n]{0,300}(?:>>?\s{0,4}|tee\s{1,4}(?:-a\s{1,4})?)["']?(?:/etc/rc\.local|/etc/rc\.d/rc\.local|/etc/init\.d/\S|/etc/update-motd\.d/\S)`)),
+  T('persist.winlogon', 'T1547.004', 'The Winlogon Userinit or Shell value is changed', 'persistence', 'high', ['winlogon'],
+    /\\windows nt\\{1,2}currentversion\\{1,2}winlogon\b[^\n]{0,120}(?:userinit|\bshell\b|\bnotify\b)[^\n]{0,200}(?:,|\.exe|\.dll|\.bat|\.ps1|\.vbs)/),
+  T('persist.ifeo', 'T1546.012', 'A debugger or exit monitor is attached to a program (Image File Execution Options)', 'persistence', 'high', ['image file execution options', 'silentprocessexit'],
+    /image file execution options\\{1,2}[^\n\\]{1,80}\\?[^\n]{0,80}(?:debugger|globalflag)|silentprocessexit\\{1,2}[^\n]{0,120}monitorprocess/),
+  T('persist.accessibility', 'T1546.008', 'An accessibility program is replaced or hijacked', 'persistence', 'high', ['sethc', 'utilman', 'osk.exe', 'magnify', 'narrator', 'displayswitch', 'atbroker'],
+    /(?:image file execution options\\{1,2}(?:sethc|utilman|osk|magnify|narrator|displayswitch|atbroker)\.exe|\b(?:copy|move|cp|takeown|icacls)\b[^\n]{0,120}\\system32\\{1,2}(?:sethc|utilman|osk|magnify|narrator|displayswitch)\.exe)/),
+  T('persist.appinit_dlls', 'T1546.010', 'AppInit_DLLs or another DLL auto-load point is set', 'persistence', 'high', ['appinit_dlls', 'netsh', 'monitors', 'lsa', 'office test', 'userinitmprlogonscript', 'appcertdlls', 'timeproviders'],
+    /appinit_dlls|\\session manager\\{1,2}appcertdlls|\\w32time\\{1,2}timeproviders\\[^\n]{0,120}dllname|\bnetsh(?:\.exe)?\s{1,4}add\s{1,4}helper\b|\\control\\{1,2}print\\{1,2}monitors\\|\\control\\{1,2}lsa\b[^\n]{0,80}(?:security packages|authentication packages|notification packages)|\\office test\\{1,2}special\\{1,2}perf|userinitmprlogonscript/),
+
+  // ---- More defence tampering ----
+  T('evasion.ps_downgrade', 'T1562.010', 'PowerShell 2 is started, with evasive options, to escape script logging and AMSI', 'defense_evasion', 'medium', ['-v 2', '-version 2'],
+    /\b(?:powershell|pwsh)(?:\.exe)?["']?\s[^\n]{0,60}-v(?:ersion)?\s{1,4}2(?:\.0)?\s[^\n]{0,200}(?:\s-(?:e|ec|enc|encodedcommand)\s|\s-(?:w|windowstyle)\s{1,4}h|\s-(?:ep|exec|executionpolicy)\s{1,4}bypass|\biex\b|invoke-expression|downloadstring|amsi)/),
+  T('evasion.defender_service', 'T1562.001', 'The Defender service or its signatures are switched off', 'defense_evasion', 'high', ['windefend', 'mpcmdrun', 'sense', 'wdnissvc', 'tamperprotection'],
+    /\b(?:sc|sc\.exe|net|net1)\s{1,4}(?:stop|config|delete)\s{1,4}["']?(?:windefend|wdnissvc|sense|wdboot|wdfilter)\b|(?:stop|set)-service\s[^\n]{0,40}(?:windefend|wdnissvc)|\bmpcmdrun(?:\.exe)?["']?\s{1,4}-removedefinitions|tamperprotection["']?\s[^\n]{0,60}(?:\/d\s{1,4}0|-value\s{1,4}0)/),
+  T('evasion.audit_off', 'T1562.002', 'Audit policy or the audit daemon is switched off', 'defense_evasion', 'high', ['auditpol', 'auditctl', 'auditd', 'httplogging'],
+    /\bauditpol(?:\.exe)?\s{1,4}\/(?:clear|remove)\b|\bauditpol(?:\.exe)?\s[^\n]{0,120}\/(?:success|failure):disable|\bauditctl\s{1,4}-(?:d|e\s{0,2}0)\b|\b(?:systemctl|service)\s{1,4}(?:stop|disable|mask)\s{1,4}auditd\b|\bauditd\s{1,4}stop\b|\/section:httplogging\s{1,4}\/dontlog:true/),
+  T('evasion.usn_journal', 'T1070', 'The NTFS change journal is deleted', 'defense_evasion', 'high', ['fsutil'],
+    /\bfsutil(?:\.exe)?\s{1,4}usn\s{1,4}deletejournal\b/),
+  dual(T('evasion.firewall_off', 'T1562.004', 'The host firewall or SELinux is switched off', 'defense_evasion', 'medium', ['netsh', 'firewall', 'ufw', 'iptables', 'setenforce', 'selinux'],
+    /\bnetsh(?:\.exe)?\s{1,4}(?:advfirewall\s{1,4}set\s{1,4}\w{0,20}\s{0,4}state\s{1,4}off|firewall\s{1,4}set\s{1,4}opmode\s{1,4}(?:mode=)?disable)|set-netfirewallprofile\b[^\n]{0,80}-enabled\s{1,4}(?:\$?false|0)|\bufw\s{1,4}disable\b|\biptables\s{1,4}-f\b|\b(?:systemctl|service)\s{1,4}(?:stop|disable)\s{1,4}firewalld\b|\bsetenforce\s{1,4}0\b/)),
+  T('evasion.ads', 'T1564.004', 'A payload is hidden in or run from an NTFS alternate data stream', 'defense_evasion', 'medium', ['.txt:', '.log:', '.ini:', '.dat:', '.jpg:', '.png:', '.doc:', '.pdf:', '.zip:', '.bin:', '.tmp:', '.xml:', '.exe:', '.dll:', '.lnk:', '-stream'],
+    /[a-z0-9_]\.(?:txt|log|ini|dat|jpg|png|doc|pdf|zip|bin|tmp|xml|exe|dll|lnk):[a-z0-9_-]{1,60}\.(?:exe|dll|ps1|vbs|js|bat|cmd|hta)\b|(?:add-content|set-content)\b[^\n]{0,200}\s-stream\s{1,4}["']?(?!zone\.identifier)[\w.-]{1,60}|(?:get-content|\bgc)\b[^\n]{0,200}\s-stream\s{1,4}["']?(?!zone\.identifier)[\w.-]{1,60}[^\n]{0,80}\|\s{0,4}(?:\biex\b|invoke-expression)/),
+
+  // ---- More signed-binary proxies (LOLBAS) and download helpers ----
+  T('lolbin.wmic_interpreter', 'T1047', 'WMI starts an interpreter, a script binary or a temp file', 'execution', 'high', ['wmic', 'win32_process'],
+    new RegExp(String.raw`(?:\bwmic(?:\.exe)?\b[^\n]{0,120}process\s{1,4}call\s{1,4}create|invoke-(?:wmi|cim)method[^\n]{0,160}win32_process[^\n]{0,80}create|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process)[^\n]{0,120}(?:powershell|pwsh|cmd(?:\.exe)?["']?\s{1,4}/[ck]\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|mkdir\b|md\b|copy\b|move\b|type\b|dir\b|netstat\b|ipconfig\b|set\b)|mshta|rundll32|regsvr32|[wc]script|certutil|bitsadmin|\\\\[\w.-]{1,100}\\|(?:${TEMP.slice(3, -1)})[^\s"']{1,120}\.(?:exe|dll|ps1|bat|cmd|vbs|js|hta|scr))|winrm(?:\.cmd)?\s{1,4}invoke\s{1,4}create\s{1,4}wmicimv2/win32_process`)),
+  T('lolbin.wmic_cli_create', 'T1047', 'The wmic command line creates a process', 'execution', 'medium', ['wmic'],
+    /\bwmic(?:\.exe)?\b[^\n]{0,120}\bprocess\s{1,4}call\s{1,4}create\b/),
+  T('lolbin.msxsl', 'T1220', 'msxsl runs script inside an XSL stylesheet', 'defense_evasion', 'high', ['msxsl'],
+    /\bmsxsl(?:\.exe)?\s{1,4}\S{1,200}\s{1,4}\S{1,200}/),
+  T('lolbin.indirect_exec', 'T1202', 'A program is started through an indirect launcher (forfiles, pcalua, conhost, explorer)', 'defense_evasion', 'medium', ['forfiles', 'pcalua', 'conhost', 'explorer', 'scriptrunner', 'wsl'],
+    /\bforfiles(?:\.exe)?\b[^\n]{0,160}\/c\s{1,4}["']?(?:cmd(?:\.exe)?\s{1,4}\/c\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|move\b|copy\b|if\b|@)|powershell|[^"'\s]{1,60}\.exe)|\bforfiles(?:\.exe)?\s[^\n]{0,40}\/p\s{1,4}c:\\windows\\system32\s{1,4}\/m\s{1,4}\S{1,40}\.exe|\bpcalua(?:\.exe)?\s{1,4}-a\s|\bconhost(?:\.exe)?\s{1,4}(?:--headless\s{1,4})?["']?(?:cmd|powershell|[^\s"']{1,120}\.exe)\b|\bexplorer(?:\.exe)?\s{1,4}\/root,|\bscriptrunner(?:\.exe)?\s{1,4}-appvscript|\bwsl(?:\.exe)?\s{1,4}(?:-e|--exec)\s/),
+  T('lolbin.download_helper', 'T1105', 'A Windows tool is used to download a file', 'command_and_control', 'high', ['mpcmdrun', 'certreq', 'certoc', 'finger ', 'finger.exe', 'esentutl', 'hh ', 'hh.exe', 'ieexec', 'presentationhost', 'imewdbld', 'configsecuritypolicy', 'xwizard', 'nimgrab', 'unzipto', 'replace \\\\', 'replace.exe', 'cmdl32', 'printbrm'],
+    /\bmpcmdrun(?:\.exe)?["']?\s{1,4}-downloadfile\b|\bcertreq(?:\.exe)?\s{1,4}-post\b[^\n]{0,60}https?:|\bcertoc(?:\.exe)?\s{1,4}-(?:getcacaps|loaddll)\b|\bfinger(?:\.exe)?\s{1,4}\S{1,80}@\S{1,200}[^\n]{0,40}\|\s{0,4}(?:more\b[^\n|]{0,20}\|\s{0,4})?(?:cmd|powershell|(?:ba)?sh)\b|\b(?:hh|ieexec|presentationhost|imewdbld|configsecuritypolicy)(?:\.exe)?\s{1,4}["']?https?:|\bxwizard(?:\.exe)?\s{1,4}runwizard\b[^\n]{0,80}\/zhttps?:|\besentutl(?:\.exe)?\s{1,4}\/y\s{1,4}\\\\|\bnimgrab(?:\.exe)?\s{1,4}https?:|\bgup(?:\.exe)?\s[^\n]{0,40}-unzipto\b|\breplace(?:\.exe)?\s{1,4}\\\\|\bcmdl32(?:\.exe)?\s{1,4}\/vpn\s{1,4}\/lan\b|\bprintbrm(?:\.exe)?\s[^\n]{0,40}-d\s{1,4}\\\\/),
+  T('lolbin.rundll32_url', 'T1218.011', 'rundll32 hands a URL or a COM class to a DLL export', 'defense_evasion', 'high', ['rundll32'],
+    /\brundll32(?:\.exe)?\s[^\n]{0,120}\.dll["']?\s{0,2},\s{0,2}#?\w{1,60}\s[^\n]{0,40}https?:|\brundll32(?:\.exe)?\s{1,4}-sta\s|\brundll32(?:\.exe)?\s[^\n]{0,80}advpack(?:\.dll)?\s{0,2},\s{0,2}(?:launchinfsection|registerocx)/),
+  T('lolbin.signed_binary_url', 'T1218', 'A signed Windows or Office binary is handed a URL on a bare IP or plain http', 'defense_evasion', 'medium',
+    ['ngen', 'xsd', 'ecmangen', 'winword', 'excel', 'powerpnt', 'msaccess', 'mspub', 'visio', 'winproj', 'outlook', 'msoxmled', 'msohtmed', 'protocolhandler', 'devinit', 'msedge', 'pubprn', 'installutil', 'cmstp', 'msdeploy'],
+    new RegExp(String.raw`\b(?:ngen|xsd|ecmangen|winword|excel|powerpnt|msaccess|mspub|visio|winproj|outlook|msoxmled|msohtmed|protocolhandler|devinit|msedge_proxy|pubprn\.vbs|installutil|cmstp|msdeploy)(?:\.exe)?["']?\s[^\n]{0,80}(?:script:)?${SHADY_URL}`)),
+  T('lolbin.dll_injection_helper', 'T1218.013', 'A signed tool injects a DLL or starts a program for the caller', 'defense_evasion', 'high', ['mavinject', 'dnscmd', 'ttdinject', 'tttracer', 'vshadow', 'msdeploy', 'diskshadow'],
+    /\bmavinject(?:\.exe)?\s{1,4}\d{1,6}\s{1,4}\/injectrunning\b|\bdnscmd(?:\.exe)?\s[^\n]{0,80}\/serverlevelplugindll\b|\bttdinject(?:\.exe)?\s[^\n]{0,120}\/launch\b|\bvshadow(?:\.exe)?\s[^\n]{0,40}-exec=|\bmsdeploy(?:\.exe)?\s[^\n]{0,80}runcommand|\bdiskshadow(?:\.exe)?\s{1,4}\/s\s/),
+
+  // ---- More credential access ----
+  T('cred.windows_vault', 'T1555.004', 'Saved Windows credentials are listed', 'credential_access', 'medium', ['vaultcmd', 'cmdkey'],
+    /\bvaultcmd(?:\.exe)?\s{1,4}\/list(?:creds|properties)?\b|\bcmdkey(?:\.exe)?\s{1,4}\/list\b/),
+  T('cred.kerberos', 'T1558.003', 'Kerberos tickets are requested or dumped for offline cracking (Kerberoasting, AS-REP roasting)', 'credential_access', 'high', ['rubeus', 'kerberoast', 'getuserspns', 'getnpusers', 'kerberosrequestorsecuritytoken', 'asreproast'],
+    /\brubeus(?:\.exe)?\s{1,4}(?:kerberoast|asreproast|asktgt|asktgs|dump|tgtdeleg|s4u|ptt|golden|silver|harvest|monitor|triage)\b|invoke-(?:kerberoast|rubeus|asreproast)|getuserspns(?:\.py)?\b|getnpusers(?:\.py)?\b|kerberosrequestorsecuritytoken|\bkerberoast\b/),
+  T('cred.dump_tools', 'T1003', 'A credential-dumping tool is run', 'credential_access', 'high', ['secretsdump', 'pypykatz', 'lsassy', 'nanodump', 'hashdump', 'powerdump', 'gpppassword', 'ninjacopy', 'dcsync', 'safetykatz', 'crackmapexec', 'netexec'],
+    /\bsecretsdump(?:\.py)?\s|\bpypykatz\s{1,4}(?:lsa|live|registry)\b|\blsassy\s|\bnanodump\b|\bhashdump\b|invoke-(?:powerdump|ninjacopy|dcsync)|get-gpppassword|\bsafetykatz\b|\b(?:crackmapexec|netexec|nxc|cme)\s[^\n]{0,160}\s--(?:sam|lsa|ntds)\b/),
+  T('cred.shell_history', 'T1552.003', 'Shell or PowerShell command history is read', 'credential_access', 'medium', ['history'],
+    /(?:get-content|\bgc|\bcat|\btype)\s{1,4}[^\n|;]{0,40}(?:\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|consolehost_history\.txt)|(?:^|[;&|]\s{0,2})cat\s{1,4}(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b/m),
+  T('cred.registry_search', 'T1552.002', 'The registry is searched for stored passwords', 'credential_access', 'medium', ['reg query', 'reg.exe query'],
+    /\breg(?:\.exe)?\s{1,4}query\s{1,4}hk(?:lm|cu|ey_local_machine|ey_current_user)\s[^\n]{0,60}\/f\s{1,4}["']?pass(?:word|wd)?\b/),
+
+  // ---- Offensive frameworks known by their commands (T1059.001 plus the technique they serve) ----
+  T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup', 'sharpersist', 'persistence', 'avsignature', 'gppautologon', 'install-ssp', 'volumeshadowcopy', 'out-compressed', 'out-encoded', 'out-encrypted', 'set-criticalprocess', 'set-masterbootrecord'],
+    /\binvoke-(?:shellcode|reflectivepeinjection|dllinjection|powershell(?:tcp|udp|icmp)(?:oneline)?|tokenmanipulation|credentialinjection|allchecks|privesc(?:audit)?|bloodhound|sharphound|smbexec|wmiexec|thehash|psinject|portscan|userhunter|sharefinder|mimikittenz|inveigh|wscriptbypassuac|eventvwrbypass|sdcltbypass|fodhelperbypass|psremoting|empire|seatbelt|sharpup|winpeas|mimidogz|nishang|bypassuac|dcomexec|massmimikatz|encryptedscript|runaspayload|servicesabuse|serviceabuse|conptyshell|amsibypass|persistence|wmicommand|reversednslookup|ninjacopy)\b|\b(?:add-persistence|find-avsignature|get-gppautologon|install-ssp|mount-volumeshadowcopy|new-elevatedpersistenceoption|new-userpersistenceoption|out-compresseddll|out-encodedcommand|out-encryptedscript|set-criticalprocess|set-masterbootrecord)\b|\bsharpersist(?:\.exe)?\s{1,4}-t\s|\bget-(?:keystrokes|timedscreenshot|vaultcredential|passhashes|lsasecret)\b|\bfind-localadminaccess\b|\bsharphound(?:\.exe|\.ps1)?\s{1,4}-c\b/),
+  T('tool.linux_recon', 'T1082', 'A privilege-escalation enumeration script is fetched or run', 'execution', 'high', ['linpeas', 'linenum', 'lse.sh', 'linux-exploit-suggester', 'pspy', 'winpeas'],
+    /\b(?:linpeas|linenum|lse|linux-exploit-suggester(?:-2)?|winpeas(?:any|x64|x86)?)(?:\.sh|\.exe|\.bat|\.pl)\b|\bpspy(?:32|64)\b/),
+
+  // ---- Exfiltration (T1048, T1041) ----
+  T('exfil.http_upload', 'T1041', 'A local file is uploaded to a bare IP or plain-http host', 'command_and_control', 'medium', ['curl', 'wget', 'invoke-webrequest', 'invoke-restmethod', 'uploadfile'],
+    new RegExp(String.raw`\bcurl\b[^\n]{0,200}(?:-f\s{0,2}["']?[\w.-]{0,40}=@|--upload-file\s|\s-t\s|--data-binary\s{0,2}["']?@)[^\n]{0,200}${BARE_URL}|\bwget\b[^\n]{0,120}--post-file[^\n]{0,200}${BARE_URL}|(?:invoke-webrequest|invoke-restmethod|\biwr|\birm)\b[^\n]{0,200}-infile\s[^\n]{0,200}${BARE_URL}|\.uploadfile\s{0,2}\(\s{0,2}["']${BARE_URL}`)),
+
+  // ---- Obfuscated launchers (T1027) ----
+  T('exec.obfuscated_iex', 'T1027', 'An expression rebuilt at run time (join, split, reverse, XOR, SecureString) is executed', 'defense_evasion', 'high', ['iex', 'invoke-expression', 'scriptblock', 'invokescript', '&(', '.('],
+    /(?:\biex\b|invoke-expression|\[scriptblock\]::create|invokecommand\.invokescript|(?:^|[;|(]\s{0,2})[.&]\s{0,2}\(\s{0,2}["'$(])[^\n]{0,400}(?:-join\b|-split\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[convert\]::toint(?:16|32)\s{0,2}\(|\[char\[\]\]|\[string\]::join|\[regex\]::matches[^\n]{0,80}righttoleft)|(?:-join\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[string\]::join)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression|[.&]\s{0,2}\(|[.&]\s{0,2}\$)/m),
+  T('exec.iex_alias', 'T1027', 'Invoke-Expression is spelled out of a variable name at run time', 'defense_evasion', 'high', ['mdr', 'mdr*'],
+    /\(\s{0,2}(?:gv|get-variable|variable|dir\s{1,4}variable:|ls\s{1,4}variable:|get-childitem\s{1,4}variable:)\s{0,4}["']?\*mdr\*["']?\s{0,2}\)\.name\s{0,2}\[\s{0,2}3\s{0,2},\s{0,2}11\s{0,2},\s{0,2}2\s{0,2}\]/),
+  T('exec.stdin_launcher', 'T1027.010', 'A command is handed to PowerShell through an environment variable, stdin or the clipboard', 'defense_evasion', 'medium', ['powershell', 'pwsh', 'clipboard'],
+    /\bset\s{1,4}["']?\w{1,30}=[^\n]{0,400}&&\s{0,4}(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,120}\$env:\w{1,30}|\|\s{0,4}(?:powershell|pwsh)(?:\.exe)?\s{1,4}(?:-\w{1,20}\s{1,4}(?:\w{1,20}\s{1,4})?){0,6}-(?:command\s{1,4}-|c\s{1,4}-)?(?:\s|["']?$)|get-clipboard[^\n|]{0,40}\|\s{0,4}(?:\biex\b|invoke-expression)/m),
+  T('evasion.renamed_lolbin', 'T1036.003', 'A system binary is copied under another name before use', 'defense_evasion', 'high', ['\\certutil.exe', '\\powershell.exe', '\\cmd.exe', '\\mshta.exe', '\\rundll32.exe', '\\regsvr32.exe', '\\wscript.exe', '\\cscript.exe', '\\bitsadmin.exe', '\\msbuild.exe', '\\installutil.exe', '\\regasm.exe', '\\regsvcs.exe', '\\msiexec.exe', '\\wmic.exe'],
+    /(?:\bcopy|copy-item|\bcp)\s[^\n]{0,80}\\(?:certutil|powershell|cmd|mshta|rundll32|regsvr32|wscript|cscript|bitsadmin|msbuild|installutil|regasm|regsvcs|msiexec|wmic)\.exe["']?\s{1,4}["']?[^\s"']{0,120}\.(?:exe|com|scr|txt|dat|tmp|log)\b/),
+
+  // ---- More persistence and hijack points ----
+  T('persist.registry_hijack', 'T1546.015', 'A COM, shell-command, logon or boot registry value is pointed at new code', 'persistence', 'high', ['clsid', 'bootexecute', 'startupprograms', 'bootverificationprogram', 'servicedll', 'user shell folders', 'taskcache', 'scrnsave', 'hangs'],
+    /\\clsid\\{1,2}\{[0-9a-f-]{36}\}\\{1,2}(?:shell\\{1,2}open\\{1,2}command|inprocserver32|localserver32)\b[^\n]{0,200}(?:\/d\s|-value\s|\/ve\b|reg_sz|set-itemproperty|new-itemproperty)|\\session manager["']?\s[^\n]{0,40}bootexecute\b|\\session manager\\{1,2}?["']?[^\n]{0,40}\/v\s{1,4}bootexecute|\\wds\\{1,2}rdpwd["']?\s[^\n]{0,60}startupprograms|\\control\\{1,2}bootverificationprogram\b|\\services\\{1,2}[^\n\\]{1,60}\\{1,2}parameters["']?\s[^\n]{0,80}\bservicedll\b|\\control panel\\{1,2}desktop["']?\s[^\n]{0,60}scrnsave\.exe|\\windows error reporting\\{1,2}hangs["']?\s[^\n]{0,60}\bdebugger\b|\\explorer\\{1,2}user shell folders["']?\s[^\n]{0,80}(?:common )?startup\b|\\schedule\\{1,2}taskcache\\{1,2}(?:tree|tasks)\\[^\n]{0,200}(?:\/d\s|-value\s|\bsd\b|\bindex\b)/),
+  T('persist.mof', 'T1546.003', 'A MOF file registers WMI objects from a temp folder or into root\\subscription', 'persistence', 'medium', ['mofcomp'],
+    new RegExp(String.raw`\bmofcomp(?:\.exe)?\s[^\n]{0,80}(?:-n:\s{0,2}root\\{1,2}subscription|${TEMP.slice(3, -1)})`)),
+  T('persist.cron_file', 'T1053.003', 'A crontab is replaced from a file in a temp folder', 'persistence', 'high', ['crontab'],
+    new RegExp(String.raw`\bcrontab\s{1,4}(?:-u\s{1,4}\S{1,32}\s{1,4})?["']?(?:/tmp/|/dev/shm/|/var/tmp/)`)),
+
+  // ---- More credential access ----
+  T('cred.shadow_copy', 'T1003.003', 'A volume shadow copy is created or linked to read locked credential files', 'credential_access', 'medium', ['shadow', 'shadowcopy', 'mklink'],
+    /vssadmin(?:\.exe)?\s{1,4}create\s{1,4}shadow\b|\bwmic(?:\.exe)?\s[^\n]{0,80}shadowcopy\s{1,4}call\s{1,4}create\b|win32_shadowcopy\]?\s{0,2}\)?\.create\s{0,2}\(|invoke-cimmethod\s[^\n]{0,80}win32_shadowcopy[^\n]{0,80}create|mklink\s[^\n]{0,120}globalroot\\{1,2}device\\{1,2}harddiskvolumeshadowcopy|hivenightmare|serioussam/),
+  T('cred.hive_copy', 'T1003.002', 'The SAM, SYSTEM or SECURITY hive file is copied or read raw', 'credential_access', 'high', ['config\\sam', 'config\\system', 'config\\security', 'config\\\\sam', 'config\\\\system', 'config\\\\security', 'config/sam', 'config/system', 'config/security', 'repair\\'],
+    /\b(?:esentutl(?:\.exe)?\s{1,4}\/y|copy|copy-item|certutil[^\n]{0,40}-encodehex|\[system\.io\.file\]::(?:copy|readallbytes))\b[^\n]{0,120}(?:[\\/]{1,2}system32[\\/]{1,2}config[\\/]{1,2}(?:sam|system|security)\b|\\repair\\{1,2}sam\b)/),
+  T('cred.lsass_tools', 'T1003.001', 'An LSASS dumping tool is run', 'credential_access', 'critical', ['dumpert', 'xordump', 'handlekatz', 'ppldump', 'mirrordump', 'lsass'],
+    /\b(?:outflank-)?dumpert(?:\.exe|\.dll)?\b|\bxordump\b|\bhandlekatz\b|\bppldump\b|\bmirrordump\b|get-process\s{1,4}lsass\b[^\n]{0,120}(?:dump|minidump)|\blsass(?:\.exe)?\b[^\n]{0,80}\.dmp\b/),
+
+  // ---- More signed-binary proxies ----
+  T('lolbin.rundll32_odd', 'T1218.011', 'rundll32 runs an export by ordinal, from a user path or from a file that is not a DLL', 'defense_evasion', 'medium', ['rundll32'],
+    /\brundll32(?:\.exe)?\s{1,4}["']?[^\n,"']{1,200}["']?\s{0,2},\s{0,2}#\d{1,5}\b|\brundll32(?:\.exe)?\s{1,4}["']?[^\n,"']{1,200}\.(?:png|jpg|jpeg|gif|txt|dat|tmp|log|bin|dmp|so|cpl\.txt)["']?\s{0,2},|\brundll32(?:\.exe)?\s{1,4}desk\.cpl\s{0,2},\s{0,2}installscreensaver|\brundll32(?:\.exe)?\s{1,4}(?:syssetup|setupapi)\.dll\s{0,2},\s{0,2}(?:setupinfobjectinstallaction|installhinfsection)/),
+  T('lolbin.regsvr32_odd', 'T1218.010', 'regsvr32 registers a file that is not a DLL', 'defense_evasion', 'high', ['regsvr32'],
+    /\bregsvr32(?:\.exe)?\s[^\n]{0,60}["']?[^\s"']{1,200}\.(?:png|jpg|jpeg|gif|txt|dat|tmp|log|bin|sct)["']?(?:\s|$)/m),
+  T('lolbin.mshta_local', 'T1218.005', 'mshta runs a local HTA application', 'defense_evasion', 'medium', ['mshta'],
+    /\bmshta(?:\.exe)?["']?\s{1,4}["']?[^\s"']{1,200}\.hta\b/),
+  T('lolbin.installutil_helper', 'T1218.004', 'InstallUtil code is invoked through its help text or the managed installer class', 'defense_evasion', 'high', ['installutil', 'managedinstallerclass'],
+    /\binstallutil(?:\.exe)?\s{1,4}\/\?\s{1,4}\S|managedinstallerclass\]?\s{0,2}::\s{0,2}installhelper/),
+  T('ingress.download_to_temp', 'T1105', 'A file is fetched from a bare IP into a temp or public folder', 'command_and_control', 'medium', ['://0', '://1', '://2', '://3', '://4', '://5', '://6', '://7', '://8', '://9'],
+    new RegExp(String.raw`https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}[^\n]{0,200}(?:${TEMP.slice(3, -1)})|(?:${TEMP.slice(3, -1)})[^\n]{0,200}https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\S{0,60}(?:/api|/health|/status))`)),
+  T('exec.decode_to_shell', 'T1140', 'Hex, reversed or otherwise encoded text is decoded into a shell', 'defense_evasion', 'high', ['xxd', 'openssl', 'rev |', 'rev|', 'base32', 'b64decode'],
+    new RegExp(String.raw`(?:\bxxd\s{1,4}-r|\bopenssl\s{1,4}(?:base64|enc)\b[^\n|]{0,40}\s-d\b|\brev\b|\bbase32\s{1,4}(?:-d|--decode)|\bb64decode\s{1,4}-[rp])[^\n]{0,200}\|\s{0,4}(?:sudo\s{1,4})?${SHELL}`)),
+
+  // ---- Tampering with PowerShell's own defences (T1562.001, T1562.002) ----
+  T('evasion.reflection_flag', 'T1562.001', 'A private static field of PowerShell is flipped through reflection (AMSI or logging switched off)', 'defense_evasion', 'critical', ['nonpublic'],
+    /\.getfield\s{0,2}\([^\n]{0,200}nonpublic\s{0,2},\s{0,2}static[^\n]{0,200}\.setvalue\s{0,2}\(\s{0,2}\$null\s{0,2},\s{0,2}(?:\$true|\$false|\$null|\[?\w{0,20}\]?\s{0,2}\$\w{1,30}|new-object)/),
+  T('evasion.script_logging', 'T1562.002', 'PowerShell script-block or module logging is switched off', 'defense_evasion', 'high', ['cachedgrouppolicysettings', 'scriptblocklogging', 'modulelogging', 'transcription'],
+    /cachedgrouppolicysettings|\b(?:enablescriptblocklogging|enablemodulelogging|enabletranscripting|enablescriptblockinvocationlogging)["']?\s[^\n]{0,60}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b|\]\s{0,2}=\s{0,2}0\b)/),
+  T('evasion.memory_patch', 'T1562.001', 'A function in a loaded DLL is looked up, made writable and overwritten (in-memory patch)', 'defense_evasion', 'high', ['getprocaddress'],
+    /getprocaddress/, /virtualprotect/, /marshal\]\s{0,2}::\s{0,2}copy\s{0,2}\(|writeprocessmemory|\.writebyte\s{0,2}\(|rtlmovememory/),
+
+  // ---- Signed script proxies and remote launch points (T1216, T1105) ----
+  T('lolbin.signed_script', 'T1216', 'A signed Windows script runs a command for the caller', 'defense_evasion', 'high', ['syncappvpublishingserver', 'pubprn', 'manage-bde', 'cl_invocation', 'cl_mutexverifiers'],
+    /\bsyncappvpublishingserver(?:\.vbs|\.exe)?\s{1,4}["']?n\s{0,2};|\bpubprn\.vbs\s[^\n]{0,80}script:|\bset\s{1,4}comspec=[^\n]{0,200}manage-bde\.wsf|cl_invocation\.ps1[^\n]{0,200}syncinvoke|cl_mutexverifiers\.ps1[^\n]{0,200}runaftercancelprocess/),
+  T('ingress.remote_share_exec', 'T1105', 'Code is run straight from a share on a bare IP or a WebDAV path', 'command_and_control', 'medium', ['\\\\'],
+    /\bcmd(?:\.exe)?\s{1,4}\/[ck]\s{0,4}<\s{0,4}\\\\|\\\\(?:\d{1,3}\.){3}\d{1,3}(?:@(?:ssl@)?\d{1,5})?\\[^\s"']{1,200}\.(?:exe|dll|ps1|bat|cmd|hta|vbs|js|msi|sct)\b|@(?:ssl@)?\d{1,5}\\davwwwroot\\/),
+
+  // ---- More persistence points ----
+  T('persist.hijack_linux', 'T1546.004', 'A Linux hook is planted: a sudo alias that runs more, LD_PRELOAD from a temp folder, set-uid capability or an APT/PAM hook that runs a network command', 'persistence', 'high', ['alias sudo', 'ld_preload', 'setcap', 'pre-invoke', 'post-invoke', 'pam_exec', 'core.pager', 'core.fsmonitor', 'core.sshcommand', 'core.editor', 'insmod'],
+    new RegExp(String.raw`\balias\s{1,4}sudo\s{0,2}=\s{0,2}["'][^"'\n]{0,200}(?:;|&&|\|)|\b(?:echo|printf)\s[^\n]{0,40}alias\s{1,4}sudo\s{0,2}=[^\n]{0,300}>>|ld_preload\s{0,2}=\s{0,2}["']?(?:${TEMP.slice(3, -1)})|\bsetcap\s[^\n]{0,40}cap_setuid[^\n]{0,20}\+e?p|(?:pre|post)-invoke[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s|${TEMP.slice(3, -1)})|pam_exec\.so[^\n]{0,120}(?:${TEMP.slice(3, -1)})|\bgit\s{1,4}config\s[^\n]{0,40}core\.(?:pager|fsmonitor|sshcommand|editor)\s[^\n]{0,200}(?:\bnc\s|\bncat\s|/dev/tcp/|bash\s-i|\bcurl\s|\bwget\s)|\binsmod\s{1,4}["']?(?:${TEMP.slice(3, -1)})`)),
+  dual(T('persist.ps_profile', 'T1546.013', 'The PowerShell profile is written', 'persistence', 'medium', ['$profile'],
+    /(?:add-content|set-content|out-file|>>)\s[^\n]{0,40}\$profile\b|\$profile\b[^\n]{0,20}\s(?:add-content|set-content|out-file)\b/)),
+  T('persist.dsrm', 'T1098', 'The DSRM administrator is allowed to log on over the network', 'persistence', 'high', ['dsrmadminlogonbehavior'],
+    /dsrmadminlogonbehavior/),
+  dual(T('persist.at', 'T1053.002', 'A job is queued with at', 'persistence', 'medium', ['at ', 'at.exe'],
+    /(?:^|[;&|]\s{0,2})(?:c:\\windows\\system32\\)?at(?:\.exe)?\s{1,4}(?:\\\\\S{1,60}\s{1,4})?\d{1,2}:\d{2}\b|\|\s{0,4}at\s{1,4}(?:now|midnight|noon|teatime|\d{1,2}:\d{2})\b/m)),
+
+  // ---- Offensive tooling known by name (T1588.002 plus the technique it serves) ----
+  T('tool.offensive_cli', 'T1588.002', 'An offensive network tool is run (impacket, evil-winrm, Responder, Kerbrute, BloodHound collectors)', 'execution', 'high', ['impacket-', 'psexec.py', 'smbexec.py', 'wmiexec.py', 'atexec.py', 'dcomexec.py', 'smbserver.py', 'ntlmrelayx', 'getst.py', 'gettgt.py', 'ticketer.py', 'lookupsid.py', 'reg.py', 'addcomputer.py', 'rbcd.py', 'evil-winrm', 'responder', 'kerbrute', 'bloodhound-python', 'mitm6', 'chisel'],
+    /(?:\bimpacket-|\b)(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|getst|gettgt|ticketer|lookupsid|reg|addcomputer|rbcd)\.py\s|\bimpacket-(?:psexec|smbexec|wmiexec|atexec|dcomexec|smbserver|ntlmrelayx|secretsdump|getuserspns|getnpusers|ticketer)\b|\bevil-winrm\s[^\n]{0,40}-i\s|\bresponder(?:\.py)?\s{1,4}-i\s|\bkerbrute\s{1,4}(?:userenum|passwordspray|bruteuser)\b|\bbloodhound-python\b|\bmitm6\s{1,4}-d\b|\bchisel\s{1,4}(?:client|server)\b[^\n]{0,120}(?:\bR:|--reverse|socks)/),
+
+  // ---- Hidden accounts, staged downloaders, DDE (T1564.002, T1105, T1559.002) ----
+  T('persist.hidden_account', 'T1564.002', 'An account is hidden (name ending in $ or removed from the logon screen)', 'persistence', 'high', ['net user', 'specialaccounts'],
+    /\bnet1?\s{1,4}user\s{1,4}["']?[\w.-]{1,40}\$["']?\s[^\n]{0,60}\/add\b|specialaccounts\\{1,2}userlist/),
+  T('ingress.staged_downloader', 'T1105', 'A downloader is written line by line (VBScript HTTP object, FTP or TFTP script)', 'command_and_control', 'high', ['xmlhttp', 'winhttp', 'adodb.stream', '-s:', 'tftp'],
+    /\becho\s[^\n]{0,200}(?:msxml2\.(?:server)?xmlhttp|microsoft\.xmlhttp|winhttp\.winhttprequest|adodb\.stream)[^\n]{0,200}>>?\s{0,2}["']?\S{1,60}\.(?:vbs|js)\b|\bftp(?:\.exe)?\s[^\n]{0,20}-s:\s{0,2}\S|\btftp(?:\.exe)?\s{1,4}-i\s{1,4}\S{1,100}\s{1,4}get\b/),
+  T('exec.dde', 'T1559.002', 'A DDE formula starts a command', 'execution', 'high', ['cmd|', 'cmd |', 'msexcel', 'powershell|', 'powershell |', 'mshta|', 'mshta |'],
+    /=\s{0,2}(?:cmd|msexcel|powershell|mshta)\s{0,2}\|\s{0,2}['"]/),
+
+  // ---- Security tools and Office protections switched off (T1562.001) ----
+  T('evasion.security_agent', 'T1562.001', 'A security agent, EDR or log shipper is stopped, unloaded or uninstalled', 'defense_evasion', 'high',
+    ['falcon', 'cbdaemon', 'carbonblack', 'crowdstrike', 'sentinel', 'cylance', 'sophos', 'mcafee', 'symantec', 'sysmon', 'msmpeng', 'windefend', 'osquery', 'wazuh', 'ossec', 'rsyslog', 'journald', 'syslog', 'backstab', 'defendercontrol', 'mdatp', 'ekrn'],
+    /(?:\bsystemctl\s{1,4}(?:stop|disable|mask)|\blaunchctl\s{1,4}(?:unload|remove|bootout)|\bsc(?:\.exe)?\s{1,4}(?:stop|delete)|\bnet1?\s{1,4}stop|\btaskkill\b[^\n]{0,40}\/im|\bstop-service|\bremove-service|\bstop-process\b[^\n]{0,20}-name|\b(?:pkill|killall)|\bfltmc(?:\.exe)?\s{1,4}unload|\bstop)\s{1,4}(?:-\w{1,10}\s{1,4}){0,3}["']?(?:falcon-sensor|falcond|cbdaemon|carbonblack|cbagentd|cb\.exe|csagent|csfalconservice|sentinelagent|sentinelone|cylancesvc|sophos\w{0,20}|mcafee\w{0,30}|masvc|sepmasterservice|smcservice|ekrn|mdatp|wdavdaemon|msmpeng(?:\.exe)?|windefend|osqueryd|wazuh-agent|ossec|sysmon(?:64)?(?:drv)?|rsyslog|syslog-ng|systemd-journald|auditbeat|winlogbeat)\b|\b(?:service)\s{1,4}(?:falcon-sensor|cbdaemon|rsyslog|syslog-ng|osqueryd|wazuh-agent|sysmon)\s{1,4}stop\b|\bsysmon(?:64)?(?:\.exe)?\s{1,4}-u\b|\bbackstab(?:64)?(?:\.exe)?\s[^\n]{0,40}-k\b|\bdefendercontrol(?:\.exe)?\s{1,4}\/d\b|\bremove-mppreference\b[^\n]{0,60}-attacksurfacereduction/),
+  T('evasion.office_security', 'T1562.001', 'Office macro or protected-view protection, or hypervisor code integrity, is switched off', 'defense_evasion', 'high', ['vbawarnings', 'protectedview', 'inpv', 'accessvbom', 'antiphish', 'hypervisorenforcedcodeintegrity'],
+    /\bvbawarnings["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdisable(?:internetfiles|attachements|attachments|unsafelocations)inpv["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\baccessvbom["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdisable-antiphishrule\b|\\hypervisorenforcedcodeintegrity["']?\s[^\n]{0,60}enabled[^\n]{0,40}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)/),
+  T('c2.dns_txt_exec', 'T1071.004', 'A command fetched from a DNS TXT record is executed', 'command_and_control', 'high', ['nslookup', 'resolve-dnsname', 'dig '],
+    /[.&]\s{0,2}\(\s{0,2}nslookup\s[^\n]{0,80}-q(?:uerytype)?=txt|nslookup\s[^\n]{0,80}-q(?:uerytype)?=txt[^\n]{0,120}\|\s{0,4}(?:\biex\b|invoke-expression|cmd|(?:ba)?sh\b)|(?:\biex\b|invoke-expression)[^\n]{0,80}(?:resolve-dnsname\s[^\n]{0,80}-type\s{1,4}txt|nslookup\s[^\n]{0,80}=txt)|\bdig\s[^\n]{0,80}\btxt\b[^\n]{0,80}\|\s{0,4}(?:sudo\s{1,4})?(?:ba)?sh\b/),
+
+  // ---- Discovery: one command is routine, a run of them is reconnaissance ----
+  atLeast(4, T('discovery.chain', 'T1082', 'Several host and domain discovery commands in a row', 'execution', 'medium', ['whoami', 'net ', 'nltest', 'systeminfo', 'ipconfig', 'sudo -l', 'perm', 'getcap', 'arp', 'tasklist', 'quser', 'netstat'],
+    /\bwhoami(?:\.exe)?\s{1,4}\/(?:all|priv|groups)\b/, /\bnet1?\s{1,4}(?:user|group|localgroup|accounts)\b[^\n]{0,60}(?:\/domain|administrators|domain admins)/, /\bnltest(?:\.exe)?\s{1,4}\/(?:dclist|domain_trusts|dsgetdc)/,
+    /\bsysteminfo\b/, /\bipconfig\s{1,4}\/all\b/, /\bnetstat\s{1,4}-a?no?\b/, /\btasklist(?:\.exe)?\s{1,4}\/(?:svc|v)\b/, /\barp\s{1,4}-a\b/, /\b(?:quser|query\s{1,4}user)\b/, /\bnet1?\s{1,4}(?:view|share|session)\b/,
+    /\bsudo\s{1,4}-l\b/, /\bfind\s{1,4}\/\s[^\n]{0,40}-perm\s{1,4}(?:-[24]000|-u=s|\/[46]000)/, /\bgetcap\s{1,4}-r\s{1,4}\//, /\bcat\s{1,4}\/etc\/(?:passwd|issue|os-release)\b/, /\buname\s{1,4}-a\b/)),
 ];
 
 const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
@@ -241,6 +439,10 @@ function excerptOf(view: string, re: RegExp): string {
 
 function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
   if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
+  if (rule.atLeast !== undefined) {
+    const seen = rule.all.filter((re) => re.test(view.text));
+    return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
+  }
   for (const re of rule.all) {
     re.lastIndex = 0;
     if (!re.test(view.text)) return undefined;

@@ -3,7 +3,9 @@
  * technique rules (attack-techniques.ts) can be written once against plain commands:
  *
  *  - PowerShell backtick escapes inside words (`I`E`X`), caret escapes in cmd (`p^ow^ershell`);
- *  - string concatenation of literals ('Down'+'loadString', "a" & "b", "a"."b");
+ *  - string concatenation of literals ('Down'+'loadString', "a" & "b", "a"."b") and the
+ *    PowerShell format operator ("{1}{0}" -f 'EX','I');
+ *  - characters indexed out of host-constant values ($PSHome[21]+$PSHome[30]+'x');
  *  - character-code arrays ([char]73+[char]69+[char]88, String.fromCharCode(73,69,88), Chr(73) & ..);
  *  - base64 given to -EncodedCommand (UTF-16LE), FromBase64String, atob, b64decode, `base64 -d`;
  *  - simple variable indirection ($c = New-Object Net.WebClient; ... $c.DownloadString(..)),
@@ -65,6 +67,38 @@ function charCodes(s: string): string {
       `'${list.split(',').map((x) => codeToChar(Number(x.trim()))).join('')}'`);
 }
 
+/**
+ * PowerShell's format operator: "{1}{0}" -f 'EX','I' -> 'IEX'. Only literal format strings and
+ * literal arguments are resolved; anything else is left as written.
+ */
+function formatOperator(s: string): string {
+  return s.replace(/(["'])([^"'\n]{1,400})\1\s{0,4}-f\s{0,4}((?:["'][^"'\n]{0,400}["']\s{0,4},\s{0,4}){0,40}["'][^"'\n]{0,400}["'])/gi, (whole, _q: string, fmt: string, list: string) => {
+    if (!/\{\d{1,2}\}/.test(fmt)) return whole;
+    const args = [...list.matchAll(/["']([^"'\n]{0,400})["']/g)].map((x) => x[1]);
+    return `'${fmt.replace(/\{(\d{1,2})\}/g, (m, i: string) => args[Number(i)] ?? m)}'`;
+  });
+}
+
+/**
+ * Characters picked out of PowerShell values that are the same on every Windows host, the usual
+ * way to spell IEX without writing it ($PSHome[21]+$PSHome[30]+'x', $env:ComSpec[4,15,25]-join'').
+ */
+const CONSTANT_VALUES: Record<string, string> = {
+  pshome: 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0',
+  shellid: 'Microsoft.PowerShell',
+  'env:comspec': 'C:\\WINDOWS\\system32\\cmd.exe',
+  'env:public': 'C:\\Users\\Public',
+  verbosepreference: 'SilentlyContinue',
+};
+
+function constantIndexing(s: string): string {
+  return s.replace(/\$(pshome|shellid|env:comspec|env:public|verbosepreference)(?:\.tostring\(\))?\s{0,2}\[\s{0,2}(\d{1,2}(?:\s{0,2},\s{0,2}\d{1,2}){0,10})\s{0,2}\]/gi, (whole, name: string, list: string) => {
+    const v = CONSTANT_VALUES[name.toLowerCase()];
+    const chars = list.split(',').map((i) => v[Number(i.trim())] ?? '');
+    return chars.includes('') ? whole : `'${chars.join('')}'`;
+  });
+}
+
 /** Replaces `$name` uses by the simple value assigned to it earlier (one level, bounded). */
 function substituteVariables(s: string): string {
   const vars = new Map<string, string>();
@@ -76,9 +110,12 @@ function substituteVariables(s: string): string {
     else if (m[3] !== undefined) vars.set(m[3].toLowerCase(), m[5]);
   }
   if (vars.size === 0) return s;
-  return s.replace(/\$\{?([A-Za-z_][\w:]{0,40})\}?/g, (whole, name: string) => {
+  return s.replace(/\$\{?([A-Za-z_][\w:]{0,40})\}?/g, (whole, name: string, at: number, all: string) => {
     const v = vars.get(name.toLowerCase());
     if (v === undefined) return whole;
+    // A string literal: quoted where it is concatenated ('Down'+$b), its text inside a string.
+    const literal = /^(["'])([^"'\n]{0,400})\1$/.exec(v);
+    if (literal) return /\+\s{0,4}$/.test(all.slice(Math.max(0, at - 6), at)) || /^\s{0,4}\+/.test(all.slice(at + whole.length, at + whole.length + 6)) ? v : literal[2];
     // A bare token stays bare (/dev/tcp/$h/$p); an expression keeps its grouping.
     return /^[\w.:/@-]{1,400}$/.test(v) ? v : `(${v})`;
   });
@@ -150,7 +187,9 @@ export function stripComments(text: string): string {
 
 /** Obfuscation undone (escapes, concatenation, char codes, variables), not yet lower-cased. */
 export function deobfuscate(text: string): string {
-  return substituteVariables(joinConcat(charCodes(removeEscapes(text))));
+  const once = substituteVariables(formatOperator(joinConcat(formatOperator(constantIndexing(charCodes(removeEscapes(text)))))));
+  // Literals brought in by the substitution can be joined or formatted in their turn.
+  return formatOperator(joinConcat(once));
 }
 
 /**

