@@ -29,7 +29,14 @@ import (
 )
 
 // sqlitePragmas apply to every connection FerretDB opens.
-const sqlitePragmas = "?_pragma=secure_delete(on)&_pragma=journal_size_limit(0)"
+//
+// synchronous(normal): in WAL mode a commit is acknowledged once it is written to the log, and the
+// log is synced to disk at each checkpoint (every -wal-truncate-interval) instead of at every
+// commit. A killed service or FerretDB loses nothing acknowledged; an OS crash or power cut can
+// lose the commits since the last checkpoint (about 2 s), never the database's consistency. That
+// is MongoDB's own default (w:1 without j:true; its journal syncs every 100 ms), and it makes a
+// write 0.4-0.9 ms instead of 1.3-3.9 ms (p50; p90 1-4 ms instead of 8 ms) on this machine.
+const sqlitePragmas = "?_pragma=secure_delete(on)&_pragma=journal_size_limit(0)&_pragma=synchronous(normal)"
 
 func main() {
 	listenAddr := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
