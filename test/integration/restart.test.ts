@@ -1,6 +1,7 @@
 /**
  * The stack keeps its data across restarts, and a restart after SIGKILL works on the same ports
- * and DATA_DIR (no stale locks, no orphaned children holding ports).
+ * and DATA_DIR (no stale locks, no orphaned children holding ports), without losing what was
+ * acknowledged just before the kill.
  */
 import { startServiceProcess, StartedService } from '../support/service';
 
@@ -27,6 +28,9 @@ it('keeps accounts across a clean restart and comes back after kill -9 on the sa
 
   const second = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' }, reuse: first.env });
   expect((await usage(second, apiKey)).status).toBe(200);
+  // Acknowledged just before the kill: it must survive it (FerretDB syncs its log only at
+  // checkpoints, see docs/local-stack.md, "Durability"; a killed process loses nothing written).
+  const late = await createAccount(second);
   process.kill(second.env.pid, 'SIGKILL');
   await new Promise((r) => second.child.once('exit', r));
 
@@ -35,6 +39,7 @@ it('keeps accounts across a clean restart and comes back after kill -9 on the sa
     const u = await usage(third, apiKey);
     expect(u.status).toBe(200);
     expect(u.body.plan_tier).toBe('starter');
+    expect((await usage(third, late.apiKey)).status).toBe(200);
     const health = await fetch(`${third.env.baseUrl}/healthz`);
     expect(health.status).toBe(200);
   } finally {
