@@ -282,101 +282,6 @@ function alpacaSeeds(): void {
   addSource(r, 'alpaca-seeds', 'pi', 'train', [`${p} (instruction + first input, id)`], recs.filter((x) => isText(x.text)), 'all 0 (benign instructions)');
 }
 
-/** GPTFuzz's human-written jailbreak templates, each filled with one of its questions where its placeholder asks. */
-function gptfuzz(): void {
-  const r = need('sherdencooper/GPTFuzz');
-  if (!r) return;
-  const paths = ['datasets/prompts/GPTFuzzer.csv', 'datasets/questions/question_list.csv'];
-  const rows = parseCsv(r.read(paths[0]), { columns: true, skip_empty_lines: true }) as Array<{ id: string; text: string }>;
-  const questions = (parseCsv(r.read(paths[1]), { columns: true, skip_empty_lines: true }) as Array<{ text: string }>).map((q) => q.text);
-  const recs = rows.map((row, i): Rec => ({ id: `gptfuzz:${row.id}`, source: 'gptfuzz', split: 'train', label: 1, text: row.text.split('[INSERT PROMPT HERE]').join(questions[i % Math.max(1, questions.length)] ?? '') }))
-    .filter((x) => isText(x.text));
-  addSource(r, 'gptfuzz', 'pi', 'train', [`${paths[0]} (id; [INSERT PROMPT HERE] filled with row id mod 100 of ${paths[1]})`], recs, 'all 1 (jailbreak templates)');
-}
-
-/** langkit's reference examples of its jailbreak theme. */
-function langkitThemes(): void {
-  const r = need('whylabs/langkit');
-  if (!r) return;
-  const p = 'langkit/themes.json';
-  const doc = JSON.parse(r.read(p) || '{}') as Record<string, string[]>;
-  const recs = (doc.jailbreak ?? []).map((t, i): Rec => ({ id: `langkit:jailbreak#${i}`, source: 'langkit-jailbreak', split: 'train', label: 1, text: t })).filter((x) => isText(x.text));
-  addSource(r, 'langkit-jailbreak', 'pi', 'train', [`${p} (key jailbreak, array index)`], recs, 'all 1 (jailbreak examples)');
-}
-
-/**
- * Benign task prompts of other shapes than a chat request: T0's templated NLP tasks over news,
- * reviews, passages and questions (self-instruct's t0_train_50k, a few per template) and
- * GPTeacher's Toolformer requests (tool descriptions followed by a task, as agent prompts read).
- */
-function benignTasks(): void {
-  const si = need('yizhongw/self-instruct');
-  if (si) {
-    const files = si.files((p) => p.startsWith('data/finetuning/t0_train_50k/data_per_template/') && p.endsWith('.jsonl'));
-    const recs: Rec[] = [];
-    const used: string[] = [];
-    for (const f of files) {
-      const lines = si.read(f).split('\n').filter((l) => l.trim());
-      if (lines.length === 0) continue;
-      used.push(f);
-      const part = lines.map((l, i): Rec => ({ id: `t0:${f}#${i}`, source: 't0-tasks', split: 'train', label: 0, text: (JSON.parse(l) as { prompt: string }).prompt.replace(/\\n/g, '\n').trim() }))
-        .filter((x) => isText(x.text) && x.text.length <= 8000);
-      recs.push(...sample(part, 8, (x) => x.id, f));
-    }
-    addSource(si, 't0-tasks', 'pi', 'train', used.map((f) => `${f} (field prompt, line index; 8 sampled)`), recs, 'all 0 (templated NLP task prompts)');
-  }
-  const gt = need('gururise/AlpacaDataCleaned');
-  if (gt) {
-    const p = 'dataset_extensions/GPTeacher/Toolformer/toolformer-dedupe-only-dataset.json';
-    const rows = JSON.parse(gt.read(p) || '[]') as Array<{ instruction: string; input?: string }>;
-    const recs = rows.map((row, i): Rec => ({ id: `toolformer:${i}`, source: 'gpteacher-toolformer', split: 'train', label: 0, text: row.input ? `${row.instruction}\n\n${row.input}` : row.instruction })).filter((x) => isText(x.text));
-    addSource(gt, 'gpteacher-toolformer', 'pi', 'train', [`${p} (instruction + input, row index; 1500 sampled)`], sample(recs, 1500, (x) => x.id, 'tf'), 'all 0 (tool-use requests)');
-  }
-}
-
-/** Words injections use; benign texts that use them are the hard negatives a classifier needs. */
-const TRIGGER_WORDS = /\b(?:ignor(?:e|es|ed|ing)|disregard\w*|forget\w*|bypass\w*|overrid(?:e|es|ing|den)|overrule\w*|jailbreak\w*|unrestricted|uncensored|unfiltered|pretend\w*|reveal\w*|instructions?|system prompt|prompts?|password\w*|secret\w*|rules?|restrictions?|act as|role-?play\w*|hack\w*|exploit\w*|inject\w*|admin\w*|developer mode)\b/i;
-
-/**
- * Hard benign: every text of the benign instruction, task and chat sets above (not only their
- * samples) that uses a word injections use ("ignore", "bypass", "override", "pretend", "system
- * prompt", "password" ...), so the classifier learns that the word alone is no attack.
- */
-function triggerWordBenign(): void {
-  const add = (r: Repo, name: string, paths: string[], texts: Array<[string, string]>): void => {
-    const recs = texts.filter(([, t]) => isText(t) && t.length <= 8000 && TRIGGER_WORDS.test(t))
-      .map(([id, text]): Rec => ({ id: `trigger:${id}`, source: `trigger-benign-${name}`, split: 'train', label: 0, text }));
-    addSource(r, `trigger-benign-${name}`, 'pi', 'train', paths, sample(recs, 1200, (x) => x.id, name), `all 0 (benign texts using words injections use, 1,200 sampled: ${TRIGGER_WORDS.source})`);
-  };
-  const si = need('yizhongw/self-instruct');
-  if (si) {
-    const files = si.files((p) => p.startsWith('data/finetuning/t0_train_50k/data_per_template/') && p.endsWith('.jsonl'));
-    add(si, 't0', files.map((f) => `${f} (field prompt, line index)`), files.flatMap((f) => si.read(f).split('\n').filter((l) => l.trim())
-      .map((l, i): [string, string] => [`${f}#${i}`, (JSON.parse(l) as { prompt: string }).prompt.replace(/\\n/g, '\n').trim()])));
-  }
-  const ca = need('sahil280114/codealpaca');
-  if (ca) {
-    const p = 'data/new_codealpaca.json';
-    add(ca, 'codealpaca', [`${p} (instruction + input, row index)`], (JSON.parse(ca.read(p) || '[]') as Array<{ instruction: string; input: string }>)
-      .map((row, i): [string, string] => [`codealpaca:${i}`, row.input ? `${row.instruction}\n\n${row.input}` : row.instruction]));
-  }
-  const gt = need('gururise/AlpacaDataCleaned');
-  if (gt) {
-    const files = ['dataset_extensions/GPTeacher/Roleplay/roleplay-simple-deduped-roleplay-dataset.json', 'dataset_extensions/GPTeacher/Toolformer/toolformer-dedupe-only-dataset.json', 'dataset_extensions/gsm_8k/gsm_8k_train.json'];
-    add(gt, 'gpteacher', files.map((f) => `${f} (instruction/question + input, row index)`), files.flatMap((f) => (JSON.parse(gt.read(f) || '[]') as Array<{ instruction?: string; question?: string; input?: string }>)
-      .map((row, i): [string, string] => {
-        const q = row.instruction ?? row.question ?? '';
-        return [`${f}#${i}`, row.input ? `${q}\n\n${row.input}` : q];
-      })));
-  }
-  const mp = need('llm-security-research/malicious-prompts');
-  if (mp) {
-    const files = ['data/raw/prompts_actas.csv', 'data/raw/prompts_conversation.csv'];
-    add(mp, 'malignant', files.map((f) => `${f} (first column, row index)`), files.flatMap((f) => (parseCsv(mp.read(f), { relax_column_count: true, relax_quotes: true, skip_empty_lines: true }) as string[][])
-      .map((row, i): [string, string] => [`malignant:${f}#${i}`, (row[0] ?? '').trim()])));
-  }
-}
-
 // ---------------- prompt injection: held-out sources ----------------
 function piguard(): void {
   const r = need('leolee99/PIGuard');
@@ -606,10 +511,6 @@ async function main(): Promise<void> {
   await deepsetTrain();
   malignant();
   alpacaSeeds();
-  gptfuzz();
-  langkitThemes();
-  benignTasks();
-  triggerWordBenign();
   piguard();
   llmGuard();
   chatgptDan();
