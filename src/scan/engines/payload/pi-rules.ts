@@ -51,6 +51,16 @@ export const RULES: InjectionRule[] = [
     '\\b(?:now |instead |from now on )?(?:focus|concentrate|work) (?:only |solely |exclusively )?on (?:your|the|this|my) new (?:task|assignment|job|instructions?)'),
   rule('claims_developer_authority', 'instruction_override', 'medium', ['developer', 'creator', 'programmer', 'admin', 'owner', 'operator'],
     '\\b(?:i am|i\'m) (?:your|the) (?:developer|creator|programmer|admin(?:istrator)?|owner|operator|system administrator)\\b[^\\n]{0,80}?(?:ignore|forget|disregard|override|bypass|new (?:rule|instruction)|you (?:must|will|can now)|unlock|disable)'),
+  // Written from the leave-one-source-out misses of the training sources (deepset train split):
+  // "forget everything before that", "now new instructions follow", "leave all the previous
+  // information behind". Each needs words that point back at what came before, so "forget
+  // everything I said about the budget" stays clean.
+  rule('forget_everything_before', 'instruction_override', 'high', ['forget', 'ignore', 'disregard'],
+    '\\b(?:forget|ignore|disregard) (?:about )?(?:everything|all of (?:it|that)|it all) (?:(?:said |written |mentioned |you (?:were|have been) told )?(?:before (?:that|this)|above|beforehand|before now|up to (?:now|here|this point)|so far|until now)|we (?:have )?(?:discussed|talked about|said)(?: (?:before|beforehand|so far|earlier))?)\\b'),
+  rule('new_instructions_follow', 'instruction_override', 'medium', ['follow', 'folgen'],
+    '\\b(?:now (?:new|further) (?:tasks|instructions|assignments) (?:follow|are followed)|nun folgen (?:neue|weitere) (?:aufgaben|anweisungen))\\b'),
+  rule('leave_previous_behind', 'instruction_override', 'high', ['behind', 'out of your', 'hinter sich', 'aus dem kopf'],
+    '\\b(?:(?:leave|put) all (?:the )?(?:previous|prior|earlier) (?:information|tasks|instructions|context) behind|remove all (?:the )?(?:previous|prior|earlier) (?:tasks|instructions|information) out of your (?:head|mind|memory)|alle (?:vorherigen|vorangegangenen|bisherigen) (?:informationen|aufgaben|anweisungen) (?:hinter sich|aus dem kopf))'),
   // German, French, Spanish overrides (the phrasing customers' users actually type)
   rule('override_de', 'instruction_override', 'high', ['ignorier', 'vergiss', 'vergessen', 'missacht', 'verwirf'],
     '\\b(?:ignoriere|ignorier|ignorieren sie|vergiss|vergessen sie|missachte|missachten sie|verwirf|verwerfen sie) (?:bitte )?(?:(?:alle|alles|sämtliche|die|deine|ihre|jegliche|jede) )?(?:(?:vorherigen?|bisherigen?|obigen?|vorangegangenen?|vorangehenden?|früheren?|vorigen?|ursprünglichen?|alten|gegebenen) )?(?:anweisungen|instruktionen|aufgaben|befehle|regeln|vorgaben|richtlinien|anordnungen|einschränkungen|systemanweisungen)\\b'),
