@@ -20,7 +20,11 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
     method: 'POST', path: '/api/connectors', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
     summary: 'Create a connector (type aws: S3 with a region, an optional S3-compatible endpoint and an access key)',
     body: { schema: connectorCreateSchema, maxBytes: BODY_MAX_BYTES },
-    responses: { 201: { description: 'Created', schema: connectorSchema }, 403: { description: 'The plan\'s connectors are used up: `{error, code: "limit_reached", usage, limit, plan}`' } },
+    responses: {
+      201: { description: 'Created', schema: connectorSchema },
+      403: { description: 'The plan\'s connectors are used up: `{error, code: "limit_reached", usage, limit, plan}`' },
+      409: { description: 'A connector of that name exists' },
+    },
     handler: async (ctx) => {
       ctx.status = 201;
       const { account } = principalOf(ctx);
@@ -41,7 +45,7 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
     method: 'PUT', path: '/api/connectors/:id', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
     summary: 'Replace a connector; access_key_id / secret_access_key left out keep their stored values',
     body: { schema: connectorReplaceSchema, maxBytes: BODY_MAX_BYTES },
-    responses: { 200: { description: 'Connector', schema: connectorSchema } },
+    responses: { 200: { description: 'Connector', schema: connectorSchema }, 409: { description: 'Another connector has that name' } },
     handler: async (ctx) => {
       ctx.body = publicConnector(await s.connectors.replace(principalOf(ctx).account._id, ctx.params.id, bodyOf<ConnectorReplace>(ctx)));
     },

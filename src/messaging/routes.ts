@@ -87,7 +87,10 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
       summary: method === 'PATCH' ? 'Merge keys into the state table (omitted keys unchanged)' : 'Replace the whole state table',
       description: 'Immediate, without message processing (no validation, flows or data accounting). Answers the full table after the change.',
       body: { schema: statusTableBodySchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
-      responses: { 200: { description: '{statusTable}: the whole table after the change', schema: statusTableSchema } },
+      responses: {
+        200: { description: '{statusTable}: the whole table after the change', schema: statusTableSchema },
+        409: { description: 'Other changes of the table kept winning the race (code `conflict`); retry' },
+      },
       handler: async (ctx) => {
         const e = entityOf(ctx);
         ctx.body = { statusTable: await m.writeStatusTable(e.entity, bodyOf<Record<string, unknown>>(ctx), method === 'PATCH' ? 'merge' : 'replace') };

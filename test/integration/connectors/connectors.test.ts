@@ -76,6 +76,21 @@ describe('connectors API', () => {
     }
   });
 
+  it('answers 409, as the OpenAPI document says, for a name another connector has', async () => {
+    const base = { type: 'aws', region: 'us-east-1', endpoint: moto.endpoint, access_key_id: 'k', secret_access_key: 's' };
+    const other = await api('POST', '/api/connectors', { key: a.apiKey, body: { ...base, name: 'second' } });
+    expect(other.status).toBe(201);
+    const dup = await api('POST', '/api/connectors', { key: a.apiKey, body: { ...base, name: 'renamed' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body).toMatchObject({ error: 'a connector named "renamed" already exists', code: 'conflict' });
+    const rename = await api('PUT', `/api/connectors/${other.body.id}`, { key: a.apiKey, body: { name: 'renamed', type: 'aws', region: 'us-east-1' } });
+    expect(rename.status).toBe(409);
+    const doc = await api('GET', '/openapi.json');
+    expect(Object.keys(doc.body.paths['/api/connectors'].post.responses)).toContain('409');
+    expect(Object.keys(doc.body.paths['/api/connectors/{id}'].put.responses)).toContain('409');
+    expect((await api('DELETE', `/api/connectors/${other.body.id}`, { key: a.apiKey })).status).toBe(204);
+  });
+
   it("answers 404 for another account's connector", async () => {
     for (const [method, body] of [['GET', undefined], ['PUT', { name: 'x', type: 'aws', region: 'us-east-1' }], ['DELETE', undefined]] as const) {
       const r = await api(method, `/api/connectors/${id}`, { key: b.apiKey, body });
