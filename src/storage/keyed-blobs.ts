@@ -38,7 +38,8 @@ export class KeyedBlobs {
       }
       await this.headers.insertOne({ _id: id, filename, length: content.length, chunks: count, uploadDate: new Date() });
     } catch (err) {
-      await this.deleteChunks(id, written).catch(() => undefined);
+      // The failed insert may have landed (a timeout after the write): remove it too.
+      await this.deleteChunks(id, Math.min(written + 1, count)).catch(() => undefined);
       throw err;
     }
     return id;
