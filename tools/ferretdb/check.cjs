@@ -494,7 +494,7 @@ async function run(tests, db, client) {
   try {
     const basicResults = await run(sqliteDir ? { ...basic, deletedBytesLeaveDisk } : basic, db, client);
     for (const [name, r] of Object.entries(basicResults)) {
-      console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${name}${r.error ? ': ' + r.error : ''}`);
+      console.log(`  ${name}: ${r.ok ? 'ok' : 'FAILED'}${r.error ? ' (' + r.error + ')' : ''}`);
       if (!r.ok) failed = true;
     }
     if (probeMode) console.log(JSON.stringify(await run(probes, db, client), null, 2));
