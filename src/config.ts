@@ -37,6 +37,12 @@ export interface Config {
   mongodbDb: string;
   /** The database that holds the GridFS buckets (uploads, file parts, workflow outputs). */
   mongodbBlobDb: string;
+  /**
+   * Server of MONGODB_BLOB_DB. Unset: MONGODB_URI's server, or with no MONGODB_URI a second local
+   * FerretDB on mongoBlobPort, run at a lower CPU priority so bulk bytes never slow other requests.
+   */
+  mongodbBlobUri?: string;
+  mongoBlobPort: number;
   /** External Temporal frontend address; unset = local `temporal server start-dev` on temporalPort. */
   temporalAddress?: string;
   temporalPort: number;
@@ -158,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str('DATA_DIR') ?? path.join(rootDir, 'data'));
 
   const mongodbUri = url('MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
+  const mongodbBlobUri = url('MONGODB_BLOB_URI', ['mongodb:', 'mongodb+srv:']);
   const mqttUrl = url('MQTT_URL', ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:']);
   const mqttPort = port('MQTT_PORT', 1883);
   const publicMqttUrl = url('PUBLIC_MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:']) ?? mqttUrl ?? `mqtt://localhost:${mqttPort}`;
@@ -196,6 +203,8 @@ export function loadConfig(env: Env = process.env): Config {
     mongoPort: port('MONGO_PORT', 27017),
     mongodbDb: str('MONGODB_DB') ?? 'sentinel',
     mongodbBlobDb: str('MONGODB_BLOB_DB') ?? `${str('MONGODB_DB') ?? 'sentinel'}_blobs`,
+    mongodbBlobUri,
+    mongoBlobPort: port('MONGO_BLOB_PORT', 27018),
     temporalAddress: str('TEMPORAL_ADDRESS'),
     temporalPort: port('TEMPORAL_PORT', 7233),
     temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
@@ -239,4 +248,7 @@ export function decodeKey(text: string): Buffer | undefined {
 export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
 export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
 export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
+/** True when this process should start the local stack's second FerretDB, the one for stored bytes. */
+export const usesLocalBlobs = (c: Config): boolean => c.mongodbBlobUri === undefined && c.mongodbUri === undefined;
+export const mongoBlobUriOf = (c: Config): string => c.mongodbBlobUri ?? c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoBlobPort}/`;
 export const temporalAddressOf = (c: Config): string => c.temporalAddress ?? `127.0.0.1:${c.temporalPort}`;

@@ -8,13 +8,13 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { Config, ConfigError, loadConfig, usesLocalMongo, usesLocalTemporal } from './config';
+import { Config, ConfigError, loadConfig, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
 import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
 import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
 import { createServices, Services } from './services';
 import { EnginePool } from './scan/pool';
-import { cveDatasetPath } from './scan/datasets';
+import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
 import { createApp, HealthReport } from './http/app';
 import { RouteRegistry } from './http/route';
 import { makeRateLimiter } from './http/limits';
@@ -56,14 +56,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const dashboard = config.roles.includes('api') ? dashboardMiddleware() : undefined;
     const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
     const startMongo = usesLocalMongo(config);
+    const startBlobs = usesLocalBlobs(config);
     const startTemporal = needsTemporal && usesLocalTemporal(config);
     const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
     let stack: LocalStack | undefined;
-    if (startMongo || startTemporal || startClamd) {
+    if (startMongo || startBlobs || startTemporal || startClamd) {
       stack = await startLocalStack({
         rootDir: config.rootDir,
         dataDir: config.dataDir,
         mongo: startMongo ? { port: config.mongoPort } : false,
+        blobs: startBlobs ? { port: config.mongoBlobPort } : false,
         temporal: startTemporal ? { port: config.temporalPort, uiPort: config.temporalUiPort, namespace: config.temporalNamespace } : false,
         clamd: startClamd ? { port: config.clamdPort, signatureDirs: [path.join(config.rootDir, 'signatures', 'clamav')] } : false,
         logger: logger.child({ component: 'local-stack' }),
@@ -90,12 +92,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // Processes that scan (api, worker) run the CPU-bound engines on threads; MQTT-only ones do not scan.
     let enginePool: EnginePool | undefined;
     if (config.scanThreads > 0 && (config.roles.includes('api') || config.roles.includes('worker'))) {
-      const pool = new EnginePool({ threads: config.scanThreads, minBytes: config.scanThreadMinBytes, deps: { cveDatasetPath: cveDatasetPath(config) } });
+      const pool = new EnginePool({ threads: config.scanThreads, minBytes: config.scanThreadMinBytes, deps: { cveDatasetPath: cveDatasetPath(config), yaraRuleDirs: yaraRuleDirs(config) } });
       enginePool = pool;
       stoppers.push(() => pool.close());
       await pool.warm();
     }
     const services = createServices({ config, logger, storage, secrets, temporal, enginePool });
+    if (config.roles.includes('api') || config.roles.includes('worker')) services.scans.prepareEngines();
 
     let worker: RunningWorker | undefined;
     if (config.roles.includes('worker')) {

@@ -17,10 +17,14 @@ export interface ChildSpec {
   args: string[];
   dataDir: string;
   logger: StackLogger;
+  /** Runs the command at this niceness (every thread of it: set before exec). Default: unchanged. */
+  niceness?: number;
 }
 
 /** util-linux setpriv (Debian: always installed), used for --pdeathsig; without it stale-pidfile cleanup still applies. */
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => fs.existsSync(p));
+/** coreutils nice (Debian: always installed), used for ChildSpec.niceness. */
+const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => fs.existsSync(p));
 
 /** How long stop() waits after SIGTERM before SIGKILL. */
 export const STOP_GRACE_MS = 10_000;
@@ -50,7 +54,10 @@ export class ManagedChild extends EventEmitter {
     fs.writeSync(logFd, `\n--- ${new Date().toISOString()} starting: ${[spec.command, ...spec.args].join(' ')}\n`);
     // setpriv sets the parent-death signal and then execs the command, so the child keeps its
     // pid and argv (what the pidfile records) and still gets SIGTERM if we are killed with SIGKILL.
-    const [command, args] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', spec.command, ...spec.args]] : [spec.command, spec.args];
+    // nice, too, execs the command: the niceness is set before the command starts any thread.
+    if (spec.niceness !== undefined && !NICE) spec.logger.warn({ child: spec.name }, `${spec.name}: nice is not installed; it runs at normal priority`);
+    const niced = spec.niceness !== undefined && NICE ? [NICE, '-n', String(spec.niceness), spec.command, ...spec.args] : [spec.command, ...spec.args];
+    const [command, args] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', ...niced]] : [niced[0], niced.slice(1)];
     try {
       this.proc = spawn(command, args, { stdio: ['ignore', logFd, logFd], env: process.env });
     } finally {

@@ -1,6 +1,7 @@
 /**
- * The local stack: the MongoDB-wire server (FerretDB v1, SQLite), the Temporal dev server and,
- * when installed, clamd, each started as a child process with its data under dataDir.
+ * The local stack: the MongoDB-wire server (FerretDB v1, SQLite), a second one for stored bytes,
+ * the Temporal dev server and, when installed, clamd, each started as a child process with its
+ * data under dataDir.
  * Used by `npm start` and by the integration tests' global setup.
  */
 import fs from 'node:fs';
@@ -14,7 +15,15 @@ import type { StackLogger } from './types';
 export { findFreePort, waitForTcp } from './net';
 export type { StackLogger } from './types';
 
-export type StackPart = 'mongo' | 'temporal' | 'clamd';
+export type StackPart = 'mongo' | 'blobs' | 'temporal' | 'clamd';
+
+/**
+ * Niceness of the bulk parts: the blobs FerretDB and clamd. On a small machine the CPU they spend
+ * on large uploads (moving them through SQLite, scanning them) went to the records' FerretDB and
+ * the service before; at a lower priority they use what is left, and other tenants' requests keep
+ * their latency.
+ */
+export const BULK_NICENESS = 10;
 
 export interface LocalStackOptions {
   /** Repository root; binaries are taken from rootDir/.tools/bin (installed by `npm run setup`). */
@@ -23,6 +32,11 @@ export interface LocalStackOptions {
   dataDir: string;
   /** FerretDB on 127.0.0.1:port. false: not started (MONGODB_URI points elsewhere). */
   mongo?: { port: number } | false;
+  /**
+   * A second FerretDB on 127.0.0.1:port for the stored bytes (MONGODB_BLOB_DB), its SQLite files
+   * under ferretdb-blobs/, at niceness BULK_NICENESS. false: not started.
+   */
+  blobs?: { port: number } | false;
   /** Temporal dev server (gRPC port, Web UI port, namespace created at start; `default` always exists). false: not started. */
   temporal?: { port: number; uiPort: number; namespace: string } | false;
   /** clamd on 127.0.0.1:port loading signatureDirs plus /var/lib/clamav. Skipped with a warning when clamd is not installed or there are no signatures. */
@@ -41,6 +55,8 @@ export interface LocalStack {
    * read the old value), and serialising a process's operations on one connection avoids that.
    */
   mongoUri?: string;
+  /** mongodb://127.0.0.1:PORT/ of the blobs FerretDB. */
+  blobsUri?: string;
   /** 127.0.0.1:PORT (gRPC frontend). */
   temporalAddress?: string;
   /** http://127.0.0.1:UIPORT */
@@ -53,7 +69,7 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-const DEFAULT_TIMEOUTS: Record<StackPart, number> = { mongo: 30_000, temporal: 60_000, clamd: 180_000 };
+const DEFAULT_TIMEOUTS: Record<StackPart, number> = { mongo: 30_000, blobs: 30_000, temporal: 60_000, clamd: 180_000 };
 const HOST = '127.0.0.1';
 
 export class StackStartError extends Error {
@@ -75,14 +91,14 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   for (const dir of ['logs', 'run']) fs.mkdirSync(path.join(dataDir, dir), { recursive: true });
 
   // A previous run that was killed with SIGKILL may have left children holding ports and files.
-  await Promise.all((['mongo', 'temporal', 'clamd'] as const).map((p) => killStaleChild(dataDir, p, logger)));
+  await Promise.all((['mongo', 'blobs', 'temporal', 'clamd'] as const).map((p) => killStaleChild(dataDir, p, logger)));
 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.readyTimeoutMs };
   const children: ManagedChild[] = [];
   const stack: LocalStack = { logs: {}, stop: async () => {} };
 
-  const launch = (part: StackPart, command: string, args: string[]): ManagedChild => {
-    const child = new ManagedChild({ name: part, command, args, dataDir, logger });
+  const launch = (part: StackPart, command: string, args: string[], niceness?: number): ManagedChild => {
+    const child = new ManagedChild({ name: part, command, args, dataDir, logger, niceness });
     children.push(child);
     stack.logs[part] = child.logPath;
     child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => opts.onExit?.(part, code, signal));
@@ -100,6 +116,17 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const uri = `mongodb://${HOST}:${port}/?maxPoolSize=1`;
     starts.push(ready('mongo', child, timeouts.mongo, () => mongoPing(uri)).then(() => {
       stack.mongoUri = uri;
+    }));
+  }
+
+  if (opts.blobs) {
+    const { port } = opts.blobs;
+    const child = launch('blobs', requireBinary(bin, 'ferretdb'), [
+      '-listen-addr', `${HOST}:${port}`, '-sqlite-dir', path.join(dataDir, 'ferretdb-blobs'), '-log-level', 'warn',
+    ], BULK_NICENESS);
+    const uri = `mongodb://${HOST}:${port}/`;
+    starts.push(ready('blobs', child, timeouts.blobs, () => mongoPing(uri)).then(() => {
+      stack.blobsUri = uri;
     }));
   }
 
@@ -138,7 +165,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       } else {
         const confPath = path.join(dir, 'clamd.conf');
         writeClamdConf({ confPath, port, dbDir, tmpDir: path.join(dir, 'tmp'), logFile: path.join(dir, 'clamd.log') });
-        const child = launch('clamd', clamd, ['--config-file', confPath]);
+        const child = launch('clamd', clamd, ['--config-file', confPath], BULK_NICENESS);
         starts.push(ready('clamd', child, timeouts.clamd, async () => {
           const reply = await clamdCommand(HOST, port, 'PING');
           if (reply !== 'PONG') throw new Error(`clamd answered ${JSON.stringify(reply)} to PING`);
@@ -161,7 +188,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     await stack.stop();
     throw failure.reason;
   }
-  logger.info({ mongoUri: stack.mongoUri, temporalAddress: stack.temporalAddress, temporalUiUrl: stack.temporalUiUrl, clamdAddress: stack.clamdAddress }, 'local stack ready');
+  logger.info({ mongoUri: stack.mongoUri, blobsUri: stack.blobsUri, temporalAddress: stack.temporalAddress, temporalUiUrl: stack.temporalUiUrl, clamdAddress: stack.clamdAddress }, 'local stack ready');
   return stack;
 }
 

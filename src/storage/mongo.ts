@@ -3,8 +3,8 @@
  * index, created idempotently at start. store.ts modules are the only other places that speak
  * MongoDB; they get their connection and bucket from here and open neither themselves.
  */
-import { Db, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
-import { Config, mongoUriOf } from '../config';
+import { Db, Document, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
+import { Config, mongoBlobUriOf, mongoUriOf, usesLocalBlobs } from '../config';
 import { GRIDFS_CHUNK_BYTES } from './gridfs';
 import { KeyedBlobs } from './keyed-blobs';
 
@@ -129,11 +129,12 @@ export interface Storage {
    */
   readDb: Db;
   /**
-   * GridFS streams (uploads, downloads), reached through `buckets`, in a database of their own
-   * (MONGODB_BLOB_DB). Locally that is a SQLite file of its own with its own writer: one 60 MB
-   * upload is 60 chunk inserts, and in the main file they held the single writer that every other
-   * request's write (the rate-limit counter first) waited for. Locally also a pool of its own, so
-   * chunk streams never queue reads. A real MongoDB: the same pool as `db`.
+   * The stored bytes (GridFS streams through `buckets`, and the keyed upload chunks) in a database
+   * of their own, MONGODB_BLOB_DB, on the server of MONGODB_BLOB_URI. Locally that is a second
+   * FerretDB at a lower CPU priority (stack/index.ts): one 60 MB upload is 60 chunk inserts, and in
+   * the records' FerretDB they held its single SQLite writer and most of its CPU, which every other
+   * request's reads and writes waited for. A real MongoDB: the same pool as `db` unless
+   * MONGODB_BLOB_URI names another server.
    */
   blobDb: Db;
   /** The GridFS buckets (on `blobDb`), handed to the stores that keep bytes. */
@@ -144,22 +145,26 @@ export interface Storage {
 /** Connections of the local FerretDB's read pool. */
 const LOCAL_READ_POOL = 8;
 /**
- * Connections of the local FerretDB's GridFS pool: at most this many chunk inserts hold or wait for
- * SQLite's single writer at once, however many uploads run, so other requests' writes get a turn.
+ * Connections to the local blobs FerretDB: at most this many chunk inserts hold or wait for its
+ * SQLite writer at once, however many uploads run, so a download or a scan's read gets a turn.
  */
 const LOCAL_BLOB_POOL = 2;
 
 export async function connectStorage(config: Config): Promise<Storage> {
   const local = config.mongodbUri === undefined;
-  const open = async (maxPoolSize: number, appName: string) => {
-    const c = new MongoClient(mongoUriOf(config), { serverSelectionTimeoutMS: 10_000, maxPoolSize, appName });
+  const open = async (uri: string, maxPoolSize: number, appName: string) => {
+    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, maxPoolSize, appName });
     await c.connect();
     return c;
   };
-  const client = await open(local ? 1 : 50, 'sentinel');
-  const readClient = local ? await open(LOCAL_READ_POOL, 'sentinel-read') : client;
-  const blobClient = local ? await open(LOCAL_BLOB_POOL, 'sentinel-blob') : client;
+  const client = await open(mongoUriOf(config), local ? 1 : 50, 'sentinel');
+  const readClient = local ? await open(mongoUriOf(config), LOCAL_READ_POOL, 'sentinel-read') : client;
+  const blobUri = mongoBlobUriOf(config);
+  const localBlobs = usesLocalBlobs(config);
+  const blobClient = blobUri !== mongoUriOf(config) ? await open(blobUri, localBlobs ? LOCAL_BLOB_POOL : 50, 'sentinel-blob') : client;
   const blobDb = blobClient.db(config.mongodbBlobDb);
+  // Versions before the blobs FerretDB kept MONGODB_BLOB_DB in the records' FerretDB.
+  if (local && localBlobs) await moveDatabase(client.db(config.mongodbBlobDb), blobDb);
   return {
     client,
     db: client.db(config.mongodbDb),
@@ -172,6 +177,39 @@ export async function connectStorage(config: Config): Promise<Storage> {
       if (blobClient !== client) await blobClient.close();
     },
   };
+}
+
+/**
+ * Copies every collection of `from` into `to` (another server), then drops it from `from`; returns
+ * the documents copied. Safe to run again after a crash part-way: documents already copied are
+ * duplicates and skipped, and a collection is dropped only once all of it is in `to`.
+ */
+export async function moveDatabase(from: Db, to: Db): Promise<number> {
+  let moved = 0;
+  for (const { name } of await from.listCollections({}, { nameOnly: true }).toArray()) {
+    const source = from.collection(name);
+    const target = to.collection(name);
+    let batch: Document[] = [];
+    const flush = async () => {
+      if (!batch.length) return;
+      try {
+        await target.insertMany(batch, { ordered: false });
+      } catch (err) {
+        const errors = (err as { writeErrors?: unknown[] }).writeErrors;
+        if (!Array.isArray(errors) || !errors.every((e) => (e as { code?: number }).code === 11000)) throw err;
+      }
+      moved += batch.length;
+      batch = [];
+    };
+    // Small batches: a chunk document holds up to a megabyte.
+    for await (const doc of source.find({}, { batchSize: 8 })) {
+      batch.push(doc);
+      if (batch.length >= 8) await flush();
+    }
+    await flush();
+    await source.drop();
+  }
+  return moved;
 }
 
 export async function ensureIndexes(db: Db): Promise<void> {

@@ -6,8 +6,10 @@ import { stack } from './env';
 export const MAIN_DB = 'sentinel';
 export const BLOB_DB = 'sentinel_blobs';
 
+/** `name` on its server: BLOB_DB on the blobs FerretDB, every other database on the records' one. */
 export async function withDb<T>(fn: (db: Db) => Promise<T>, name: string = MAIN_DB): Promise<T> {
-  const client = new MongoClient(`mongodb://127.0.0.1:${stack().mongoPort}/?maxPoolSize=1`);
+  const port = name === BLOB_DB ? stack().mongoBlobPort : stack().mongoPort;
+  const client = new MongoClient(`mongodb://127.0.0.1:${port}/?maxPoolSize=1`);
   await client.connect();
   try {
     return await fn(client.db(name));

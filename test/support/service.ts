@@ -17,6 +17,8 @@ export interface StackEnv {
   mqttPort: number;
   port: number;
   mongoPort: number;
+  /** The blobs FerretDB (MONGODB_BLOB_DB's server). */
+  mongoBlobPort: number;
   temporalPort: number;
   temporalUiPort: number;
   clamdPort: number;
@@ -26,6 +28,12 @@ export interface StackEnv {
   /** Environment to give the CLI so it reaches this stack. */
   env: Record<string, string>;
 }
+
+/** Environment for a process that uses another service process's local stack as its databases. */
+export const storageEnvOf = (e: StackEnv): Record<string, string> => ({
+  MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`,
+  MONGODB_BLOB_URI: `mongodb://127.0.0.1:${e.mongoBlobPort}/`,
+});
 
 export interface StartedService { env: StackEnv; child: ChildProcess; stop(): Promise<void> }
 
@@ -73,14 +81,15 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
 async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: number; reuse?: StackEnv }): Promise<StartedService> {
   const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sentinel-test-'));
   const r = opts.reuse;
-  const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort] = r
-    ? [r.port, r.mqttPort, r.mongoPort, r.temporalPort, r.temporalUiPort, r.clamdPort]
-    : await pickPorts(6);
+  const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort, mongoBlobPort] = r
+    ? [r.port, r.mqttPort, r.mongoPort, r.temporalPort, r.temporalUiPort, r.clamdPort, r.mongoBlobPort]
+    : await pickPorts(7);
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
     MQTT_PORT: String(mqttPort),
     MONGO_PORT: String(mongoPort),
+    MONGO_BLOB_PORT: String(mongoBlobPort),
     TEMPORAL_PORT: String(temporalPort),
     TEMPORAL_UI_PORT: String(temporalUiPort),
     CLAMD_PORT: String(clamdPort),
@@ -127,7 +136,7 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
   child.stdout?.removeAllListeners('data');
   child.stdout?.pipe(log);
   const stackEnv: StackEnv = {
-    baseUrl: `http://127.0.0.1:${port}`, mqttUrl: `mqtt://127.0.0.1:${mqttPort}`, mqttPort, port, mongoPort, temporalPort,
+    baseUrl: `http://127.0.0.1:${port}`, mqttUrl: `mqtt://127.0.0.1:${mqttPort}`, mqttPort, port, mongoPort, mongoBlobPort, temporalPort,
     temporalUiPort, clamdPort, dataDir, pid: child.pid as number, logFile, env,
   };
   return {

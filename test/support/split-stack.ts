@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { startServiceProcess, StartedService } from './service';
+import { startServiceProcess, StartedService, storageEnvOf } from './service';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { loadSecrets } from '../../src/secrets';
@@ -28,7 +28,7 @@ export async function startSplitStack(): Promise<SplitStack> {
   const workerEnv = {
     ...shared,
     ROLES: 'worker',
-    MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`,
+    ...storageEnvOf(e),
     TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
     CLAMD_HOST: '127.0.0.1',
     CLAMD_PORT: String(e.clamdPort),

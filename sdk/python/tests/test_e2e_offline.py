@@ -49,6 +49,7 @@ class BrokerProcess:
         self.root = root
         self.env = dict(os.environ, ROLES="mqtt", MQTT_PORT=str(self.port), PORT=str(free_port()), DATA_DIR=self.dir,
                         MONGODB_URI="mongodb://127.0.0.1:%s/" % os.environ["SENTINEL_MONGO_PORT"],
+                        MONGODB_BLOB_URI="mongodb://127.0.0.1:%s/" % os.environ["SENTINEL_MONGO_BLOB_PORT"],
                         ENTITY_KEY_SECRET=secrets["entityKeySecret"], DATA_ENCRYPTION_KEY=secrets["dataEncryptionKey"],
                         LOG_LEVEL="warn")
         self.proc = None

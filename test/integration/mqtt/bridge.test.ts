@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Collection, MongoClient } from 'mongodb';
 import type { MqttClient } from 'mqtt';
 import { startLocalStack, waitForTcp } from '../../../src/stack';
-import { pickPorts, ROOT, startServiceProcess, StartedService } from '../../support/service';
+import { pickPorts, ROOT, startServiceProcess, StartedService, storageEnvOf } from '../../support/service';
 import { requireTool } from '../../support/tools';
 import { Json } from '../../support/env';
 import { connect, Device, inbox, Topics, until } from './support';
@@ -94,7 +94,7 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
     s2 = await startServiceProcess({
       extraEnv: {
         ...mqttEnv, ...secrets, ROLES: 'mqtt',
-        MONGODB_URI: `mongodb://127.0.0.1:${s1.env.mongoPort}/`, TEMPORAL_ADDRESS: `127.0.0.1:${s1.env.temporalPort}`,
+        ...storageEnvOf(s1.env), TEMPORAL_ADDRESS: `127.0.0.1:${s1.env.temporalPort}`,
       },
     });
 

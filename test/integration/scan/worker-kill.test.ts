@@ -51,16 +51,22 @@ describe('deferred scan survives a killed worker', () => {
     expect(started.some((ev) => (ev.activityTaskStartedEventAttributes?.attempt ?? 1) >= 2)).toBe(true);
 
     const mongo = new MongoClient(`mongodb://127.0.0.1:${e.mongoPort}/?maxPoolSize=1`);
+    const blobs = new MongoClient(`mongodb://127.0.0.1:${e.mongoBlobPort}/?maxPoolSize=1`);
     await mongo.connect();
+    await blobs.connect();
     try {
       const scans = await mongo.db('sentinel').collection('scans').find({ _id: scanId as never }).toArray();
       expect(scans).toHaveLength(1);
       expect(scans[0].status).toBe('complete');
       expect(scans[0].uploadId).toBeUndefined();
-      expect(await mongo.db('sentinel_blobs').collection('scan_uploads_files').countDocuments({})).toBe(0);
-      expect(await mongo.db('sentinel_blobs').collection('scan_uploads_chunks').countDocuments({})).toBe(0);
+      // The upload was stored on the blobs server (its collections exist there) and is gone now.
+      const stored = (await blobs.db('sentinel_blobs').listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+      expect(stored).toEqual(expect.arrayContaining(['scan_uploads_files', 'scan_uploads_chunks']));
+      expect(await blobs.db('sentinel_blobs').collection('scan_uploads_files').countDocuments({})).toBe(0);
+      expect(await blobs.db('sentinel_blobs').collection('scan_uploads_chunks').countDocuments({})).toBe(0);
     } finally {
       await mongo.close();
+      await blobs.close();
       await temporal.connection.close();
     }
   });

@@ -17,6 +17,7 @@ test('sdk/python end-to-end tests pass against the running service', async () =>
     SENTINEL_ROOT: ROOT,
     SENTINEL_DATA_DIR: s.dataDir,
     SENTINEL_MONGO_PORT: String(s.mongoPort),
+    SENTINEL_MONGO_BLOB_PORT: String(s.mongoBlobPort),
     SENTINEL_NODE: process.execPath,
   });
   expectPassed(run);

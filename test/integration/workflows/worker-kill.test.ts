@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { startServiceProcess, StartedService } from '../../support/service';
+import { startServiceProcess, StartedService, storageEnvOf } from '../../support/service';
 import type { Json } from '../../support/env';
 
 jest.setTimeout(300_000);
@@ -50,7 +50,7 @@ describe('workflow run survives a killed worker', () => {
     const e = api.env;
     const workerEnv = {
       ...shared, ROLES: 'worker', WEBHOOK_ALLOW_HOSTS: '127.0.0.1,localhost',
-      MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`, TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
+      ...storageEnvOf(e), TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
       CLAMD_HOST: '127.0.0.1', CLAMD_PORT: String(e.clamdPort),
     };
     workers.push(await startServiceProcess({ extraEnv: workerEnv }));

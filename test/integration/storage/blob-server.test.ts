@@ -1,0 +1,98 @@
+/**
+ * The stored bytes live on a server of their own on the local stack (the blobs FerretDB). A data
+ * directory from a version that kept MONGODB_BLOB_DB in the records' FerretDB is moved over when
+ * the service connects, and nothing in it is lost; the move survives being interrupted.
+ */
+import { randomBytes } from 'node:crypto';
+import { Binary, GridFSBucket, MongoClient } from 'mongodb';
+import { loadConfig } from '../../../src/config';
+import { connectStorage, moveDatabase } from '../../../src/storage/mongo';
+import { stack } from '../../support/env';
+
+const DB = 'upgrade_test';
+const BLOBS = 'upgrade_test_blobs';
+
+function client(port: number): MongoClient {
+  return new MongoClient(`mongodb://127.0.0.1:${port}/?maxPoolSize=1`);
+}
+
+async function upload(bucket: GridFSBucket, name: string, content: Buffer): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    bucket.openUploadStream(name).on('finish', () => resolve()).on('error', reject).end(content);
+  });
+}
+
+async function download(bucket: GridFSBucket, name: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of bucket.openDownloadStreamByName(name)) parts.push(part as Buffer);
+  return Buffer.concat(parts);
+}
+
+describe('the blobs server of the local stack', () => {
+  const main = client(stack().mongoPort);
+  const blobs = client(stack().mongoBlobPort);
+
+  beforeAll(async () => {
+    await main.connect();
+    await blobs.connect();
+  });
+
+  afterAll(async () => {
+    await main.db(BLOBS).dropDatabase();
+    await blobs.db(BLOBS).dropDatabase();
+    await main.db('move_src').dropDatabase();
+    await blobs.db('move_dst').dropDatabase();
+    await main.close();
+    await blobs.close();
+  });
+
+  it('is a separate server: what the service stores as bytes is there, not beside the records', async () => {
+    const config = loadConfig({ ...process.env, ...stack().env });
+    const storage = await connectStorage(config);
+    try {
+      const name = `separate-${Date.now()}`;
+      await upload(storage.buckets.fileBlobs, name, Buffer.from('bytes'));
+      expect(await blobs.db(config.mongodbBlobDb).collection('file_blobs.files').countDocuments({ filename: name })).toBe(1);
+      expect(await main.db(config.mongodbBlobDb).collection('file_blobs.files').countDocuments({ filename: name })).toBe(0);
+      for (const f of await storage.buckets.fileBlobs.find({ filename: name }).toArray()) await storage.buckets.fileBlobs.delete(f._id);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('moves a database written by the older layout on connect, byte for byte', async () => {
+    const old = main.db(BLOBS);
+    const file = randomBytes(3 * 1024 * 1024 + 17);
+    await upload(new GridFSBucket(old, { bucketName: 'file_blobs' }), 'f1', file);
+    await old.collection('scan_uploads_files').insertOne({ _id: 'u1' as never, length: 5, chunks: 1 });
+    await old.collection('scan_uploads_chunks').insertOne({ _id: 'u1:0' as never, data: new Binary(Buffer.from('hello')) });
+
+    const config = loadConfig({ ...process.env, ...stack().env, MONGODB_DB: DB, MONGODB_BLOB_DB: BLOBS });
+    const storage = await connectStorage(config);
+    try {
+      expect(await download(storage.buckets.fileBlobs, 'f1')).toEqual(file);
+      expect(await storage.blobDb.collection('scan_uploads_chunks').findOne({ _id: 'u1:0' as never })).toMatchObject({ data: new Binary(Buffer.from('hello')) });
+    } finally {
+      await storage.close();
+    }
+    expect(await old.listCollections().toArray()).toEqual([]);
+    expect((await blobs.db(BLOBS).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).sort())
+      .toEqual(['file_blobs.chunks', 'file_blobs.files', 'scan_uploads_chunks', 'scan_uploads_files']);
+  });
+
+  it('finishes a move that was interrupted part-way, without losing or doubling a document', async () => {
+    const from = main.db('move_src');
+    const to = blobs.db('move_dst');
+    const docs = Array.from({ length: 20 }, (_, i) => ({ _id: `d${i}` as never, data: new Binary(randomBytes(1000)) }));
+    await from.collection('c').insertMany(docs);
+    // An earlier run copied the first 7 and died before dropping the source.
+    await to.collection('c').insertMany(docs.slice(0, 7));
+    expect(await moveDatabase(from, to)).toBe(20);
+    const moved = await to.collection('c').find({}).sort({ _id: 1 }).toArray();
+    expect(moved).toHaveLength(20);
+    expect(moved).toEqual([...docs].sort((a, b) => String(a._id).localeCompare(String(b._id))));
+    expect(await from.listCollections().toArray()).toEqual([]);
+    // Nothing left to move: a second run is a no-op.
+    expect(await moveDatabase(from, to)).toBe(0);
+  });
+});
