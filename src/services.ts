@@ -4,7 +4,6 @@
  * The composition root: the only module outside the stores that names the MongoDB store classes;
  * everything it hands out sees a store only through the interface its service declares.
  */
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Config } from './config';
 import type { Logger } from './log';
@@ -34,7 +33,7 @@ import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
 import { FeedStore } from './scan/feed-store';
 import type { FeedEntrySink } from './scan/engines/feeds';
-import { cveDatasetPath } from './scan/datasets';
+import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 import { VaultService } from './vault/service';
 import { VaultStore } from './vault/store';
@@ -111,7 +110,7 @@ export function createServices(opts: {
     {
       clamd: { host: config.clamdHost ?? '127.0.0.1', port: config.clamdPort },
       feedLookup: feedStore.lookup,
-      yaraRuleDirs: [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])],
+      yaraRuleDirs: yaraRuleDirs(config),
       cveDatasetPath: cveDatasetPath(config),
       pool: opts.enginePool,
     },

@@ -66,6 +66,14 @@ function slotsFor(deps: AnalyzeDeps | undefined): EngineSlot[] {
   return slots;
 }
 
+/**
+ * Builds the engines `deps` will scan with now (YARA compiles its rules, the models load) instead of
+ * in the first scan, where the event loop would stall for every request in flight.
+ */
+export function prepareEngines(deps: AnalyzeDeps): void {
+  slotsFor(deps);
+}
+
 export function hashes(content: Buffer): { sha256: string; md5: string; sha1: string } {
   return {
     sha256: createHash('sha256').update(content).digest('hex'),

@@ -16,6 +16,11 @@ export function operatorCveDatasetPath(config: Config, create = false): string {
   return file;
 }
 
+/** The YARA rule directories: the bundled rules, then the operator's YARA_RULES_DIR. */
+export function yaraRuleDirs(config: Config): string[] {
+  return [path.join(config.rootDir, 'rules', 'yara'), ...(config.yaraRulesDir ? [config.yaraRulesDir] : [])];
+}
+
 export function cveDatasetPath(config: Config): string {
   const operator = operatorCveDatasetPath(config);
   return existsSync(operator) ? operator : CVE_DATASET_PATH;

@@ -24,6 +24,7 @@ import type { Engine, EngineOutput, ScanSubject } from './types';
 /** What a pool thread needs to build its own copies of the engines; must survive structured clone. */
 export interface PoolEngineDeps {
   cveDatasetPath?: string;
+  yaraRuleDirs?: string[];
 }
 
 export type PoolTask =

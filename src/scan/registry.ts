@@ -49,8 +49,10 @@ export interface RegistryRow {
   budgetMsPerMb?: number;
   members: MemberPolicy;
   /**
-   * 'pool': synchronous, CPU-bound JavaScript that runs on the engine pool's worker threads when
-   * the service has one (pool.ts); everything else waits on I/O and stays on the main thread.
+   * 'pool': CPU-bound work that runs on the engine pool's worker threads when the service has one
+   * (pool.ts): synchronous JavaScript, and YARA, whose native scan copies the whole content on the
+   * calling thread first (tens of milliseconds per 60 MB, which the main thread must not spend).
+   * Everything else waits on I/O and stays on the main thread.
    */
   thread?: 'pool';
   /**
@@ -68,7 +70,7 @@ const fixed = (e: Engine) => (): Engine => e;
 
 export const REGISTRY: readonly RegistryRow[] = [
   { engine: 'clamav', fileTypes: 'all', scanTypes: BOTH, budgetMs: 30_000, members: 'if-container-flagged', create: (d) => createClamavEngine(d.clamd) },
-  { engine: 'yara', fileTypes: 'all', scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: (d) => createYaraEngine({ ruleDirs: d.yaraRuleDirs }) },
+  { engine: 'yara', thread: 'pool', fileTypes: 'all', scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: (d) => createYaraEngine({ ruleDirs: d.yaraRuleDirs }) },
   { engine: 'threat_feed', fileTypes: 'all', scanTypes: BOTH, budgetMs: 3_000, members: 'always', create: (d) => createFeedEngine(d.feedLookup) },
   { engine: 'archive', fileTypes: ['zip', 'jar', 'apk', 'tar', 'gzip', '7z', 'rar'], scanTypes: BOTH, budgetMs: 30_000, members: 'always', create: (d) => createArchiveEngine(d.archiveLimits) },
   { engine: 'cve', thread: 'pool', fileTypes: ['jar', 'apk', 'zip', 'pe', 'elf', 'macho'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: (d) => createCveEngine({ datasetPath: d.cveDatasetPath }) },

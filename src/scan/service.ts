@@ -12,7 +12,7 @@ import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError
 import type { LimitService } from '../limits/service';
 import { isDuplicateKey } from '../storage/mongo';
 import type { Logger } from '../log';
-import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult } from './analyze';
+import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult, prepareEngines } from './analyze';
 import { identify, type FileTypeInfo } from './filetype';
 import type { ProfileDoc, StoredScan } from './store';
 import type { ProfileService } from './profiles';
@@ -211,6 +211,11 @@ export class ScanService {
       _id: scanId, accountId: req.account._id, requestId: req.requestId, scanType: req.scanType, filename: req.name,
       ...(profile ? { profileId: profile._id } : {}), createdAt: at, size: req.content.length, creditsUsed: 1,
     };
+  }
+
+  /** Builds the engines before the first scan needs them (analyze.ts prepareEngines). */
+  prepareEngines(): void {
+    prepareEngines(this.analyzeDeps);
   }
 
   private async analyzeToResult(content: Buffer, meta: { scanId: string; requestId: string; name: string; scanType: ScanType; profile: ProfileDoc | null; at: Date; hashes?: ScanRequest['hashes']; type?: FileTypeInfo }): Promise<ScanResult> {

@@ -78,6 +78,14 @@ export function matchToFinding(m: RuleMatch): Finding {
 }
 
 export function createYaraEngine(options: YaraOptions = {}): Engine {
+  // Compiled now rather than by the first scan: compiling blocks the event loop for a few hundred
+  // milliseconds, which every request in flight would wait out. A set that does not compile is
+  // reported by each scan (loadRules throws again there), not here.
+  try {
+    loadRules(options.ruleDirs ?? [BUNDLED_RULES_DIR]);
+  } catch {
+    // reported per scan
+  }
   return {
     name: 'yara',
     async scan(subject: ScanSubject, _ctx: EngineContext): Promise<EngineOutput> {
