@@ -5,13 +5,16 @@
  * stack. Reports p50/p99/max of each read kind, idle against loaded.
  *
  *   npm run bench -- isolation [--tenants 4] [--rate 10] [--idle-seconds 15] [--sizes 60,40,60]
- *                              [--blob-db NAME]
+ *                              [--blobs-on-records-server] [--blob-db NAME]
  *
- * `--blob-db sentinel` puts the GridFS buckets back in the records' database (the layout before
- * MONGODB_BLOB_DB), to compare the two on the same machine in the same hour.
+ * `--blobs-on-records-server` keeps the stored bytes in the records' FerretDB (the layout before
+ * the blobs FerretDB); with `--blob-db sentinel` also in the records' database (the layout before
+ * MONGODB_BLOB_DB): to compare layouts on the same machine in the same hour.
  */
-import { randomBytes } from 'node:crypto';
-import { startServiceProcess } from '../test/support/service';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { pickPorts, startServiceProcess } from '../test/support/service';
 import { cliJson, fmt, httpClient, percentile } from './_messaging-common';
 
 function argOf(args: string[], name: string, dflt: string): string {
@@ -53,11 +56,26 @@ function readers(baseUrl: string, tenants: Tenant[], rate: number) {
   };
 }
 
-function upload(baseUrl: string, key: string, content: Buffer, name: string): Promise<{ status: number; scanId?: string }> {
-  const form = new FormData();
-  form.append('file', new Blob([content]), name);
-  return fetch(`${baseUrl}/api/scan?defer=true`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
-    .then(async (r) => ({ status: r.status, scanId: ((await r.json()) as { scanId?: string }).scanId }));
+type Answer = { status: number; scanId?: string };
+
+/** Starts the uploading client (bench/_isolation-uploader.ts); `go()` sends every file at once. */
+async function uploader(baseUrl: string, key: string, sizes: number[]): Promise<{ go(): Promise<Answer[]> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '_isolation-uploader.ts'), baseUrl, key, sizes.join(',')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const next = () => new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`the uploading client exited with code ${code}`)));
+  });
+  if ((await next()) !== 'ready') throw new Error('the uploading client did not start');
+  return {
+    go: async () => {
+      const answers = next();
+      child.stdin.write('go\n');
+      return JSON.parse(await answers) as Answer[];
+    },
+  };
 }
 
 const row = (kind: string, ms: number[]) => {
@@ -71,7 +89,15 @@ export async function run(args: string[]): Promise<void> {
   const idleSeconds = Number(argOf(args, 'idle-seconds', '15'));
   const sizes = argOf(args, 'sizes', '60,40,60').split(',').map(Number);
   const blobDb = argOf(args, 'blob-db', '');
-  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn', ...(blobDb ? { MONGODB_BLOB_DB: blobDb } : {}) } });
+  const onRecordsServer = args.includes('--blobs-on-records-server');
+  const [mongoPort] = await pickPorts(1);
+  const svc = await startServiceProcess({
+    extraEnv: {
+      LOG_LEVEL: 'warn',
+      ...(blobDb ? { MONGODB_BLOB_DB: blobDb } : {}),
+      ...(onRecordsServer ? { MONGO_PORT: String(mongoPort), MONGODB_BLOB_URI: `mongodb://127.0.0.1:${mongoPort}/` } : {}),
+    },
+  });
   try {
     const env = svc.env;
     const tenants: Tenant[] = [];
@@ -80,9 +106,8 @@ export async function run(args: string[]): Promise<void> {
       await cliJson(env, 'entity', 'create', '--account', a.accountId, '--name', 'dev-1');
       tenants.push({ apiKey: a.apiKey, entity: 'dev-1' });
     }
-    const uploader = await cliJson(env, 'account', 'create', '--name', 'uploader', '--plan', 'pro');
-    // Random bytes: nothing for the engines to find, the worst case for compression and scanning.
-    const files = sizes.map((mb) => randomBytes(mb * 1024 * 1024));
+    const uploaderAccount = await cliJson(env, 'account', 'create', '--name', 'uploader', '--plan', 'pro');
+    const client = await uploader(env.baseUrl, uploaderAccount.apiKey, sizes);
 
     const idle = readers(env.baseUrl, tenants, rate);
     await sleep(idleSeconds * 1000);
@@ -90,13 +115,13 @@ export async function run(args: string[]): Promise<void> {
 
     const loaded = readers(env.baseUrl, tenants, rate);
     const started = Date.now();
-    const answers = await Promise.all(files.map((f, i) => upload(env.baseUrl, uploader.apiKey, f, `big-${i}.bin`)));
+    const answers = await client.go();
     const uploadedMs = Date.now() - started;
     if (answers.some((a) => a.status !== 202)) throw new Error(`uploads answered ${answers.map((a) => a.status).join(', ')}`);
     // Keep reading until the worker finished scanning what the uploads stored.
     const poll = httpClient(env.baseUrl, 1);
     for (;;) {
-      const states = await Promise.all(answers.map((a) => poll.request('GET', `/api/scan/${a.scanId}`, uploader.apiKey)));
+      const states = await Promise.all(answers.map((a) => poll.request('GET', `/api/scan/${a.scanId}`, uploaderAccount.apiKey)));
       if (states.every((s) => s.status === 200 && (JSON.parse(s.body) as { status: string }).status === 'complete')) break;
       if (Date.now() - started > 600_000) throw new Error('deferred scans did not complete within 10 minutes');
       await sleep(1000);
@@ -105,7 +130,7 @@ export async function run(args: string[]): Promise<void> {
     const scannedMs = Date.now() - started;
     const loadedResult = await loaded.stop();
 
-    console.log(`\nGridFS buckets in ${blobDb || 'their own database (default)'}`);
+    console.log(`\nStored bytes in ${blobDb ? `database ${blobDb}` : 'their own database'} on ${onRecordsServer ? 'the records\' FerretDB' : 'the blobs FerretDB (default)'}`);
     console.log(`${tenantCount} other tenants, ${rate} reads/s each; uploads of ${sizes.join(', ')} MB answered 202 after ${fmt(uploadedMs / 1000)} s, scans complete after ${fmt(scannedMs / 1000)} s`);
     console.log('\n| read (other tenants) | idle: p50 / p99 / max ms | during the 3 uploads and their scans: p50 / p99 / max ms |');
     console.log('|---|---|---|');
