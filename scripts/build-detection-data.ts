@@ -282,6 +282,124 @@ function alpacaSeeds(): void {
   addSource(r, 'alpaca-seeds', 'pi', 'train', [`${p} (instruction + first input, id)`], recs.filter((x) => isText(x.text)), 'all 0 (benign instructions)');
 }
 
+/** mik0w/pallms: jailbreak and prompt-injection payload lists, one prompt a line; `{NEW_INSTRUCTION}` is filled with a GPTFuzz question. */
+function pallms(questions: string[]): void {
+  const r = need('mik0w/pallms');
+  if (!r) return;
+  const paths = ['plaintext/jailbreak.txt', 'plaintext/promptinjection.txt'];
+  const recs: Rec[] = [];
+  for (const p of paths) {
+    r.read(p).split('\n').forEach((line, i) => {
+      const t = fillQuestion(line.trim(), questions, `pallms${i}`, /\{NEW_INSTRUCTION\}/g);
+      if (isText(t) && t.length <= 20000) recs.push({ id: `pallms:${p}#${i}`, source: 'pallms', split: 'train', label: 1, text: t });
+    });
+  }
+  addSource(r, 'pallms', 'pi', 'train', paths.map((p) => `${p} (line index; {NEW_INSTRUCTION} filled with a GPTFuzz question)`), recs, 'all 1 (jailbreak and injection payloads)');
+}
+
+/** Replaces a template's placeholder with one of the questions, chosen by a hash of the key (deterministic). */
+function fillQuestion(t: string, questions: string[], key: string, placeholder: RegExp): string {
+  if (questions.length === 0) return t.replace(placeholder, '');
+  const q = questions[parseInt(hash(key).slice(0, 8), 16) % questions.length];
+  return t.replace(placeholder, q);
+}
+
+/** GPTFuzz's harmful questions (used only to fill jailbreak templates' placeholders). */
+function gptfuzzQuestions(): string[] {
+  const r = need('sherdencooper/GPTFuzz');
+  if (!r) return [];
+  const rows = parseCsv(r.read('datasets/questions/question_list.csv'), { columns: true, skip_empty_lines: true }) as Array<{ text: string }>;
+  return rows.map((row) => row.text.trim()).filter(Boolean);
+}
+
+/** GPTFuzz's jailbreak templates (human-written, collected from the web), each filled with one of its questions. */
+function gptfuzzTemplates(questions: string[]): void {
+  const r = need('sherdencooper/GPTFuzz');
+  if (!r) return;
+  const p = 'datasets/prompts/GPTFuzzer.csv';
+  const rows = parseCsv(r.read(p), { columns: true, skip_empty_lines: true, relax_quotes: true }) as Array<{ id: string; text: string }>;
+  const recs = rows.map((row): Rec => ({ id: `gptfuzz:${row.id}`, source: 'gptfuzz', split: 'train', label: 1, text: fillQuestion(row.text.trim(), questions, `gptfuzz${row.id}`, /\[INSERT PROMPT HERE\]/g) }))
+    .filter((x) => isText(x.text));
+  addSource(r, 'gptfuzz', 'pi', 'train', [`${p} (id; [INSERT PROMPT HERE] filled with a question of datasets/questions/question_list.csv)`], recs, 'all 1 (jailbreak templates)');
+}
+
+/** TakSec/Prompt-Injection-Everywhere: short injection and prompt-leak payloads (its protection template is not read). */
+function takSec(): void {
+  const r = need('TakSec/Prompt-Injection-Everywhere');
+  if (!r) return;
+  const paths = r.files((p) => p.endsWith('.txt') && !/protection/i.test(p));
+  const recs = paths.map((p): Rec => ({ id: `taksec:${p}`, source: 'taksec', split: 'train', label: 1, text: r.read(p).trim() })).filter((x) => isText(x.text));
+  addSource(r, 'taksec', 'pi', 'train', paths, recs, 'all 1 (injection and prompt-leak payloads)');
+}
+
+/** The instructions block of a TheBigPromptLibrary custom-GPT file (the text after "GPT instructions:"). */
+function gptInstructions(md: string): string {
+  const at = md.indexOf('GPT instructions:');
+  const body = at >= 0 ? md.slice(at + 'GPT instructions:'.length) : md;
+  return body.replace(/^\s*```[a-z]*\s*/i, '').replace(/```\s*$/, '').trim();
+}
+
+/** Custom GPTs whose purpose is jailbreaking, prompt hacking or leaking: not benign, not clearly attacks either; left out of the benign side. */
+const ATTACK_GPT = /jailbreak|\bdan\b|_dan|dan_|hack|ctf|inject|leak|uncensor|unfilter|evil|secret|password|unlock|bypass|red.?team|prompt|gandalf|protect|guard|secur/i;
+
+/**
+ * 0xeb/TheBigPromptLibrary: jailbreak write-ups (label 1) and custom-GPT instructions (label 0):
+ * long role and persona instructions ("You are X, ...; never break character") that a
+ * classifier must not read as a persona jailbreak.
+ */
+function bigPromptLibrary(): void {
+  const r = need('0xeb/TheBigPromptLibrary');
+  if (!r) return;
+  const jb = r.files((p) => p.startsWith('Jailbreak/') && p.endsWith('.md') && !p.endsWith('README.md'));
+  const jbGpts = r.files((p) => p.startsWith('CustomInstructions/ChatGPT/') && /jailbreak|_dan_|dan_jailbreak/i.test(p));
+  const attacks: Rec[] = [];
+  for (const p of jb) {
+    fencedBlocks(r.read(p)).forEach((b, i) => {
+      if (isText(b.code) && b.code.length >= 40) attacks.push({ id: `bpl-jb:${p}#${i}`, source: 'bigpromptlib-jailbreaks', split: 'train', label: 1, text: b.code.trim() });
+    });
+  }
+  for (const p of jbGpts) {
+    const t = gptInstructions(r.read(p));
+    if (isText(t)) attacks.push({ id: `bpl-jb:${p}`, source: 'bigpromptlib-jailbreaks', split: 'train', label: 1, text: t });
+  }
+  addSource(r, 'bigpromptlib-jailbreaks', 'pi', 'train', [...jb.map((p) => `${p} (fenced blocks)`), ...jbGpts.map((p) => `${p} (GPT instructions)`)], attacks, 'all 1 (jailbreak prompts and jailbreak custom-GPT instructions)');
+  const gpts = r.files((p) => p.startsWith('CustomInstructions/ChatGPT/') && !ATTACK_GPT.test(p));
+  const benign = gpts.map((p): Rec => ({ id: `bpl-gpt:${p}`, source: 'bigpromptlib-gpts', split: 'train', label: 0, text: gptInstructions(r.read(p)).slice(0, 4000) }))
+    .filter((x) => isText(x.text) && x.text.length >= 40);
+  const picked = sample(benign, 800, (x) => x.id, 'bpl');
+  addSource(r, 'bigpromptlib-gpts', 'pi', 'train', ['CustomInstructions/ChatGPT/*.md whose names do not match /jailbreak|dan|hack|ctf|inject|leak|uncensor|unfilter|evil|secret|password|unlock|bypass|red team|prompt|gandalf|protect|guard|secur/ (GPT instructions, first 4,000 characters; 800 sampled by hash of the path)'], picked, 'all 0 (custom-GPT role and persona instructions)');
+}
+
+/** The prompt of a BlackFriday-GPTs-Prompts page: the first fenced block after its "# Prompt" heading. */
+function blackFridayPrompt(md: string): string {
+  const at = md.indexOf('# Prompt');
+  return at < 0 ? '' : (fences(md.slice(at))[0] ?? '').trim();
+}
+
+/**
+ * friuns2/BlackFriday-GPTs-Prompts: user-written prompts filed by category. Its Jailbreaks list
+ * (persona jailbreaks: "you are going to act as DarkGPT ...") is label 1; the other categories
+ * (games, role-play, writing, programming, study, business ...) are label 0, the hard benign case
+ * of role-play and "act as" requests written by the same kind of users. A prompt filed under a
+ * benign category whose title says jailbreak is left out rather than labelled.
+ */
+function blackFriday(): void {
+  const r = need('friuns2/BlackFriday-GPTs-Prompts');
+  if (!r) return;
+  const entries = (list: string): string[] => [...r.read(list).matchAll(/^- \[([^\]]*)\]\(\.\/(gpts\/[^)]+\.md)\)/gm)].map((m) => `${m[2]}\t${m[1]}`);
+  const jailbreaks = new Set(entries('Jailbreaks.md').map((e) => e.split('\t')[0]));
+  const attacks = [...jailbreaks].map((p): Rec => ({ id: `blackfriday:${p}`, source: 'blackfriday-prompts', split: 'train', label: 1, text: blackFridayPrompt(r.read(p)) }))
+    .filter((x) => isText(x.text) && x.text.length <= 20000);
+  const lists = ['Academic.md', 'Business.md', 'Creative.md', 'Game.md', 'Job-Hunting.md', 'Marketing.md', 'Productivity-&-life-style.md', 'Programming.md'];
+  const candidates = [...new Set(lists.flatMap(entries))].filter((e) => !jailbreaks.has(e.split('\t')[0]) && !ATTACK_GPT.test(e));
+  const benign = sample(candidates, 1500, (e) => e, 'blackfriday').map((e): Rec => {
+    const p = e.split('\t')[0];
+    return { id: `blackfriday:${p}`, source: 'blackfriday-prompts', split: 'train', label: 0, text: blackFridayPrompt(r.read(p)) };
+  }).filter((x) => isText(x.text) && x.text.length <= 20000);
+  addSource(r, 'blackfriday-prompts', 'pi', 'train', ['Jailbreaks.md (listed gpts/*.md: label 1)', ...lists.map((l) => `${l} (listed gpts/*.md, titles not matching the jailbreak pattern of bigpromptlib-gpts, 1,500 sampled by hash: label 0)`), 'prompt = first fenced block after "# Prompt"'],
+    [...attacks, ...benign], 'Jailbreaks list 1; other categories 0');
+}
+
 // ---------------- prompt injection: held-out sources ----------------
 function piguard(): void {
   const r = need('leolee99/PIGuard');
@@ -511,6 +629,12 @@ async function main(): Promise<void> {
   await deepsetTrain();
   malignant();
   alpacaSeeds();
+  const questions = gptfuzzQuestions();
+  pallms(questions);
+  gptfuzzTemplates(questions);
+  takSec();
+  bigPromptLibrary();
+  blackFriday();
   piguard();
   llmGuard();
   chatgptDan();

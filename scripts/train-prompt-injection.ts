@@ -35,8 +35,17 @@ const OPTIONS = { epochs: 12, l2: 1e-5, lr: 0.5 };
  * and persona chat, the hard benign case) and Alpaca's seed tasks.
  */
 const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds']);
-/** Dropped: many of its "jailbreaks" are plain role-play requests, which taught the model that role-play is an attack. */
-const EXCLUDED_SOURCES = new Set(['inthewild-jailbreaks']);
+/**
+ * Not trained on. inthewild-jailbreaks: many of its "jailbreaks" are plain role-play requests,
+ * which taught the model that role-play is an attack. The sources added in the second public-data
+ * round (docs/detection.md, "Second public-data round"): every model fitted with them traded the
+ * project's own held-out evaluation (payload-eval precision 0.977 -> 0.951-0.966, or recall 0.951
+ * -> 0.934-0.940), and a second model over them, added to this one, changed nothing on the
+ * held-out sets but two more false positives; they stay in the corpus for the rules' checks and
+ * the next round. bigpromptlib-gpts (custom-GPT instructions) also made the model flag more of
+ * the project's benign payloads; many of its texts quote leak attacks in order to refuse them.
+ */
+const EXCLUDED_SOURCES = new Set(['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromptlib-jailbreaks', 'bigpromptlib-gpts', 'blackfriday-prompts']);
 /** The classifier backs up the rules: it speaks only when quite sure. */
 const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
@@ -94,9 +103,9 @@ function main(): void {
   const valRecs = all.filter(isValidation);
   const m0 = ensemble(all.filter((r) => !isValidation(r)));
   // Validation is scored per text (worst chunk), as the engine scores a payload.
-  const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50), y: r.label }));
+  const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50), y: r.label, source: r.source ?? 'project seeds' }));
   const cal = platt(raw);
-  const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y }));
+  const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y, source: s.source }));
   let threshold = 0.99;
   for (let t = MIN_THRESHOLD; t <= 0.99; t += 0.01) {
     const r = report(scored, t);
@@ -108,6 +117,7 @@ function main(): void {
   for (const t of [0.5, 0.6, 0.7, 0.8, 0.9, 0.95]) console.log(`  validation at ${t.toFixed(2)}:`, report(scored, t));
   const validation = report(scored, threshold);
   console.log(`validation: ${valRecs.length} texts, threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
+  for (const src of [...new Set(scored.map((s) => s.source))].sort()) console.log(`    ${src}:`, report(scored.filter((s) => s.source === src), threshold));
 
   const exs = balance(examplesOf(all));
   const final = ensemble(all);
