@@ -1,12 +1,14 @@
 /** HTTP for file transfer (entity keys) and the clip gallery (account key): FileService calls only. */
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
-import { refuseDeclaredOverLimit, streamMultipartUpload } from '../scan/upload';
+import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../scan/upload';
 import type { Services } from '../services';
 import {
   acceptedSchema, fileStatusSchema, galleryQuerySchema, GalleryQuery, gallerySchema, inboxQuerySchema, inboxSchema, uploadBodySchema,
 } from './schemas';
 import type { BlobPart, FileCaller, StoredPart } from './service';
+
+const UPLOAD_FIELDS = textFieldsOf(uploadBodySchema);
 
 /** `attachment` with an ASCII fallback name and the exact name in RFC 5987 form. */
 function contentDisposition(kind: 'attachment' | 'inline', filename: string): string {
@@ -58,7 +60,7 @@ export function registerFileRoutes(r: RouteRegistry, s: Services): void {
       ctx.body = await s.files.upload({
         account: p.account, source: p.entity.name, requestId: ctx.state.requestId,
         receive: async (store) => {
-          const u = await streamMultipartUpload(ctx.req, maxBytes, limitText, store);
+          const u = await streamMultipartUpload(ctx.req, maxBytes, limitText, UPLOAD_FIELDS, store);
           return { filename: u.filename, size: u.size, sha256: u.hashes.sha256, mimeType: u.mimeType, fields: u.fields };
         },
       });

@@ -42,6 +42,8 @@ export const uploadBodySchema = {
     kind: { type: 'string', enum: ['file', 'clip'] },
     meta: { type: 'string', description: 'JSON object, e.g. {"format": "jpeg_burst", "fps": 10}; kept as sent' },
   },
+  // Any other part, or one of these twice, is 400 invalid_upload (scan/upload.ts).
+  additionalProperties: false,
 } as const;
 
 export const acceptedSchema = {

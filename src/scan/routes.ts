@@ -9,7 +9,9 @@ import {
   type HistoryQuery, type PayloadBody, type ProfileInput, type ScanQuery,
 } from './schemas';
 import type { ScanOutcome, ScanService } from './service';
-import { readMultipartUpload, refuseDeclaredOverLimit } from './upload';
+import { readMultipartUpload, refuseDeclaredOverLimit, textFieldsOf } from './upload';
+
+const UPLOAD_FIELDS = textFieldsOf(scanUploadBody);
 
 const PAYLOAD_JSON_LIMIT = 24 * 1024 * 1024;
 
@@ -38,7 +40,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
       const q = queryOf<ScanQuery>(ctx);
       const { maxBytes, message: limitText } = s.scans.fileSizeLimit(account.plan);
       refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
-      const upload = await readMultipartUpload(ctx.req, maxBytes, limitText);
+      const upload = await readMultipartUpload(ctx.req, maxBytes, limitText, UPLOAD_FIELDS);
       answer(ctx, await s.scans.scan({
         account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',
         profileId: upload.fields.profile_id || q.profile_id, defer: q.defer === true, hashes: upload.hashes,

@@ -89,6 +89,8 @@ export const scanUploadBody = {
     file: { type: 'string', format: 'binary' },
     profile_id: { type: 'string', description: 'Scan profile; default: the account\'s default profile' },
   },
+  // Any other part, or profile_id twice, is 400 invalid_upload (upload.ts).
+  additionalProperties: false,
 } as const;
 
 export const scanQuerySchema = {

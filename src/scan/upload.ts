@@ -46,11 +46,11 @@ export interface StreamedUpload<T> extends Omit<ParsedUpload, 'content'> {
  * sized from Content-Length as it arrives: joining a large file's pieces at the end (Buffer.concat
  * of 60 MB) held the event loop for a few hundred milliseconds, and every other request with it.
  */
-export async function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, limitText: string): Promise<ParsedUpload> {
+export async function readMultipartUpload(req: IncomingMessage, maxFileBytes: number, limitText: string, fieldNames: readonly string[]): Promise<ParsedUpload> {
   const declared = Number(req.headers['content-length']);
   // The body is the file plus the multipart framing; the file is never larger than the plan allows.
   const capacity = Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, maxFileBytes + 1) : 0;
-  const { stored, ...rest } = await streamMultipartUpload(req, maxFileBytes, limitText, async (file) => {
+  const { stored, ...rest } = await streamMultipartUpload(req, maxFileBytes, limitText, fieldNames, async (file) => {
     const whole = capacity > 0 ? Buffer.allocUnsafeSlow(capacity) : undefined;
     let used = 0;
     const overflow: Buffer[] = [];
@@ -70,13 +70,16 @@ export async function readMultipartUpload(req: IncomingMessage, maxFileBytes: nu
   return { content: stored, filename: rest.filename, fields: rest.fields, hashes: rest.hashes };
 }
 
+/** The text fields a multipart body schema documents (every property but `file`). */
+export const textFieldsOf = (schema: { properties: Record<string, unknown> }): string[] => Object.keys(schema.properties).filter((k) => k !== 'file');
+
 /**
  * Hands the `file` part as a stream to `consume` (which must read it to its end) and resolves once
  * both the body and `consume` are done. On a failure the part's stream is destroyed, so `consume`
- * sees the error and can drop what it wrote.
+ * sees the error and can drop what it wrote. `fieldNames`: the text fields the route documents.
  */
 export function streamMultipartUpload<T>(
-  req: IncomingMessage, maxFileBytes: number, limitText: string, consume: (file: Readable) => Promise<T>,
+  req: IncomingMessage, maxFileBytes: number, limitText: string, fieldNames: readonly string[], consume: (file: Readable) => Promise<T>,
 ): Promise<StreamedUpload<T>> {
   const type = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) {
@@ -147,7 +150,19 @@ export function streamMultipartUpload<T>(
       // Its failure is reported through `fail` or awaited below; never an unhandled rejection.
       consumed.catch(() => undefined);
     });
-    bb.on('field', (name, value) => { fields[name] = value; });
+    // Only the documented fields, each once: a part the route does not know (or a second value,
+    // the multipart spelling of an array) would otherwise be dropped silently.
+    bb.on('field', (rawName, value) => {
+      // busboy reports an empty name (`name=""`) as undefined.
+      const name = rawName ?? '';
+      if (!fieldNames.includes(name)) {
+        fail(new BadRequestError(`Unknown form field "${name}"; expected ${['file', ...fieldNames].join(', ')}`, undefined, 'invalid_upload'));
+      } else if (name in fields) {
+        fail(new BadRequestError(`Form field "${name}" given more than once`, undefined, 'invalid_upload'));
+      } else {
+        fields[name] = value;
+      }
+    });
     bb.on('error', malformed);
     bb.on('close', () => {
       if (failed) return;

@@ -34,7 +34,7 @@ describe('streamMultipartUpload', () => {
     const content = Buffer.alloc(3 * 1024 * 1024);
     for (let i = 0; i < content.length; i++) content[i] = (i * 7) & 0xff;
     const r = req();
-    const p = streamMultipartUpload(r as unknown as IncomingMessage, 10 * 1024 * 1024, 'too big', lateReader);
+    const p = streamMultipartUpload(r as unknown as IncomingMessage, 10 * 1024 * 1024, 'too big', ['dest'], lateReader);
     // Written in small pieces so the body arrives over many reads.
     const whole = body([{ name: 'file', filename: 'r.pdf', data: content }, { name: 'dest', data: 'b' }]);
     for (let at = 0; at < whole.length; at += 64 * 1024) r.write(whole.subarray(at, at + 64 * 1024));
@@ -49,7 +49,7 @@ describe('streamMultipartUpload', () => {
   it('answers 413 past the limit and the consumer sees its stream fail', async () => {
     const r = req();
     let consumerError: unknown;
-    const p = streamMultipartUpload(r as unknown as IncomingMessage, 1024, 'File exceeds the limit', async (file) => {
+    const p = streamMultipartUpload(r as unknown as IncomingMessage, 1024, 'File exceeds the limit', [], async (file) => {
       try {
         return await lateReader(file);
       } catch (err) {
@@ -65,7 +65,7 @@ describe('streamMultipartUpload', () => {
 
   it('reports a consumer failure as the upload\'s failure', async () => {
     const r = req();
-    const p = streamMultipartUpload(r as unknown as IncomingMessage, 1024, 'x', async (file) => {
+    const p = streamMultipartUpload(r as unknown as IncomingMessage, 1024, 'x', [], async (file) => {
       file.resume();
       throw new Error('GridFS unavailable');
     });

@@ -34,7 +34,7 @@ const asReq = (r: PassThrough) => r as unknown as IncomingMessage;
 
 async function upload(body: Buffer, max = 1024, contentType?: string): Promise<ParsedUpload> {
   const req = fakeReq(contentType);
-  const p = readMultipartUpload(asReq(req), max, `File exceeds the limit`);
+  const p = readMultipartUpload(asReq(req), max, `File exceeds the limit`, ['profile_id']);
   req.end(body);
   return p;
 }
@@ -98,7 +98,7 @@ describe('size limit', () => {
 
   it('refuses as soon as the limit is passed, before the body ends, and drains the rest', async () => {
     const req = fakeReq();
-    const p = readMultipartUpload(asReq(req), 1000, 'too big');
+    const p = readMultipartUpload(asReq(req), 1000, 'too big', []);
     const settled = p.then(() => 'resolved', (e: AppError) => e.status);
     req.write(Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`));
     for (let i = 0; i < 3; i++) req.write(Buffer.alloc(400, 0x62)); // 1,200 bytes, body not ended
@@ -143,6 +143,16 @@ describe('refused uploads', () => {
     const e = await uploadErr(form([{ name: 'profile_id', data: 'p' }]));
     expect(e).toMatchObject({ status: 400, code: 'invalid_upload' });
     expect(e.message).toMatch(/Missing "file" part/);
+  });
+
+  it('a text field the route does not document, or one given twice, is 400 naming it', async () => {
+    const unknown = await uploadErr(form([{ name: 'dest', data: 'x' }, { name: 'file', filename: 'a.txt', data: 'A' }]));
+    expect(unknown).toMatchObject({ status: 400, code: 'invalid_upload' });
+    expect(unknown.message).toBe('Unknown form field "dest"; expected file, profile_id');
+    // An unnamed part (what a generator sent for an array-valued field) is unknown too.
+    expect((await uploadErr(form([{ name: '', data: '{}' }, { name: 'file', filename: 'a.txt', data: 'A' }]))).message).toMatch(/^Unknown form field ""/);
+    const twice = await uploadErr(form([{ name: 'profile_id', data: 'a' }, { name: 'profile_id', data: 'b' }, { name: 'file', filename: 'a.txt', data: 'A' }]));
+    expect(twice).toMatchObject({ status: 400, code: 'invalid_upload', message: 'Form field "profile_id" given more than once' });
   });
 
   it('a file part under another name (or another case) is not the file', async () => {

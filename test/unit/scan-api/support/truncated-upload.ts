@@ -11,7 +11,7 @@ import { readMultipartUpload } from '../../../../src/scan/upload';
 
 const boundary = 'PROBEBOUNDARY';
 const req = Object.assign(new PassThrough(), { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
-readMultipartUpload(req as unknown as IncomingMessage, 1024, 'too big').then(
+readMultipartUpload(req as unknown as IncomingMessage, 1024, 'too big', []).then(
   () => console.log('SETTLED resolved'),
   (err: unknown) => console.log(`SETTLED rejected ${err instanceof AppError ? err.status : 'non-AppError'}`),
 );
