@@ -464,6 +464,15 @@ function stockpile(): void {
   addSource(r, 'stockpile', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${STOCKPILE_TACTICS.source})`), recs, 'all 1 (adversary-emulation commands)');
 }
 
+/** A YAML document, or undefined when it does not parse (a broken page is skipped, not fatal). */
+function tryYaml<T>(text: string): T | undefined {
+  try {
+    return parseYaml(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 const SCRIPT_BLOCK = /^(?:|powershell|ps1|ps|pwsh|bash|sh|shell|zsh|console|cmd|batch|bat|python|py|perl|php|ruby|vbs|vbscript)$/;
 
 /** Fenced blocks of markdown pages as one record each (cheat sheets: one command or snippet a block). */
@@ -490,12 +499,7 @@ function wadcoms(): void {
   const files = r.files((p) => p.startsWith('_wadcoms/') && p.endsWith('.md'));
   const recs: Rec[] = [];
   for (const f of files) {
-    let doc: { command?: string };
-    try {
-      doc = parseYaml(r.read(f).split(/^---\s*$/m)[1] ?? '') as typeof doc;
-    } catch {
-      continue;
-    }
+    const doc = tryYaml<{ command?: string }>(r.read(f).split(/^---\s*$/m)[1] ?? '');
     if (doc?.command && doc.command.trim().length >= 15) recs.push({ id: `wadcoms:${f}`, source: 'wadcoms', split: 'train', label: 1, text: doc.command.trim(), name: 'command.sh' });
   }
   addSource(r, 'wadcoms', 'scripts', 'train', files.map((f) => `${f} (front matter command)`), recs, 'all 1 (offensive Windows/AD commands)');
@@ -509,12 +513,7 @@ function applockerBypasses(): void {
   const recs: Rec[] = [];
   for (const f of files) {
     // The files hold a second YAML document (acknowledgements) after the first.
-    let doc: { Commands?: Array<{ Command?: string }> };
-    try {
-      doc = parseYaml(r.read(f).split(/^---\s*$/m).find((d) => /^Commands:/m.test(d)) ?? '{}') as typeof doc;
-    } catch {
-      continue;
-    }
+    const doc = tryYaml<{ Commands?: Array<{ Command?: string }> }>(r.read(f).split(/^---\s*$/m).find((d) => /^Commands:/m.test(d)) ?? '{}');
     (doc?.Commands ?? []).forEach((c, i) => {
       if (c.Command && c.Command.trim().length >= 15) recs.push({ id: `applocker:${f}#${i}`, source: 'applocker-bypass', split: 'train', label: 1, text: c.Command.trim(), name: 'command.bat' });
     });
@@ -530,14 +529,9 @@ function metta(): void {
   const files = r.files((p) => p.startsWith('MITRE/') && /\.ya?ml$/.test(p) && !/^MITRE\/(?:Adversarial_Simulation|Discovery|Collection)\//.test(p));
   const recs: Rec[] = [];
   for (const f of files) {
-    let doc: { os?: string; meta?: { purple_actions?: Record<string, string> } };
-    try {
-      doc = parseYaml(r.read(f) || '{}') as typeof doc;
-    } catch {
-      continue;
-    }
+    const doc = tryYaml<{ os?: string; meta?: { purple_actions?: Record<string, string> } }>(r.read(f) || '{}');
     for (const [k, cmd] of Object.entries(doc?.meta?.purple_actions ?? {})) {
-      if (typeof cmd === 'string' && cmd.trim().length >= 15) recs.push({ id: `metta:${f}#${k}`, source: 'metta', split: 'train', label: 1, text: cmd.trim(), name: doc.os === 'windows' ? 'action.bat' : 'action.sh' });
+      if (typeof cmd === 'string' && cmd.trim().length >= 15) recs.push({ id: `metta:${f}#${k}`, source: 'metta', split: 'train', label: 1, text: cmd.trim(), name: doc?.os === 'windows' ? 'action.bat' : 'action.sh' });
     }
   }
   addSource(r, 'metta', 'scripts', 'train', files.map((f) => `${f} (meta.purple_actions)`), recs, 'all 1 (adversary-simulation commands of the acting tactics)');

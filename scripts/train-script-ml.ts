@@ -6,16 +6,19 @@
  *   npx tsx scripts/build-detection-data.ts && npx tsx scripts/train-script-ml.ts
  *
  * Data: split 'train' of .tools/data/detection/scripts.jsonl (sources in
- * datasets/detection/manifest.json: offensive PowerShell and reverse-shell one-liners against
- * shell frameworks, admin PowerShell and library Python). The held-out sources are never read.
+ * datasets/detection/manifest.json: offensive PowerShell, red-team one-liners, cheat sheets and
+ * simulations against shell frameworks, admin and provisioning scripts, everyday command lines
+ * (tldr) and library code). The held-out sources are never read.
  * Whole sources are set aside for validation (VALIDATION_SOURCES: admin PowerShell, offensive
  * PowerShell and offensive one-liners the inner model never saw), because the model must hold on
  * sources it was not trained on, which a random split would not measure. There it is
  * Platt-calibrated with both classes weighing the same (the probability must not carry the
  * validation set's class ratio), the intercept lowered if needed so that at most 1% of the
  * validation benign files reach the engine's medium level (ML_MEDIUM_FROM), and the threshold is
- * the lowest with a false-positive rate of at most 2%; the model is then refitted on all training sources and the same calibration and
- * threshold applied. Writes src/scan/models/script-ml.json.
+ * the lowest with a false-positive rate of at most 2%. Short texts (one-liners) get their own
+ * medium level, `shortMediumFrom`: at most 0.5% of short validation benign texts reach it. The
+ * model is then refitted on all training sources and the same calibration and levels applied.
+ * Writes src/scan/models/script-ml.json.
  *
  *   npx tsx scripts/train-script-ml.ts [--data DIR]   # corpus directory, default .tools/data/detection
  */
