@@ -96,12 +96,12 @@ function isText(t: string): boolean {
 }
 
 /** Fenced code blocks of a markdown file, with the file name their info string suggests. */
-function fencedBlocks(md: string): Array<{ code: string; name: string }> {
-  const out: Array<{ code: string; name: string }> = [];
+function fencedBlocks(md: string): Array<{ code: string; name: string; info: string }> {
+  const out: Array<{ code: string; name: string; info: string }> = [];
   const re = /```([^\n]{0,30})\n([\s\S]{1,20000}?)```/g;
   const ext: Record<string, string> = { powershell: 'ps1', ps1: 'ps1', ps: 'ps1', bash: 'sh', sh: 'sh', shell: 'sh', python: 'py', py: 'py', perl: 'pl', php: 'php', ruby: 'rb', js: 'js', javascript: 'js', batch: 'bat', cmd: 'bat', vbs: 'vbs' };
   let m: RegExpExecArray | null;
-  while ((m = re.exec(md)) !== null) out.push({ code: m[2], name: `snippet.${ext[m[1].trim().toLowerCase()] ?? 'txt'}` });
+  while ((m = re.exec(md)) !== null) out.push({ code: m[2], name: `snippet.${ext[m[1].trim().toLowerCase()] ?? 'txt'}`, info: m[1].trim().toLowerCase() });
   return out;
 }
 const fences = (md: string): string[] => fencedBlocks(md).map((b) => b.code);
@@ -582,6 +582,137 @@ function stockpile(): void {
   addSource(r, 'stockpile', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${STOCKPILE_TACTICS.source})`), recs, 'all 1 (adversary-emulation commands)');
 }
 
+/** A YAML document, or undefined when it does not parse (a broken page is skipped, not fatal). */
+function tryYaml<T>(text: string): T | undefined {
+  try {
+    return parseYaml(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+const SCRIPT_BLOCK = /^(?:|powershell|ps1|ps|pwsh|bash|sh|shell|zsh|console|cmd|batch|bat|python|py|perl|php|ruby|vbs|vbscript)$/;
+
+/** Fenced blocks of markdown pages as one record each (cheat sheets: one command or snippet a block). */
+function markdownScripts(name: string, source: string, pages: (p: string) => boolean, limit: number, labels: string): void {
+  const r = need(name);
+  if (!r) return;
+  const files = r.files((p) => p.endsWith('.md') && pages(p));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    // Only blocks in a script language or unlabelled: a cheat sheet's C, C#, JSON or output
+    // blocks are not commands, and as attacks they would teach "source code is malicious".
+    fencedBlocks(r.read(f)).forEach((block, i) => {
+      const t = block.code.trim();
+      if (t.length >= 15 && isText(t) && SCRIPT_BLOCK.test(block.info)) recs.push({ id: `${source}:${f}#${i}`, source, split: 'train', label: 1, text: t, name: block.name });
+    });
+  }
+  addSource(r, source, 'scripts', 'train', files.map((p) => `${p} (fenced blocks of a script language or none, in order)`), sample(recs, limit, (x) => x.id, source), labels);
+}
+
+/** WADComs: one offensive Windows/AD command per page, in the front matter's `command`. */
+function wadcoms(): void {
+  const r = need('WADComs/WADComs.github.io');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('_wadcoms/') && p.endsWith('.md'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const doc = tryYaml<{ command?: string }>(r.read(f).split(/^---\s*$/m)[1] ?? '');
+    if (doc?.command && doc.command.trim().length >= 15) recs.push({ id: `wadcoms:${f}`, source: 'wadcoms', split: 'train', label: 1, text: doc.command.trim(), name: 'command.sh' });
+  }
+  addSource(r, 'wadcoms', 'scripts', 'train', files.map((f) => `${f} (front matter command)`), recs, 'all 1 (offensive Windows/AD commands)');
+}
+
+/** The AppLocker bypass list: commands that run code through signed Windows binaries. */
+function applockerBypasses(): void {
+  const r = need('api0cradle/UltimateAppLockerByPassList');
+  if (!r) return;
+  const files = r.files((p) => p.startsWith('yml/') && p.endsWith('.yml'));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    // The files hold a second YAML document (acknowledgements) after the first.
+    const doc = tryYaml<{ Commands?: Array<{ Command?: string }> }>(r.read(f).split(/^---\s*$/m).find((d) => /^Commands:/m.test(d)) ?? '{}');
+    (doc?.Commands ?? []).forEach((c, i) => {
+      if (c.Command && c.Command.trim().length >= 15) recs.push({ id: `applocker:${f}#${i}`, source: 'applocker-bypass', split: 'train', label: 1, text: c.Command.trim(), name: 'command.bat' });
+    });
+  }
+  addSource(r, 'applocker-bypass', 'scripts', 'train', files.map((f) => `${f} (Commands)`), recs, 'all 1 (application-control bypass commands)');
+}
+
+/** Uber's metta: adversary-simulation actions, one command per `purple_actions` entry. */
+function metta(): void {
+  const r = need('uber-common/metta');
+  if (!r) return;
+  // Discovery and collection actions are routine commands on their own (whoami, net user, dir).
+  const files = r.files((p) => p.startsWith('MITRE/') && /\.ya?ml$/.test(p) && !/^MITRE\/(?:Adversarial_Simulation|Discovery|Collection)\//.test(p));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const doc = tryYaml<{ os?: string; meta?: { purple_actions?: Record<string, string> } }>(r.read(f) || '{}');
+    for (const [k, cmd] of Object.entries(doc?.meta?.purple_actions ?? {})) {
+      if (typeof cmd === 'string' && cmd.trim().length >= 15) recs.push({ id: `metta:${f}#${k}`, source: 'metta', split: 'train', label: 1, text: cmd.trim(), name: doc?.os === 'windows' ? 'action.bat' : 'action.sh' });
+    }
+  }
+  addSource(r, 'metta', 'scripts', 'train', files.map((f) => `${f} (meta.purple_actions)`), recs, 'all 1 (adversary-simulation commands of the acting tactics)');
+}
+
+/** Offensive training sources added in the second script round: red-team cheat sheets, command collections and adversary simulations. */
+function redTeamCollections(): void {
+  wadcoms();
+  applockerBypasses();
+  metta();
+  repoScripts('NextronSystems/APTSimulator', 'aptsimulator', 'train', 1, (p) => /^(?:test-sets|toolset)\//.test(p), 60, 'all 1 (APT behaviour simulation batch and PowerShell)');
+  repoScripts('endgameinc/RTA', 'rta', 'train', 1, (p) => p.startsWith('red_ttp/') && !/(?:__init__|common)\.py$/.test(p), 60, 'all 1 (red-team technique simulations in Python)');
+  repoScripts('center-for-threat-informed-defense/adversary_emulation_library', 'adversary-emulation', 'train', 1,
+    (p) => !/setup|cleanup|vendor|packages|tests?\/|terraform|mimidrv|kali|redirectors|infrastructure/i.test(p), 150, 'all 1 (adversary emulation plan payloads and step scripts)', /\.(?:ps1|psm1|sh|bat|cmd|vbs)$/i);
+  markdownScripts('Orange-Cyberdefense/arsenal', 'arsenal', (p) => /^arsenal\/data\/cheats\/(?:Active_directory|Password extraction|Files\/Download|ReverseShell|Windows|Network\/(?:chisel|socat))\//.test(p), 400, 'all 1 (offensive cheat-sheet commands)');
+  markdownScripts('six2dez/pentest-book', 'pentest-book', (p) => /^(?:exploitation\/(?:file-transfer|payloads|reverse-shells)|post-exploitation\/)/.test(p), 400, 'all 1 (exploitation and post-exploitation snippets)');
+  markdownScripts('carlospolop/hacktricks', 'hacktricks', (p) => /^(?:generic-methodologies-and-resources\/(?:shells\/|exfiltration|tunneling)|windows-hardening\/|linux-hardening\/privilege-escalation\/)/.test(p), 1200, 'all 1 (offensive snippets of the Windows and Active Directory attack, Linux privilege-escalation, shells, exfiltration and tunnelling pages)');
+}
+
+/** Offensive tools whose tldr pages are attacks by purpose, not everyday commands. */
+const TLDR_OFFENSIVE = /^(?:nc|ncat|netcat|socat|pwncat|msfvenom|msfconsole|hydra|medusa|john|hashcat|sqlmap|nmap|masscan|mimikatz|crackmapexec|nxc|netexec|responder|evil-winrm|chisel|bettercap|aircrack-ng|aireplay-ng|airodump-ng|hping3|nikto|gobuster|ffuf|wfuzz|dirb|searchsploit|impacket-[\w-]+|kerbrute|bloodhound[\w-]*|enum4linux|smbmap|certipy|rubeus|lazagne|wpscan|pspy|linpeas|weevely|macchanger|arpspoof|ettercap|dnscat2|iodine|proxychains|torsocks|sliver|empire)(?:-[\w.-]+)?\.md$/;
+
+/**
+ * tldr-pages: everyday command lines of ordinary tools, the benign side of one-liners (a short
+ * command is otherwise judged only against excerpts of long admin files). Placeholders are filled
+ * with their last word; offensive tools' pages are left out.
+ */
+function tldr(): void {
+  const r = need('tldr-pages/tldr');
+  if (!r) return;
+  const usable = (p: string): boolean => !TLDR_OFFENSIVE.test(path.basename(p));
+  // Every Windows page (admin one-liners are where attack commands and ordinary ones look most
+  // alike), and a sample of the rest.
+  const files = [...r.files((p) => /^pages\/windows\/[\w.+-]+\.md$/.test(p) && usable(p)), ...sample(r.files((p) => /^pages\/(?:common|linux|osx)\/[\w.+-]+\.md$/.test(p) && usable(p)), 1500, (x) => x, 'tldr')];
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const cmds = [...r.read(f).matchAll(/^`([^`\n]{3,400})`\s*$/gm)].map((m) => m[1].replace(/\{\{\[([^\]|}]{1,40})\|[^\]}]{0,60}\]\}\}/g, '$1').replace(/\{\{([^}]{0,200})\}\}/g, (_m, p: string) => p.split(/[\/ ]/).filter(Boolean).pop() ?? 'x'));
+    if (cmds.length === 0) continue;
+    const name = f.includes('/windows/') ? 'commands.bat' : 'commands.sh';
+    recs.push({ id: `tldr:${f}`, source: 'tldr', split: 'train', label: 0, text: cmds.join('\n'), name });
+    const singles = f.includes('/windows/') ? cmds : [cmds[Number.parseInt(hash(f).slice(0, 8), 16) % cmds.length]];
+    singles.forEach((one, i) => {
+      if (one.length >= 15) recs.push({ id: `tldr:${f}#one${i}`, source: 'tldr', split: 'train', label: 0, text: one, name });
+    });
+  }
+  addSource(r, 'tldr', 'scripts', 'train', [`pages/windows/*.md all, pages/{common,linux,osx}/*.md 1,500 sampled; pages of offensive tools (and their sub-commands) left out; each page's commands together, and alone (Windows pages: every command; others: one)`], recs, 'all 0 (everyday command lines of ordinary tools)');
+}
+
+/** Benign admin sources added in the second script round: provisioning, deployment and tweak scripts that download, install, set registry values and services. */
+function adminCollections(): void {
+  repoScripts('actions/runner-images', 'runner-images', 'train', 0, (p) => p.startsWith('images/'), 250, 'all 0 (CI image provisioning: downloads, installers, registry, services)');
+  repoScripts('ChrisTitusTech/winutil', 'winutil', 'train', 0, (p) => p.startsWith('functions/'), 150, 'all 0 (Windows tweak utility: registry, services, scheduled tasks)');
+  repoScripts('PSAppDeployToolkit/PSAppDeployToolkit', 'psappdeploytoolkit', 'train', 0, () => true, 150, 'all 0 (application deployment PowerShell)');
+  repoScripts('ScoopInstaller/Scoop', 'scoop', 'train', 0, () => true, 100, 'all 0 (package manager PowerShell: downloads, extraction, shims)');
+  repoScripts('Sycnex/Windows10Debloater', 'windows10debloater', 'train', 0, () => true, 20, 'all 0 (Windows clean-up PowerShell: registry, AppX, scheduled tasks)');
+  for (const [name, source] of [['vmware/PowerCLI-Example-Scripts', 'powercli-examples'], ['12Knocksinna/Office365itpros', 'office365itpros'], ['ztrhgf/useful_powershell_functions', 'ztrhgf-functions'],
+    ['EvotecIT/PSSharedGoods', 'pssharedgoods'], ['microsoft/MSLab', 'mslab']]) {
+    repoScripts(name, source, 'train', 0, () => true, 200, 'all 0 (admin PowerShell: VMware, Microsoft 365, AD, lab deployment)');
+  }
+  tldr();
+  repoScripts('pyenv/pyenv', 'pyenv', 'train', 0, (p) => /^(?:libexec|bin|plugins\/python-build\/bin)\//.test(p), 80, 'all 0 (shell tool: version manager, build scripts)', /^(?:libexec|bin|plugins\/python-build\/bin)\/[\w.-]+$/);
+}
+
 // ---------------- scripts: held-out sources ----------------
 /** InternalAllTheThings pages (PayloadsAllTheThings moved its attack cheat sheets there). */
 const IATT_PAGES = /(?:shell-reverse|shell-bind|amsi|download|persistence|mimikatz|defenses|powershell)[\w-]{0,40}\.md$/i;
@@ -664,6 +795,9 @@ async function main(): Promise<void> {
     ['microsoftgraph/powershell-intune-samples', 'intune-samples'], ['MSEndpointMgr/ConfigMgr', 'configmgr'], ['Azure/azure-docs-powershell-samples', 'azure-ps-samples']]) {
     repoScripts(name, source, 'train', 0, () => true, 200, 'all 0 (admin PowerShell)');
   }
+
+  redTeamCollections();
+  adminCollections();
 
   pattScripts();
   atomics();

@@ -6,16 +6,19 @@
  *   npx tsx scripts/build-detection-data.ts && npx tsx scripts/train-script-ml.ts
  *
  * Data: split 'train' of .tools/data/detection/scripts.jsonl (sources in
- * datasets/detection/manifest.json: offensive PowerShell and reverse-shell one-liners against
- * shell frameworks, admin PowerShell and library Python). The held-out sources are never read.
+ * datasets/detection/manifest.json: offensive PowerShell, red-team one-liners, cheat sheets and
+ * simulations against shell frameworks, admin and provisioning scripts, everyday command lines
+ * (tldr) and library code). The held-out sources are never read.
  * Whole sources are set aside for validation (VALIDATION_SOURCES: admin PowerShell, offensive
  * PowerShell and offensive one-liners the inner model never saw), because the model must hold on
  * sources it was not trained on, which a random split would not measure. There it is
  * Platt-calibrated with both classes weighing the same (the probability must not carry the
  * validation set's class ratio), the intercept lowered if needed so that at most 1% of the
  * validation benign files reach the engine's medium level (ML_MEDIUM_FROM), and the threshold is
- * the lowest with a false-positive rate of at most 2%; the model is then refitted on all training sources and the same calibration and
- * threshold applied. Writes src/scan/models/script-ml.json.
+ * the lowest with a false-positive rate of at most 2%. Short texts (one-liners) get their own
+ * medium level, `shortMediumFrom`: at most 0.5% of short validation benign texts reach it. The
+ * model is then refitted on all training sources and the same calibration and levels applied.
+ * Writes src/scan/models/script-ml.json.
  *
  *   npx tsx scripts/train-script-ml.ts [--data DIR]   # corpus directory, default .tools/data/detection
  */
@@ -23,20 +26,29 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FEATURE_BITS, features, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
-import { ML_MEDIUM_FROM, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText } from '../src/scan/engines/ml';
-import { balance, exportWeights, fit, logit, platt, report, sigmoid, type Example } from './_logreg';
+import { judgeableShortText, ML_MEDIUM_FROM, ML_MIN_WORDS, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText, wordCount } from '../src/scan/engines/ml';
+import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example } from './_logreg';
 import { dataDir } from './build-detection-data';
 
 interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string }
 const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5 };
 /**
- * Whole sources set aside: admin PowerShell (Pode, SqlServerDsc, adbertram's admin scripts),
- * offensive files (PowerSploit, hoaxshell) and offensive one-liners (CALDERA stockpile
- * abilities, GTFOBins shells), so calibration sees both files and short commands.
+ * Whole sources set aside: admin PowerShell (Pode, SqlServerDsc, adbertram's admin scripts, the
+ * winutil tweak utility, Scoop, Office365itpros), offensive files (PowerSploit, hoaxshell,
+ * APTSimulator) and offensive one-liners and snippets (CALDERA stockpile abilities, GTFOBins
+ * shells, WADComs, pentest-book),
+ * so calibration sees both files and short commands.
  */
-const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins']);
+const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'winutil', 'scoop', 'office365itpros', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins', 'wadcoms', 'pentest-book', 'aptsimulator']);
+/**
+ * tldr's everyday command lines are split in half by page (a model that never saw any of them
+ * reads every command line as an attack, so a whole-source hold-out would only measure that).
+ */
+const isValidation = (r: Rec): boolean => VALIDATION_SOURCES.has(r.source) || (r.source === 'tldr' && inValidation(r.id.replace(/#one\d*$/, ''), 0.5));
 const MAX_VALIDATION_FPR = 0.02;
 const MAX_MEDIUM_FPR = 0.01;
+/** Short texts (fewer than ML_MIN_WORDS words) get their own medium level, at most this share of short benign excerpts reaching it. */
+const MAX_SHORT_MEDIUM_FPR = 0.005;
 /** Smaller weights are dropped: they barely move a score and would triple the shipped file. */
 const MIN_WEIGHT = 0.1;
 
@@ -58,11 +70,11 @@ function excerpts(r: Rec): Rec[] {
 function main(): void {
   const file = path.join(dataDir(), 'scripts.jsonl');
   const recs = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === 'train');
-  const toEx = (r: Rec): Example & { id: string } => ({ id: r.id, x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
+  const toEx = (r: Rec): Example & { id: string; short: boolean } => ({ id: r.id, short: wordCount(r.text) < ML_MIN_WORDS && judgeableShortText(r.text), x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
   // Benign files also as short excerpts, so that "short" never reads as "malicious".
   const withExcerpts = (rs: Rec[]): Rec[] => rs.flatMap((r) => (r.label === 0 ? [r, ...excerpts(r)] : [r]));
-  const inner = balance(withExcerpts(recs.filter((r) => !VALIDATION_SOURCES.has(r.source))).map(toEx));
-  const val = recs.filter((r) => VALIDATION_SOURCES.has(r.source)).map(toEx);
+  const inner = balance(withExcerpts(recs.filter((r) => !isValidation(r))).map(toEx));
+  const val = recs.filter(isValidation).map(toEx);
   const m0 = fit(inner, OPTIONS);
   const raw = val.map((e) => ({ z: logit(m0, e.x), y: e.y }));
   const cal = platt(raw, true);
@@ -79,6 +91,19 @@ function main(): void {
     }
   }
   const validation = report(scored, threshold);
+  // A short text (a one-liner the engine judges at all) is scored on few n-grams: its medium
+  // level is set on short validation attacks against short benign texts (excerpts of the
+  // validation admin files, tldr command lines).
+  const shortVal = [...val.filter((e) => e.short && e.y === 1), ...withExcerpts(recs.filter((r) => isValidation(r) && r.label === 0)).map(toEx).filter((e) => e.short)];
+  const shortScored = shortVal.map((e) => ({ p: sigmoid(cal.a * logit(m0, e.x) + cal.c), y: e.y }));
+  let shortMediumFrom = 0.999;
+  for (let t = ML_MEDIUM_FROM; t < 0.999; t += 0.005) {
+    if (report(shortScored, t).fpr <= MAX_SHORT_MEDIUM_FPR) {
+      shortMediumFrom = Math.round(t * 1000) / 1000;
+      break;
+    }
+  }
+  console.log(`short texts (${shortVal.length}, < ${ML_MIN_WORDS} words): medium from ${shortMediumFrom}`, report(shortScored, shortMediumFrom));
   for (const t of [0.5, 0.7, 0.8, 0.9, 0.95]) console.log(`  validation at ${t.toFixed(2)}:`, report(scored, t));
   console.log(`validation (${val.length} files): threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
 
@@ -102,9 +127,11 @@ function main(): void {
       positives: all.filter((e) => e.y === 1).length,
       negatives: all.filter((e) => e.y === 0).length,
       calibration: `class-balanced Platt scaling on the validation sources, intercept lowered until <= ${MAX_MEDIUM_FPR} of validation benign files reach ${ML_MEDIUM_FROM}; folded into the weights`,
-      validationSources: [...VALIDATION_SOURCES],
+      validationSources: [...VALIDATION_SOURCES, 'half of tldr (by page)'],
       validation,
       validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
+      shortMediumFrom,
+      validationShortAtMedium: { from: shortMediumFrom, ...report(shortScored, shortMediumFrom) },
       train: report(trainScores, threshold),
       ...OPTIONS,
     },

@@ -233,7 +233,8 @@ const TEXT_RULES: Array<{ fileType: FileType; ext: RegExp; patterns: RegExp[] }>
   },
   {
     fileType: 'javascript', ext: /\.(m?js|cjs|jsx|ts)$/i,
-    patterns: [/\bfunction\s*\w*\s*\(/, /\b(const|let|var)\s+\w+\s*=/, /=>\s*[{(]?/, /\brequire\s*\(['"]/, /\b(document|window)\.\w+/, /\bmodule\.exports\b|\bexport\s+(default|const|function)\b/, /\bconsole\.log\s*\(/],
+    patterns: [/\bfunction\s*\w*\s*\(/, /\b(const|let|var)\s+\w+\s*=/, /=>\s*[{(]?/, /\brequire\s*\(['"]/, /\b(document|window)\.\w+/, /\bmodule\.exports\b|\bexport\s+(default|const|function|class)\b/, /\bconsole\.log\s*\(/,
+      /^\s*import\s+(?:[\w$]+|\*\s+as\s+[\w$]+|\{[^}\n]{0,300}\})\s+from\s+['"]/m],
   },
   {
     fileType: 'shell', ext: /\.(sh|bash|zsh|ksh)$/i,

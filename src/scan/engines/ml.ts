@@ -174,14 +174,28 @@ const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'b
  * scored 0.7-0.8 in the benign sweep), so it stays low and only adds to other engines.
  */
 export const ML_MEDIUM_FROM = 0.9;
-/** Fewer words than this are too little evidence for the model to speak (rules still read them). */
-const MIN_WORDS = 12;
+/**
+ * Below this many words a text is a one-liner: few n-grams carry its score, so the model speaks
+ * on it only from the stricter medium level the training script sets on short validation texts
+ * (`training.shortMediumFrom`), and never low.
+ */
+export const ML_MIN_WORDS = 12;
+export const wordCount = (text: string): number => text.match(/[A-Za-z]{2,}/g)?.length ?? 0;
+/**
+ * A short text the model may judge at all: a command line of at least five words in at least
+ * three space-separated fields. Fewer is too little evidence (a two-line `exec grep -r "$@"`
+ * wrapper, a one-field config entry); the rules still read them.
+ */
+export const judgeableShortText = (text: string): boolean => wordCount(text) >= 5 && text.trim().split(/\s+/).length >= 3;
 /** Containers: their members are scored one by one, so the container itself is not. */
 const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
 
-function loadScriptModel(): LogisticModel | Error {
+function loadScriptModel(): (LogisticModel & { shortMediumFrom: number }) | Error {
   try {
-    return new LogisticModel(JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel);
+    const json = JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel;
+    const short = Number(json.training.shortMediumFrom);
+    // A model without a short-text level never speaks on one-liners.
+    return Object.assign(new LogisticModel(json), { shortMediumFrom: Number.isFinite(short) ? short : Infinity });
   } catch (err) {
     return err instanceof Error ? err : new Error(String(err));
   }
@@ -221,7 +235,7 @@ export const scriptModelText = (window: string): string => classifierText(stripC
 export const MAX_WINDOWS = 4;
 
 /** Worst window probability and the words seen; checks the budget between windows. */
-function scoreWindows(model: LogisticModel, src: { length: number; window: (i: number) => string }, signal: AbortSignal): { p: number; words: number; scored: number; total: number } {
+function scoreWindows(model: LogisticModel, src: { length: number; window: (i: number) => string }, signal: AbortSignal): { p: number; words: number; judgeable: boolean; scored: number; total: number } {
   const total = Math.max(1, Math.ceil(src.length / SCRIPT_WINDOW));
   const picks = total <= MAX_WINDOWS ? [...Array(total).keys()] : [...Array(MAX_WINDOWS).keys()].map((k) => Math.round((k * (total - 1)) / (MAX_WINDOWS - 1)));
   let best = 0;
@@ -229,11 +243,12 @@ function scoreWindows(model: LogisticModel, src: { length: number; window: (i: n
   for (const w of picks) {
     if (signal.aborted) throw new EngineTimeoutError('ml: time budget exhausted');
     const text = src.window(w);
-    if (words < MIN_WORDS) words += text.match(/[A-Za-z]{2,}/g)?.length ?? 0;
+    if (words < ML_MIN_WORDS) words += wordCount(text);
     const p = model.score(scriptModelText(text));
     if (p > best) best = p;
   }
-  return { p: best, words, scored: picks.length, total };
+  // Under ML_MIN_WORDS words the text is one short window.
+  return { p: best, words, judgeable: words >= ML_MIN_WORDS || judgeableShortText(src.window(0)), scored: picks.length, total };
 }
 
 function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
@@ -241,13 +256,14 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   if (ARCHIVES.has(subject.fileType)) return { findings: [], note: 'archive: the script model scores each extracted member' };
   const src = readableText(subject);
   const { fromStrings } = src;
-  const { p, words, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
+  const { p, words, judgeable, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
   const t = SCRIPT_MODEL.threshold;
   const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
   const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
-  if (p < (trained ? t : ML_MEDIUM_FROM) || words < MIN_WORDS) return { findings: [], report };
+  const short = words < ML_MIN_WORDS;
+  if (short ? !trained || !judgeable || p < SCRIPT_MODEL.shortMediumFrom : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.
   const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
   return {

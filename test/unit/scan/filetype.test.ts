@@ -99,6 +99,7 @@ describe('identify: text formats', () => {
     ['PowerShell without extension', '', 'param([string]$Path)\n$env:TEMP\nGet-ChildItem $Path | Write-Output\n', 'powershell'],
     ['JavaScript', 'a.js', 'const fs = require("fs");\nfunction main() { console.log(1); }\n', 'javascript'],
     ['JavaScript without extension', '', 'const a = 1;\nconst f = (x) => { return x; };\nmodule.exports = f;\n', 'javascript'],
+    ['JavaScript ES module', 'Get.js', 'import { command } from "../builder";\nexport class GetCommand extends command("Get") {\n}\n', 'javascript'],
     ['VBScript', 'a.vbs', 'Dim shell\nSet shell = CreateObject("WScript.Shell")\nshell.Run "calc"\n', 'vbscript'],
     ['batch', 'a.bat', '@echo off\nset X=1\ngoto :end\n:end\n', 'batch'],
     ['shell by shebang', 'noext', '#!/usr/bin/env bash\necho hi\n', 'shell'],

