@@ -147,6 +147,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       };
       await Promise.all([
         check('mongodb', () => pingStorage(storage.readDb)),
+        // The local blobs FerretDB runs at a low priority and may be busy with an upload: that it
+        // answers on its port is what health needs, not a round trip queued behind chunk inserts.
+        startBlobs
+          ? check('blobs', async () => { if (!(await canConnect('127.0.0.1', config.mongoBlobPort))) throw new Error(`nothing answers on the blobs FerretDB's port ${config.mongoBlobPort}`); })
+          : config.mongodbBlobUri !== undefined ? check('blobs', () => pingStorage(storage.blobDb)) : Promise.resolve(),
         temporal ? check('temporal', () => pingTemporal(temporal as Client, config.temporalNamespace)) : Promise.resolve(),
         worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
         config.roles.includes('mqtt') && !config.mqttUrl

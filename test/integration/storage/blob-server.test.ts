@@ -4,10 +4,13 @@
  * the service connects, and nothing in it is lost; the move survives being interrupted.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { Binary, GridFSBucket, MongoClient } from 'mongodb';
 import { loadConfig } from '../../../src/config';
 import { connectStorage, moveDatabase } from '../../../src/storage/mongo';
 import { stack } from '../../support/env';
+import { startServiceProcess } from '../../support/service';
 
 const DB = 'upgrade_test';
 const BLOBS = 'upgrade_test_blobs';
@@ -94,5 +97,34 @@ describe('the blobs server of the local stack', () => {
     expect(await from.listCollections().toArray()).toEqual([]);
     // Nothing left to move: a second run is a no-op.
     expect(await moveDatabase(from, to)).toBe(0);
+  });
+});
+
+describe('/healthz and the blobs server', () => {
+  it('names the blobs FerretDB, and answers 503 naming it once it is gone', async () => {
+    const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+    try {
+      const health = async () => {
+        const res = await fetch(`${svc.env.baseUrl}/healthz`);
+        return { status: res.status, body: (await res.json()) as { parts: Record<string, { ok: boolean; detail?: string }> } };
+      };
+      const up = await health();
+      expect(up.status).toBe(200);
+      expect(up.body.parts.blobs).toEqual({ ok: true });
+      const { pid } = JSON.parse(readFileSync(path.join(svc.env.dataDir, 'run', 'blobs.pid'), 'utf8')) as { pid: number };
+      process.kill(pid, 'SIGKILL');
+      let down = await health();
+      for (let i = 0; i < 50 && down.status === 200; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        down = await health();
+      }
+      expect(down.status).toBe(503);
+      expect(down.body.parts.blobs.ok).toBe(false);
+      expect(down.body.parts.blobs.detail).toMatch(/blobs FerretDB/);
+      expect(down.body.parts.mongodb).toEqual({ ok: true });
+    } finally {
+      await svc.stop();
+      rmSync(svc.env.dataDir, { recursive: true, force: true });
+    }
   });
 });
