@@ -163,8 +163,9 @@ export async function connectStorage(config: Config): Promise<Storage> {
   const localBlobs = usesLocalBlobs(config);
   const blobClient = blobUri !== mongoUriOf(config) ? await open(blobUri, localBlobs ? LOCAL_BLOB_POOL : 50, 'sentinel-blob') : client;
   const blobDb = blobClient.db(config.mongodbBlobDb);
-  // Versions before the blobs FerretDB kept MONGODB_BLOB_DB in the records' FerretDB.
-  if (local && localBlobs) await moveDatabase(client.db(config.mongodbBlobDb), blobDb);
+  // Versions before the blobs FerretDB kept MONGODB_BLOB_DB in the records' FerretDB (local blobs
+  // imply local records: usesLocalBlobs).
+  if (localBlobs) await moveDatabase(client.db(config.mongodbBlobDb), blobDb);
   return {
     client,
     db: client.db(config.mongodbDb),
