@@ -107,25 +107,21 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
   const starts: Promise<void>[] = [];
 
+  /** One FerretDB on 127.0.0.1:port with its SQLite files in dataDir/<dir>; resolves with its URI once it answers. */
+  const ferretdb = (part: 'mongo' | 'blobs', port: number, dir: string, niceness?: number): Promise<string> => {
+    const child = launch(part, requireBinary(bin, 'ferretdb'), [
+      '-listen-addr', `${HOST}:${port}`, '-sqlite-dir', path.join(dataDir, dir), '-log-level', 'warn',
+    ], niceness);
+    const uri = `mongodb://${HOST}:${port}/`;
+    return ready(part, child, timeouts[part], () => mongoPing(uri)).then(() => uri);
+  };
   if (opts.mongo) {
-    const { port } = opts.mongo;
-    const ferretdb = requireBinary(bin, 'ferretdb');
-    const child = launch('mongo', ferretdb, [
-      '-listen-addr', `${HOST}:${port}`, '-sqlite-dir', path.join(dataDir, 'ferretdb'), '-log-level', 'warn',
-    ]);
-    const uri = `mongodb://${HOST}:${port}/?maxPoolSize=1`;
-    starts.push(ready('mongo', child, timeouts.mongo, () => mongoPing(uri)).then(() => {
-      stack.mongoUri = uri;
+    starts.push(ferretdb('mongo', opts.mongo.port, 'ferretdb').then((uri) => {
+      stack.mongoUri = `${uri}?maxPoolSize=1`;
     }));
   }
-
   if (opts.blobs) {
-    const { port } = opts.blobs;
-    const child = launch('blobs', requireBinary(bin, 'ferretdb'), [
-      '-listen-addr', `${HOST}:${port}`, '-sqlite-dir', path.join(dataDir, 'ferretdb-blobs'), '-log-level', 'warn',
-    ], BULK_NICENESS);
-    const uri = `mongodb://${HOST}:${port}/`;
-    starts.push(ready('blobs', child, timeouts.blobs, () => mongoPing(uri)).then(() => {
+    starts.push(ferretdb('blobs', opts.blobs.port, 'ferretdb-blobs', BULK_NICENESS).then((uri) => {
       stack.blobsUri = uri;
     }));
   }
