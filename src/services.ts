@@ -100,7 +100,7 @@ export function createServices(opts: {
 }): Services {
   const { config, logger, storage, secrets } = opts;
   const { db, readDb, blobDb, buckets } = storage;
-  const limits = new LimitService(new CounterStore(db));
+  const limits = new LimitService(new CounterStore(db, readDb));
   const scanStore = new ScanStore(db, readDb, buckets.scanUploads);
   const feedStore = new FeedStore(db);
   const scans = new ScanService(
@@ -145,14 +145,14 @@ export function createServices(opts: {
     store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
     usage: new MessagingUsage(limits, messageStore, messagingLog),
   });
-  const workflowStore = new WorkflowStore(db);
-  const runStore = new RunStore(db);
+  const workflowStore = new WorkflowStore(db, readDb);
+  const runStore = new RunStore(db, readDb);
   const outputStore = new OutputStore(db, buckets.workflowOutputs);
   const flows = new FlowService({ workflows: workflowStore });
   const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
   const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
   const engine = opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined;
-  const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db), engine, logger: logger.child({ component: 'admission' }) });
+  const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db, readDb), engine, logger: logger.child({ component: 'admission' }) });
   const runs = new RunService({
     flows, runs: runStore, outputs: outputStore, engine, admission,
     quota: { reserveRun: (id, max) => limits.reserveWorkflowRun(id, max), releaseRun: (id) => limits.releaseWorkflowRun(id), workflowUsage: (id) => limits.workflowUsageThisMonth(id) },

@@ -47,6 +47,13 @@ export interface RunQueue {
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>>;
 }
 
+/** The month's run a manual start takes, given back when the run is refused before it is recorded. */
+export interface RunReservation {
+  /** Throws (403) when the month's runs are used up. */
+  reserve(): Promise<void>;
+  release(): Promise<void>;
+}
+
 /** Concurrency slots held by running runs. */
 export interface SlotTable {
   claim(accountId: string, runId: string, limit: number, now: Date): Promise<boolean>;
@@ -86,28 +93,37 @@ export class RunAdmission {
   }
 
   /**
-   * Admits a new run (its record built `queued` by the caller): when the account has a free slot
-   * and nobody waiting, the run is recorded `running` and started at once, without touching the
-   * queue; otherwise it is queued (503 when the line is full) and the account's line promoted.
-   * The record is written before the engine hears of the run, so a run it knows has a record.
-   * `reserve` (the month's run, for a manual run) runs alongside and may refuse the run.
+   * Admits a new run: when the account has a free slot and nobody waiting, the run is recorded
+   * `running` and started at once, without touching the queue; otherwise it is recorded `queued`
+   * (503 when the line is full) and the account's line promoted. The record is written before the
+   * engine hears of the run, so a run it knows has a record. Building the record (the caller's
+   * reads and checks), the look at the line, the slot and the month's run are independent: one
+   * wait for all four. When any refuses, what the others took is given back; the record's refusal
+   * (no such workflow, bad input, no compute left) is the one reported first.
    */
-  async admit(run: RunDoc, reserve?: () => Promise<void>): Promise<RunStatus> {
+  async admit(ticket: { runId: string; accountId: string; slotLimit: number }, record: () => Promise<RunDoc>, monthRun?: RunReservation): Promise<RunStatus> {
     if (!this.deps.engine) throw new Error('starting workflow runs needs a Temporal client in this process');
     const now = this.now();
-    // The caller's quota reservation, the line and the slot are independent: one wait for all
-    // three; a refused reservation gives the slot back.
-    const [waiting, slot, reserved] = await Promise.allSettled([
-      this.deps.queue.hasQueued(run.accountId),
-      this.deps.slots.claim(run.accountId, run._id, run.slotLimit ?? 1, now),
-      reserve?.(),
+    const [built, reserved, waiting, slot] = await Promise.allSettled([
+      record(),
+      monthRun?.reserve(),
+      this.deps.queue.hasQueued(ticket.accountId),
+      this.deps.slots.claim(ticket.accountId, ticket.runId, ticket.slotLimit, now),
     ]);
-    const failed = [waiting, slot, reserved].find((r) => r.status === 'rejected');
+    const failed = [built, reserved, waiting, slot].find((r) => r.status === 'rejected');
     if (failed) {
-      if (slot.status === 'fulfilled' && slot.value) await this.deps.slots.release(run._id);
+      if (monthRun && reserved.status === 'fulfilled') await monthRun.release();
+      // A run of the account may have been queued for want of the slot held here meanwhile.
+      if (slot.status === 'fulfilled' && slot.value) await this.ended(ticket.runId);
       throw failed.reason;
     }
-    return this.place(run, now, (waiting as PromiseFulfilledResult<boolean>).value, (slot as PromiseFulfilledResult<boolean>).value);
+    try {
+      return await this.place((built as PromiseFulfilledResult<RunDoc>).value, now, (waiting as PromiseFulfilledResult<boolean>).value, (slot as PromiseFulfilledResult<boolean>).value);
+    } catch (err) {
+      // Refused before it was recorded (a full queue): the month's run was not used.
+      if (monthRun && err instanceof QueueFullError) await monthRun.release();
+      throw err;
+    }
   }
 
   private async place(run: RunDoc, now: Date, waiting: boolean, slot: boolean): Promise<RunStatus> {

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ajv } from '../json-schema';
-import { LimitReachedError, NotFoundError, QueueFullError, ValidationError } from '../errors';
+import { LimitReachedError, NotFoundError, ValidationError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
@@ -184,45 +184,45 @@ export class RunService {
    * Admits a run: a manual run takes one of the month's runs (403 past the plan's), any run needs
    * compute left this month (403) and room in the queue (503). The record is written `queued`
    * (with the graph it will run) before anything starts, then promoted at once when the account
-   * has a free slot, so a run the engine knows always has a record.
+   * has a free slot, so a run the engine knows always has a record. Reading the definition and
+   * the month's compute goes alongside admission's claim of a slot and of the month's run (one
+   * round trip's wait instead of two); a refused run gives both back.
    */
   async start(account: RunAccount, flowId: string, input: unknown, trigger: RunDoc['trigger'] = { type: 'manual' }): Promise<{ runId: string; workflowId: string; status: RunStatus }> {
     const accountId = account.id;
     const admission = this.deps.admission;
     if (!admission) throw new Error('starting workflow runs needs run admission in this process');
     const quota = this.deps.quota;
-    // The definition and the month's compute are independent reads: one round trip's wait.
-    const [flow, used] = await Promise.all([this.deps.flows.doc(accountId, flowId), quota?.workflowUsage(accountId)]);
-    const def = decodeUserJson<WorkflowDefinition>(flow.definition);
-    if (def.input_schema !== undefined) checkInput(def.input_schema, input);
     const plan = planOf(account.plan);
-    if (used && used.computeUnits >= plan.computeUnitsPerMonth) throw new LimitReachedError('compute units this month', 'compute', used.computeUnits, plan.computeUnitsPerMonth, plan.tier);
-    // Device-event runs do not count toward the month's runs (decisions section 7).
-    const reserved = quota !== undefined && trigger.type === 'manual';
-    const reserve = async () => {
-      if (!(await quota!.reserveRun(accountId, plan.workflowRunsPerMonth))) {
-        throw new LimitReachedError('runs this month', 'run', plan.workflowRunsPerMonth, plan.workflowRunsPerMonth, plan.tier);
-      }
-    };
     const runId = randomUUID();
-    const outgoing = new Set(def.edges.map((e) => e.from));
-    const nodes: Record<string, NodeStat> = {};
-    for (const n of def.nodes) nodes[n.id] = { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
-    const run: RunDoc = {
-      _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'queued',
-      input: encodeUserJson(input ?? null), error: null, log: [], nodes,
-      nodeOrder: def.nodes.map((n) => n.id), terminalNodes: def.nodes.filter((n) => !outgoing.has(n.id)).map((n) => n.id),
-      outputBytes: 0, queuedAt: this.now(), startedAt: null, finishedAt: null, deadline: null,
-      temporal: { workflowId: `run-${runId}`, runId: null },
-      graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
+    const record = async (): Promise<RunDoc> => {
+      const [flow, used] = await Promise.all([this.deps.flows.doc(accountId, flowId), quota?.workflowUsage(accountId)]);
+      const def = decodeUserJson<WorkflowDefinition>(flow.definition);
+      if (def.input_schema !== undefined) checkInput(def.input_schema, input);
+      if (used && used.computeUnits >= plan.computeUnitsPerMonth) throw new LimitReachedError('compute units this month', 'compute', used.computeUnits, plan.computeUnitsPerMonth, plan.tier);
+      const outgoing = new Set(def.edges.map((e) => e.from));
+      const nodes: Record<string, NodeStat> = {};
+      for (const n of def.nodes) nodes[n.id] = { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 };
+      return {
+        _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'queued',
+        input: encodeUserJson(input ?? null), error: null, log: [], nodes,
+        nodeOrder: def.nodes.map((n) => n.id), terminalNodes: def.nodes.filter((n) => !outgoing.has(n.id)).map((n) => n.id),
+        outputBytes: 0, queuedAt: this.now(), startedAt: null, finishedAt: null, deadline: null,
+        temporal: { workflowId: `run-${runId}`, runId: null },
+        graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
+      };
     };
-    try {
-      return { runId, workflowId: flowId, status: await admission.admit(run, reserved ? reserve : undefined) };
-    } catch (err) {
-      // Refused before it was recorded (a full queue): the month's run was not used.
-      if (reserved && err instanceof QueueFullError) await quota.releaseRun(accountId);
-      throw err;
-    }
+    // Device-event runs do not count toward the month's runs (decisions section 7).
+    const monthRun = quota !== undefined && trigger.type === 'manual' ? {
+      reserve: async () => {
+        if (!(await quota.reserveRun(accountId, plan.workflowRunsPerMonth))) {
+          throw new LimitReachedError('runs this month', 'run', plan.workflowRunsPerMonth, plan.workflowRunsPerMonth, plan.tier);
+        }
+      },
+      release: () => quota.releaseRun(accountId),
+    } : undefined;
+    const status = await admission.admit({ runId, accountId, slotLimit: plan.concurrentWorkflowRuns }, record, monthRun);
+    return { runId, workflowId: flowId, status };
   }
 
   async get(accountId: string, runId: string): Promise<Record<string, unknown>> {

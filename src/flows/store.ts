@@ -88,11 +88,14 @@ const outputOf = ({ fileId, ...doc }: StoredOutput): OutputDoc => ({ ...doc, ...
 
 export class WorkflowStore implements WorkflowRepository {
   private readonly col: Collection<WorkflowDoc>;
-  constructor(db: Db) {
+  /** One definition by id (a run's start) on the read pool (see Storage.readDb). */
+  private readonly reads: Collection<WorkflowDoc>;
+  constructor(db: Db, readDb: Db = db) {
     this.col = db.collection<WorkflowDoc>(COLLECTIONS.workflows);
+    this.reads = readDb.collection<WorkflowDoc>(COLLECTIONS.workflows);
   }
   async insert(doc: WorkflowDoc): Promise<void> { await this.col.insertOne(doc); }
-  get(accountId: string, id: string): Promise<WorkflowDoc | null> { return this.col.findOne({ _id: id, accountId }); }
+  get(accountId: string, id: string): Promise<WorkflowDoc | null> { return this.reads.findOne({ _id: id, accountId }); }
   list(accountId: string, offset: number, limit: number): Promise<WorkflowDoc[]> {
     return this.col.find({ accountId }).sort({ createdAt: 1, _id: 1 }).skip(offset).limit(limit).toArray();
   }
@@ -113,9 +116,12 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
   private readonly col: Collection<RunDoc>;
   /** The waiting line: small (queued runs only), so admission never scans the run records. */
   private readonly line: Collection<LineEntry>;
-  constructor(db: Db) {
+  /** The line for admission's look (is anybody waiting?) on the read pool (see Storage.readDb). */
+  private readonly lineReads: Collection<LineEntry>;
+  constructor(db: Db, readDb: Db = db) {
     this.col = db.collection<RunDoc>(COLLECTIONS.workflowRuns);
     this.line = db.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
+    this.lineReads = readDb.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
   }
   async insert(doc: RunDoc): Promise<void> { await this.col.insertOne(doc); }
   async enqueue(doc: RunDoc): Promise<void> {
@@ -123,7 +129,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
     await this.line.insertOne({ _id: doc._id, accountId: doc.accountId, queuedAt: doc.queuedAt });
   }
   async hasQueued(accountId: string): Promise<boolean> {
-    return (await this.line.findOne({ accountId }, { projection: { _id: 1 } })) !== null;
+    return (await this.lineReads.findOne({ accountId }, { projection: { _id: 1 } })) !== null;
   }
   async restoreLine(): Promise<number> {
     let restored = 0;
@@ -256,12 +262,15 @@ export class OutputStore implements OutputRepository, NodeOutputs {
 /** Concurrency slots: a run holds one while it runs; numbers 0..limit-1 per account, unique. */
 export class SlotStore implements SlotTable {
   private readonly col: Collection<SlotDoc>;
-  constructor(db: Db) {
+  /** The held numbers, read before a claim, on the read pool; the unique index decides a race. */
+  private readonly reads: Collection<SlotDoc>;
+  constructor(db: Db, readDb: Db = db) {
     this.col = db.collection<SlotDoc>(COLLECTIONS.workflowRunSlots);
+    this.reads = readDb.collection<SlotDoc>(COLLECTIONS.workflowRunSlots);
   }
   /** Takes a free slot number below `limit` for the run; false when all are held (or the run holds one). */
   async claim(accountId: string, runId: string, limit: number, now: Date): Promise<boolean> {
-    const held = new Set((await this.col.find({ accountId }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
+    const held = new Set((await this.reads.find({ accountId }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
     for (let slot = 0; slot < limit; slot++) {
       if (held.has(slot)) continue;
       try {

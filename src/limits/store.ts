@@ -27,10 +27,13 @@ export type UsageField = 'scans' | 'messagingBytes' | 'workflowRuns' | 'computeU
 export class CounterStore implements Counters {
   private readonly windows: Collection<WindowDoc>;
   private readonly usage: Collection<UsageDoc>;
+  /** Usage documents read (quota checks) on the read pool (see Storage.readDb). */
+  private readonly usageReads: Collection<UsageDoc>;
 
-  constructor(db: Db) {
+  constructor(db: Db, readDb: Db = db) {
     this.windows = db.collection<WindowDoc>(COLLECTIONS.rateCounters);
     this.usage = db.collection<UsageDoc>(COLLECTIONS.usageDaily);
+    this.usageReads = readDb.collection<UsageDoc>(COLLECTIONS.usageDaily);
   }
 
   /** Adds the given amounts to the named counters of the window and returns the new values. */
@@ -102,7 +105,7 @@ export class CounterStore implements Counters {
     return r?.[field] ?? amount;
   }
 
-  getUsage(id: string): Promise<UsageDoc | null> { return this.usage.findOne({ _id: id }); }
+  getUsage(id: string): Promise<UsageDoc | null> { return this.usageReads.findOne({ _id: id }); }
 
   listDaily(accountId: string, fromDate: string, toDate: string): Promise<UsageDoc[]> {
     return this.usage.find({ accountId, kind: 'day', date: { $gte: fromDate, $lte: toDate } }).toArray();

@@ -182,3 +182,27 @@ it('plan quotas: the 6th workflow, the 1,001st manual run and used-up compute ar
   const wf = await spent.flows.create(free, def, 100);
   await expect(spent.runService.start(free, wf.id, null)).rejects.toMatchObject({ code: 'limit_reached', message: expect.stringMatching(/compute limit reached$/) });
 });
+
+it('a refused start gives back the slot and the month\'s run it took alongside, and the waiting run gets the slot', async () => {
+  const ctx = setup({ runsUsed: 10 });
+  const wf = await ctx.flows.create(free, def, 100);
+  // Another account's workflow id: 404, and nothing stays taken.
+  await expect(ctx.runService.start({ id: 'other', plan: 'free' }, wf.id, null)).rejects.toMatchObject({ status: 404 });
+  await expect(ctx.runService.start(free, 'wf_missing', null)).rejects.toMatchObject({ status: 404 });
+  expect(ctx.slots.size).toBe(0);
+  expect(ctx.runsUsed()).toBe(10);
+  expect(ctx.runs.size).toBe(0);
+  // Both slots held, one run waiting: a refused start that claimed nothing new leaves the line alone.
+  const a = await ctx.runService.start(free, wf.id, null);
+  const b = await ctx.runService.start(free, wf.id, null);
+  const c = await ctx.runService.start(free, wf.id, null);
+  expect([a.status, b.status, c.status]).toEqual(['running', 'running', 'queued']);
+  // A slot frees while nobody is promoted (a crashed worker's run, say); a start refused for its
+  // input claims that slot alongside, and giving it back starts the waiting run.
+  ctx.slots.delete(a.runId);
+  const strict = await ctx.flows.create(free, { ...def, name: 'strict', input_schema: { type: 'object', required: ['x'] } }, 100);
+  await expect(ctx.runService.start(free, strict.id, {})).rejects.toMatchObject({ status: 422 });
+  expect(ctx.runs.get(c.runId)?.status).toBe('running');
+  expect(ctx.started).toContain(c.runId);
+  expect(ctx.runsUsed()).toBe(13);
+});
