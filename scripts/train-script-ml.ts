@@ -13,10 +13,10 @@
  * PowerShell and offensive one-liners the inner model never saw), because the model must hold on
  * sources it was not trained on, which a random split would not measure. There it is
  * Platt-calibrated with both classes weighing the same (the probability must not carry the
- * validation set's class ratio), the intercept lowered if needed so that at most 1% of the
+ * validation set's class ratio), the intercept lowered if needed so that at most 2% of the
  * validation benign files reach the engine's medium level (ML_MEDIUM_FROM), and the threshold is
  * the lowest with a false-positive rate of at most 2%. Short texts (one-liners) get their own
- * medium level, `shortMediumFrom`: at most 0.5% of short validation benign texts reach it. The
+ * medium level, `shortMediumFrom`: at most 1% of short validation benign texts reach it. The
  * model is then refitted on all training sources and the same calibration and levels applied.
  * Writes src/scan/models/script-ml.json.
  *
