@@ -2,7 +2,7 @@
  * Detection on public material nobody on the project wrote, per engine and per source, plus
  * payload latency.
  *
- *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N]
+ *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N] [--only pi|scripts]
  *
  * Reads the local corpus built by scripts/build-detection-data.ts (default
  * .tools/data/detection, git-ignored; datasets/detection/manifest.json lists every source).
@@ -144,8 +144,11 @@ export async function run(args: string[]): Promise<void> {
     console.log('Build it from mirrored public repositories (datasets/detection/manifest.json lists them):');
     console.log('  npx tsx scripts/build-detection-data.ts --mirror <dir with owner+name/repo git mirrors>');
   } else {
-    await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses);
-    await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses);
+    // `--only` scores one corpus (the training split of both takes long) and skips the latency figures.
+    const only = opt(args, '--only', '');
+    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses);
+    if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses);
+    if (only) return;
   }
   await latency();
 }

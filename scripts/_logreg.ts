@@ -9,7 +9,11 @@ import { DIM } from '../src/scan/engines/payload/pi-classifier';
 
 export interface Example { x: Map<number, number>; y: number; w: number }
 export interface Fitted { w: Float64Array; b: number }
-export interface FitOptions { epochs: number; l2: number; lr: number }
+/**
+ * `average`: return the mean of the weights after each epoch of the second half (Polyak
+ * averaging), which depends less on the order of the last epoch than the final weights do.
+ */
+export interface FitOptions { epochs: number; l2: number; lr: number; average?: boolean }
 
 /** Weights each example so both classes count equally. */
 export function balance<T extends Example>(exs: T[]): T[] {
@@ -35,6 +39,8 @@ export function fit(exs: Example[], o: FitOptions): Fitted {
   const g2 = new Float64Array(DIM).fill(1e-8);
   let b = 0;
   let bg2 = 1e-8;
+  const from = Math.floor(o.epochs / 2);
+  const avg = o.average ? { w: new Float64Array(DIM), b: 0 } : undefined;
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     for (const e of shuffle(exs, 1000 + epoch)) {
       let z = b;
@@ -49,8 +55,12 @@ export function fit(exs: Example[], o: FitOptions): Fitted {
       bg2 += g * g;
       b -= (o.lr * g) / Math.sqrt(bg2);
     }
+    if (avg && epoch >= from) {
+      for (let k = 0; k < DIM; k++) avg.w[k] += w[k] / (o.epochs - from);
+      avg.b += b / (o.epochs - from);
+    }
   }
-  return { w, b };
+  return avg ?? { w, b };
 }
 
 export function logit(m: Fitted, x: Map<number, number>): number {

@@ -13,10 +13,10 @@
  * PowerShell and offensive one-liners the inner model never saw), because the model must hold on
  * sources it was not trained on, which a random split would not measure. There it is
  * Platt-calibrated with both classes weighing the same (the probability must not carry the
- * validation set's class ratio), the intercept lowered if needed so that at most 1% of the
+ * validation set's class ratio), the intercept lowered if needed so that at most 2% of the
  * validation benign files reach the engine's medium level (ML_MEDIUM_FROM), and the threshold is
  * the lowest with a false-positive rate of at most 2%. Short texts (one-liners) get their own
- * medium level, `shortMediumFrom`: at most 0.5% of short validation benign texts reach it. The
+ * medium level, `shortMediumFrom`: at most 1% of short validation benign texts reach it. The
  * model is then refitted on all training sources and the same calibration and levels applied.
  * Writes src/scan/models/script-ml.json.
  *
@@ -31,7 +31,8 @@ import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoi
 import { dataDir } from './build-detection-data';
 
 interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string }
-const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5 };
+/** Weights averaged over the second half of the epochs: validation moved less with small corpus changes (and rose 0.005-0.01). */
+const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5, average: true };
 /**
  * Whole sources set aside: admin PowerShell (Pode, SqlServerDsc, adbertram's admin scripts, the
  * winutil tweak utility, Scoop, Office365itpros), offensive files (PowerSploit, hoaxshell,
@@ -41,14 +42,16 @@ const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5 };
  */
 const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'winutil', 'scoop', 'office365itpros', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins', 'wadcoms', 'pentest-book', 'aptsimulator']);
 /**
- * tldr's everyday command lines are split in half by page (a model that never saw any of them
- * reads every command line as an attack, so a whole-source hold-out would only measure that).
+ * Everyday command-line sources (tldr, the cheat sheets, the PowerShell reference examples) are
+ * split in half by page (a model that never saw any of them reads every command line as an
+ * attack, so a whole-source hold-out would only measure that).
  */
-const isValidation = (r: Rec): boolean => VALIDATION_SOURCES.has(r.source) || (r.source === 'tldr' && inValidation(r.id.replace(/#one\d*$/, ''), 0.5));
+const HALF_SOURCES = new Set(['tldr', 'cheatsheets', 'navi-cheats', 'ps-docs-examples', 'winserver-ps-examples', 'windows-commands']);
+const isValidation = (r: Rec): boolean => VALIDATION_SOURCES.has(r.source) || (HALF_SOURCES.has(r.source) && inValidation(r.id.replace(/#(?:one)?\d*$/, ''), 0.5));
 const MAX_VALIDATION_FPR = 0.02;
-const MAX_MEDIUM_FPR = 0.01;
+const MAX_MEDIUM_FPR = 0.02;
 /** Short texts (fewer than ML_MIN_WORDS words) get their own medium level, at most this share of short benign excerpts reaching it. */
-const MAX_SHORT_MEDIUM_FPR = 0.005;
+const MAX_SHORT_MEDIUM_FPR = 0.01;
 /** Smaller weights are dropped: they barely move a score and would triple the shipped file. */
 const MIN_WEIGHT = 0.1;
 
@@ -104,6 +107,7 @@ function main(): void {
     }
   }
   console.log(`short texts (${shortVal.length}, < ${ML_MIN_WORDS} words): medium from ${shortMediumFrom}`, report(shortScored, shortMediumFrom));
+  for (const t of [0.9, 0.925, 0.95, 0.975]) console.log(`  short validation at ${t}:`, report(shortScored, t));
   for (const t of [0.5, 0.7, 0.8, 0.9, 0.95]) console.log(`  validation at ${t.toFixed(2)}:`, report(scored, t));
   console.log(`validation (${val.length} files): threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
 
@@ -127,7 +131,7 @@ function main(): void {
       positives: all.filter((e) => e.y === 1).length,
       negatives: all.filter((e) => e.y === 0).length,
       calibration: `class-balanced Platt scaling on the validation sources, intercept lowered until <= ${MAX_MEDIUM_FPR} of validation benign files reach ${ML_MEDIUM_FROM}; folded into the weights`,
-      validationSources: [...VALIDATION_SOURCES, 'half of tldr (by page)'],
+      validationSources: [...VALIDATION_SOURCES, ...[...HALF_SOURCES].map((h) => `half of ${h} (by page)`)],
       validation,
       validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
       shortMediumFrom,

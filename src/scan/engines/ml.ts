@@ -186,7 +186,32 @@ export const wordCount = (text: string): number => text.match(/[A-Za-z]{2,}/g)?.
  * three space-separated fields. Fewer is too little evidence (a two-line `exec grep -r "$@"`
  * wrapper, a one-field config entry); the rules still read them.
  */
-export const judgeableShortText = (text: string): boolean => wordCount(text) >= 5 && text.trim().split(/\s+/).length >= 3;
+export const judgeableShortText = (text: string): boolean => wordCount(text) >= 5 && text.trim().split(/\s+/).length >= 3 && !onlyReadsOrLists(text);
+
+/**
+ * Commands that only read, list or query (ATT&CK discovery, and everyday troubleshooting): a
+ * `reg query`, `net user`, `Get-*`, `grep` or `ps` changes nothing, so alone they are not an
+ * attack, and the model, which saw attack collections full of them, is not asked about a short
+ * text made only of them. The rules still read it (a read of /etc/shadow or of saved passwords
+ * is theirs to flag).
+ */
+const READ_ONLY_COMMAND = new RegExp([
+  String.raw`reg(?:\.exe)?\s+query\b`,
+  // `net user NAME` lists; `net user NAME PASSWORD`, `/add`, `/delete`, `/active` change accounts.
+  String.raw`net1?(?:\.exe)?\s+(?:user|group|localgroup)(?:\s+(?:"[^"\n]*"|[^\s/"]+))?(?:\s+\/(?!add\b|delete\b|del\b|active\b)\w+)*\s*$`,
+  String.raw`net1?(?:\.exe)?\s+(?:view|session|statistics|accounts\s*(?:\/domain)?\s*$|share\s*$|time(?![^\n]*\/set))`,
+  String.raw`netsh(?:\.exe)?\s[^\n]*\bshow\b`, String.raw`sc(?:\.exe)?\s+(?:query|qc)\b`, String.raw`schtasks(?:\.exe)?\s+\/query\b`,
+  String.raw`wmic(?:\.exe)?\s(?![^\n]*\b(?:call|create|delete|set)\b)[^\n]*\b(?:get|list)\b`,
+  String.raw`(?:ipconfig|systeminfo|whoami|hostname|findstr|find|sort|more|tasklist|driverquery|gpresult|ver|tree|where|nslookup|ping|tracert|pathping|netstat|arp|route\s+print|query\s+(?:user|session))(?:\.exe)?\b`,
+  String.raw`(?:get|select|where|sort|format|measure|test|resolve)-\w+`,
+  String.raw`(?:ls|grep|egrep|head|tail|wc|uniq|ps|id|uname|df|du|free|uptime|ss|w|who|last|journalctl|dig|host|traceroute|printenv|lsof|lsblk|ifconfig)\b`,
+  String.raw`ip\s+(?:-\w+\s+)*(?:a|addr|address|r|route|link|neigh)(?:\s+show)?\b`, String.raw`crontab\s+-l\b`, String.raw`systemctl\s+(?:status|list-units|list-timers|is-active|is-enabled)\b`,
+].map((c) => `(?:${c})`).join('|'), 'i');
+const READ_ONLY_START = new RegExp(`^(?:${READ_ONLY_COMMAND.source})`, 'i');
+function onlyReadsOrLists(text: string): boolean {
+  const parts = text.split(/\|\|?|&&|;|\n|(?<!\d)&(?![>\d])/).map((x) => x.trim().replace(/^(?:sudo\s+|cmd(?:\.exe)?\s+\/c\s+|powershell(?:\.exe)?\s+(?:-c(?:ommand)?\s+)?)/i, '')).filter(Boolean);
+  return parts.length > 0 && parts.every((x) => READ_ONLY_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
+}
 /** Containers: their members are scored one by one, so the container itself is not. */
 const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
 
