@@ -21,7 +21,6 @@ import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
 import { dataDir } from './build-detection-data';
-import { loadWordClusters } from '../src/scan/engines/payload/pi-semantic';
 
 interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }
 
@@ -30,8 +29,6 @@ const PUBLIC = path.join(dataDir(), 'pi.jsonl');
 /** Encodings the classifier cannot read; the rules see these after decoding. */
 const OPAQUE = new Set(['base64', 'hex', 'url', 'rot13']);
 const OPTIONS = { epochs: 12, l2: 1e-5, lr: 0.5 };
-/** --word-clusters: the model also reads word-cluster n-grams (pi-semantic.ts). */
-const CLUSTERS = process.argv.includes('--word-clusters') ? loadWordClusters() : undefined;
 /**
  * Whole sources set aside for calibration and the threshold: promptshield's attack database
  * (overrides, extraction, encodings, indirect), Malignant (jailbreaks against act-as role prompts
@@ -78,8 +75,8 @@ function examplesOf(recs: Rec[]): Example[] {
     if (r.label === 1 && r.evasion && OPAQUE.has(r.evasion)) continue;
     const t = classifierText(r.text);
     const w = r.source ? 1 : PROJECT_WEIGHT;
-    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c, CLUSTERS), y: 0, w });
-    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS), CLUSTERS), y: r.label, w });
+    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c), y: 0, w });
+    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS)), y: r.label, w });
   }
   return out;
 }
@@ -106,7 +103,7 @@ function main(): void {
   const valRecs = all.filter(isValidation);
   const m0 = ensemble(all.filter((r) => !isValidation(r)));
   // Validation is scored per text (worst chunk), as the engine scores a payload.
-  const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c, CLUSTERS))), -50), y: r.label, source: r.source ?? 'project seeds' }));
+  const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50), y: r.label, source: r.source ?? 'project seeds' }));
   const cal = platt(raw);
   const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y, source: s.source }));
   let threshold = 0.99;
@@ -128,7 +125,6 @@ function main(): void {
   const sha = (f: string): string => (existsSync(f) ? createHash('sha256').update(readFileSync(f)).digest('hex') : '');
   const model: PromptInjectionModel = {
     version: 2,
-    ...(CLUSTERS ? { wordClusters: true } : {}),
     featureBits: FEATURE_BITS,
     bias,
     threshold,

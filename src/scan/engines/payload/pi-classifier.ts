@@ -10,7 +10,6 @@ import path from 'node:path';
 import type { BudgetSignal } from './text';
 import { EngineTimeoutError } from '../../runner';
 import { foldFullwidth, foldHomoglyphs, stripInvisible } from './pi-normalize';
-import { loadWordClusters } from './pi-semantic';
 
 export const FEATURE_BITS = 18;
 export const DIM = 1 << FEATURE_BITS;
@@ -18,13 +17,8 @@ const MASK = DIM - 1;
 /** Chunk size the classifier scores at a time; a payload's score is its worst chunk. */
 export const CHUNK_CHARS = 800;
 
-/** Word -> cluster id (pi-semantic.ts); `size` is the id of unknown words. */
-export type WordClusters = Map<string, number>;
-
 export interface PromptInjectionModel {
   version: number;
-  /** The model reads word-cluster n-grams too (src/scan/models/pi-wordclusters.json). */
-  wordClusters?: boolean;
   featureBits: number;
   bias: number;
   threshold: number;
@@ -61,10 +55,8 @@ function isSpace(c: number): boolean {
  * space-padded word that starts with a letter (seeds 13-15). Tokens are runs of [a-z0-9_'] of
  * at most 30 characters, or any single other non-space character. No substrings are built.
  */
-export function forEachFeature(text: string, add: (bucket: number) => void, clusters?: WordClusters): void {
+export function forEachFeature(text: string, add: (bucket: number) => void): void {
   let prev = -1;
-  let c1 = -1;
-  let c2 = -1;
   let i = 0;
   const n = text.length;
   const pad = new Uint16Array(MAX_NGRAM_WORD + 2);
@@ -84,15 +76,6 @@ export function forEachFeature(text: string, add: (bucket: number) => void, clus
     if (prev !== -1) add(fnv(fnv(fnv(FNV0, 2), prev), h) & MASK);
     prev = h;
     const len = end - i;
-    if (clusters && c >= 97 && c <= 122) {
-      // Word-cluster unigram, bigram and trigram (seeds 21-23): words of similar meaning share them.
-      const k = clusters.get(text.slice(i, end)) ?? clusters.size;
-      add(fnv(fnv(FNV0, 21), k) & MASK);
-      if (c1 !== -1) add(fnv(fnv(fnv(FNV0, 22), c1), k) & MASK);
-      if (c2 !== -1) add(fnv(fnv(fnv(fnv(FNV0, 23), c2), c1), k) & MASK);
-      c2 = c1;
-      c1 = k;
-    }
     if (len >= 2 && len <= MAX_NGRAM_WORD && c >= 97 && c <= 122) {
       pad[0] = 32;
       for (let j = 0; j < len; j++) pad[j + 1] = text.charCodeAt(i + j);
@@ -111,9 +94,9 @@ export function forEachFeature(text: string, add: (bucket: number) => void, clus
 }
 
 /** Sparse, L2-normalised feature vector of one chunk (used by training). */
-export function features(text: string, clusters?: WordClusters): Map<number, number> {
+export function features(text: string): Map<number, number> {
   const counts = new Map<number, number>();
-  forEachFeature(text, (k) => counts.set(k, (counts.get(k) ?? 0) + 1), clusters);
+  forEachFeature(text, (k) => counts.set(k, (counts.get(k) ?? 0) + 1));
   let norm = 0;
   for (const v of counts.values()) norm += v * v;
   norm = Math.sqrt(norm) || 1;
@@ -147,11 +130,8 @@ export function chunks(text: string, size = CHUNK_CHARS): string[] {
 
 export class LogisticModel {
   private readonly w: Float32Array;
-  private readonly clusters?: WordClusters;
-  constructor(readonly model: PromptInjectionModel, clusters?: WordClusters) {
+  constructor(readonly model: PromptInjectionModel) {
     if (model.featureBits !== FEATURE_BITS) throw new Error(`model has ${model.featureBits} feature bits, code expects ${FEATURE_BITS}`);
-    if (model.wordClusters && !clusters) throw new Error('model reads word clusters but none were given');
-    this.clusters = model.wordClusters ? clusters : undefined;
     this.w = new Float32Array(DIM);
     for (const [i, v] of model.weights) this.w[i] = v;
   }
@@ -173,7 +153,7 @@ export class LogisticModel {
     forEachFeature(chunk, (k) => {
       if (counts[k] === 0) touched.push(k);
       counts[k] += 1;
-    }, this.clusters);
+    });
     let norm = 0;
     let dot = 0;
     for (const k of touched) {
@@ -207,8 +187,7 @@ let loaded: LogisticModel | Error | undefined;
 export function shippedModel(): LogisticModel | Error {
   if (loaded === undefined) {
     try {
-      const model = JSON.parse(readFileSync(MODEL_PATH, 'utf8')) as PromptInjectionModel;
-      loaded = new LogisticModel(model, model.wordClusters ? loadWordClusters() : undefined);
+      loaded = new LogisticModel(JSON.parse(readFileSync(MODEL_PATH, 'utf8')) as PromptInjectionModel);
     } catch (err) {
       loaded = err instanceof Error ? err : new Error(String(err));
     }

@@ -7,7 +7,6 @@
  */
 import { SEVERITY_RANK, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../../types';
 import { shippedModel } from './pi-classifier';
-import { shippedSemantic } from './pi-semantic';
 import {
   BIDI, decodeSegments, foldFullwidth, foldHomoglyphs, foldLeet, hasFullwidth, hasHomoglyphs, hasLeet, rot13, stripInvisible, ZERO_WIDTH,
 } from './pi-normalize';
@@ -220,11 +219,6 @@ export function analyzePromptInjection(text: string, signal?: BudgetSignal): Pro
     if (p >= model.threshold) {
       add({ category: 'ml_classifier', pattern: `logistic-regression p=${p.toFixed(2)}`, severity: p >= 0.97 ? 'high' : 'medium', match: '' });
     }
-  }
-  const semantic = shippedSemantic();
-  if (!(semantic instanceof Error) && !findings.some((f) => f.category === 'ml_classifier')) {
-    const p = semantic.scoreText(text, signal);
-    if (p >= semantic.threshold) add({ category: 'ml_classifier', pattern: `semantic p=${p.toFixed(2)}`, severity: 'medium', match: '' });
   }
 
   const discussed = discussedOnly(text, findings, signal);
