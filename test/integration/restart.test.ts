@@ -24,7 +24,7 @@ it('keeps accounts across a clean restart and comes back after kill -9 on the sa
   const first = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
   const { apiKey } = await createAccount(first);
   expect((await usage(first, apiKey)).body.plan_tier).toBe('starter');
-  await first.stop();
+  await first.stop({ keepData: true });
 
   const second = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' }, reuse: first.env });
   expect((await usage(second, apiKey)).status).toBe(200);

@@ -15,7 +15,7 @@ export default async function globalSetup(): Promise<void> {
   requireTool('clamd', CLAMD_INSTALL);
   const started = await startServiceProcess();
   if (IN_CI && (await clamdCommand('127.0.0.1', started.env.clamdPort, 'PING').catch(() => '')) !== 'PONG') {
-    await started.stop();
+    await started.stop({ keepData: true });
     throw new Error(`clamd did not start in the test stack (CI=true); see ${started.env.logFile}`);
   }
   globalThis.__SENTINEL_SERVICE__ = started;

@@ -4,7 +4,7 @@
  * benchmarks.
  */
 import { spawn, ChildProcess } from 'node:child_process';
-import { mkdtempSync, createWriteStream } from 'node:fs';
+import { mkdtempSync, createWriteStream, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +35,16 @@ export const storageEnvOf = (e: StackEnv): Record<string, string> => ({
   MONGODB_BLOB_URI: `mongodb://127.0.0.1:${e.mongoBlobPort}/`,
 });
 
-export interface StartedService { env: StackEnv; child: ChildProcess; stop(): Promise<void> }
+export interface StartedService {
+  env: StackEnv;
+  child: ChildProcess;
+  /**
+   * Stops the service (its stack stops with it) and deletes its DATA_DIR, unless `keepData` (a
+   * restart on the same directory follows, or the test reads it afterwards) or KEEP_TEST_DATA=1
+   * (to read the logs of a run).
+   */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
+}
 
 /**
  * Ports for a test stack. An OS-chosen free port comes from the ephemeral range, where the many
@@ -142,10 +151,13 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
   return {
     env: stackEnv,
     child,
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: async (o = {}) => {
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+      if (!o.keepData && process.env.KEEP_TEST_DATA !== '1') rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }

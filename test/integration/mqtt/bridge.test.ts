@@ -194,8 +194,9 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
     await withMongo(s1.env.mongoPort, (col) => until(async () => ((await col.countDocuments(query)) >= total ? true : undefined), 240_000, `${total} stored messages`));
 
     // Stopping both instances ends every bridge's work, so no duplicate can arrive after the count.
-    await s2.stop();
-    await s1.stop();
+    // Kept for the reads below; afterAll's stop deletes them.
+    await s2.stop({ keepData: true });
+    await s1.stop({ keepData: true });
     const handled = [s1, s2].map((s) => {
       const lines = readFileSync(s.env.logFile, 'utf8').split('\n').filter((l) => l.includes('"bridge stopped"'));
       return lines.length ? (JSON.parse(lines[lines.length - 1]) as { processed: number }).processed : 0;

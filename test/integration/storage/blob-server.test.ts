@@ -4,7 +4,7 @@
  * the service connects, and nothing in it is lost; the move survives being interrupted.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Binary, GridFSBucket, MongoClient } from 'mongodb';
 import { loadConfig } from '../../../src/config';
@@ -124,7 +124,6 @@ describe('/healthz and the blobs server', () => {
       expect(down.body.parts.mongodb).toEqual({ ok: true });
     } finally {
       await svc.stop();
-      rmSync(svc.env.dataDir, { recursive: true, force: true });
     }
   });
 });
