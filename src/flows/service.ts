@@ -195,6 +195,8 @@ export class RunService {
     const quota = this.deps.quota;
     const plan = planOf(account.plan);
     const runId = randomUUID();
+    // Before admission's clock: a run is never started before it was queued.
+    const queuedAt = this.now();
     const record = async (): Promise<RunDoc> => {
       const [flow, used] = await Promise.all([this.deps.flows.doc(accountId, flowId), quota?.workflowUsage(accountId)]);
       const def = decodeUserJson<WorkflowDefinition>(flow.definition);
@@ -207,7 +209,7 @@ export class RunService {
         _id: runId, accountId, workflowId: flowId, workflowName: flow.name, trigger, status: 'queued',
         input: encodeUserJson(input ?? null), error: null, log: [], nodes,
         nodeOrder: def.nodes.map((n) => n.id), terminalNodes: def.nodes.filter((n) => !outgoing.has(n.id)).map((n) => n.id),
-        outputBytes: 0, queuedAt: this.now(), startedAt: null, finishedAt: null, deadline: null,
+        outputBytes: 0, queuedAt, startedAt: null, finishedAt: null, deadline: null,
         temporal: { workflowId: `run-${runId}`, runId: null },
         graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
       };

@@ -48,6 +48,16 @@ it('writes the run record before the engine starts the run', async () => {
   expect(seen).toMatchObject({ status: 'running', input: '{"x":1}', terminalNodes: ['a'] });
 });
 
+it('a run is queued before it starts, whatever the clock reads while its definition is read', async () => {
+  let clock = Date.parse('2026-11-23T00:00:00Z');
+  const ctx = setup({}, () => new Date((clock += 7)));
+  const wf = await ctx.flows.create(acc, def, 100);
+  const { runId } = await ctx.runService.start(acc, wf.id, null);
+  const run = ctx.runs.get(runId) as RunDoc;
+  expect(run.status).toBe('running');
+  expect((run.startedAt as Date).getTime()).toBeGreaterThanOrEqual(run.queuedAt.getTime());
+});
+
 it('a run the engine refused to start is recorded failed', async () => {
   const ctx = setup({ start: async () => { throw new Error('search attribute AccountId is not registered'); } });
   const wf = await ctx.flows.create(acc, def, 100);
