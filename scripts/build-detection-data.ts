@@ -713,6 +713,82 @@ function adminCollections(): void {
   repoScripts('pyenv/pyenv', 'pyenv', 'train', 0, (p) => /^(?:libexec|bin|plugins\/python-build\/bin)\//.test(p), 80, 'all 0 (shell tool: version manager, build scripts)', /^(?:libexec|bin|plugins\/python-build\/bin)\/[\w.-]+$/);
 }
 
+/** Python repositories whose modules give the console-script wrappers their entry points; the first four's own small launchers are read as they are. */
+const PYTHON_TOOL_REPOS = ['pypa/pip', 'pypa/setuptools', 'pypa/pipx', 'pypa/distlib', 'NVIDIA/garak', 'protectai/llm-guard', 'micropython/micropython-lib'];
+const SHEBANGS = ['#!/usr/bin/python3', '#!/usr/bin/env python3', '#!/usr/local/bin/python3.11', '#!/opt/app/venv/bin/python3', '#!/home/user/.local/share/pipx/venvs/tool/bin/python'];
+
+/**
+ * Console-script wrappers as pip, distlib and setuptools write them into bin/ (Debian's
+ * /usr/bin/pip is one): the templates are read from pip's vendored distlib, distlib itself and
+ * setuptools' ScriptWriter, filled with entry points (a top-level main/cli/run function) of the
+ * Python tool repositories' own modules. The model scored /usr/bin/pip at 0.897 having never seen
+ * the shape. Labels all 0.
+ */
+function consoleScripts(): void {
+  const pip = need('pypa/pip');
+  const distlib = need('pypa/distlib');
+  const st = need('pypa/setuptools');
+  if (!pip || !distlib || !st) return;
+  const distlibTemplate = (r: Repo, p: string): string => /SCRIPT_TEMPLATE = r'''([\s\S]*?)'''/.exec(r.read(p))?.[1] ?? '';
+  const modern = distlibTemplate(distlib, 'distlib/scripts.py');
+  const vendored = distlibTemplate(pip, 'src/pip/_vendor/distlib/scripts.py');
+  // Older distlib (and Debian's python3-pip) import before the __main__ test.
+  const older = vendored.replace(/(if __name__ == '__main__':\n)\s+(from [^\n]+\n)/, '$2$1');
+  const stBody = /template = textwrap\.dedent\(\s*r"""\n([\s\S]*?)"""/.exec(st.read('setuptools/_scripts.py'))?.[1] ?? '';
+  const templates = [modern, vendored, older, stBody.replace(/^ {8}/gm, '')].filter((t) => t.includes('%('));
+  const recs: Rec[] = [];
+  const paths: string[] = [];
+  for (const name of PYTHON_TOOL_REPOS) {
+    const r = need(name);
+    if (!r) continue;
+    for (const f of r.files((p) => p.endsWith('.py') && !/(?:^|\/)(?:tests?|docs?)\//.test(p))) {
+      const fn = /^def (main|cli|run)\(/m.exec(r.read(f))?.[1];
+      if (!fn) continue;
+      const module = f.replace(/^src\//, '').replace(/(?:\/__init__|\/__main__)?\.py$/, '').replace(/\//g, '.');
+      if (!/^[A-Za-z_][\w.]*$/.test(module)) continue;
+      const key = `${name}:${f}`;
+      const h = createHash('sha256').update(key).digest();
+      const tool = module.split('.').filter((x) => !x.startsWith('_')).slice(-1)[0]?.replace(/_/g, '-') || module.split('.')[0];
+      const values: Record<string, string> = { module, import_name: fn, func: fn, spec: `'${tool}==${1 + (h[2] % 9)}.${h[3] % 20}.0'`, group: "'console_scripts'", name: `'${tool}'` };
+      // Two of the templates per entry point, each under its own interpreter line.
+      for (const k of [0, 1]) {
+        const body = templates[(h[0] + k) % templates.length].replace(/%\((\w+)\)[rs]/g, (_, v: string) => values[v] ?? v);
+        recs.push({ id: `console-scripts:${key}#${k}`, source: 'console-scripts', split: 'train', label: 0, text: `${SHEBANGS[(h[1] + k) % SHEBANGS.length]}\n${body}`, name: tool });
+      }
+      paths.push(key);
+    }
+  }
+  const templatePaths = `templates: src/pip/_vendor/distlib/scripts.py, pypa/distlib@${distlib.commit.slice(0, 10)} distlib/scripts.py, pypa/setuptools@${st.commit.slice(0, 10)} setuptools/_scripts.py; entry points of:`;
+  addSource(pip, 'console-scripts', 'scripts', 'train', [templatePaths, ...paths], recs, "all 0 (console-script wrappers generated from the packaging tools' templates)");
+  // Their small launchers as written: __main__.py, bin/ and scripts/ files, modules and templates under 1.5 KB.
+  for (const name of PYTHON_TOOL_REPOS.slice(0, 4)) {
+    const r = need(name);
+    if (!r) continue;
+    const source = `py-launchers-${name.split('/')[1]}`;
+    const files = r.files((p) => /\.(?:py|tmpl)$|^bin\//.test(p) && !/(?:^|\/)(?:tests?|docs?)\//.test(p)).filter((p) => {
+      const n = r.read(p).length;
+      return n >= 40 && (n <= 1500 || /__main__\.py$|^(?:bin|scripts)\//.test(p));
+    });
+    const launchers = files.map((f): Rec => ({ id: `${source}:${f}`, source, split: 'train', label: 0, text: r.read(f), name: path.basename(f) }));
+    addSource(r, source, 'scripts', 'train', files, launchers, 'all 0 (small Python launchers and modules of packaging tools)');
+  }
+}
+
+/**
+ * Type declarations and SDK code (an AWS SDK `.d.ts` of a SHA-512 class scored 0.82): the AWS
+ * SDK for JavaScript v2 client and library declarations, type-fest's declarations, the DOM lib
+ * generator's baseline declarations, the AWS crypto helpers' TypeScript (hash classes) and
+ * smithy-typescript's SDK runtime packages. Labels all 0.
+ */
+function typeDeclarations(): void {
+  const noTests = (p: string): boolean => !/(?:^|\/)(?:tests?|__tests__|__mocks__|fixtures?)\//.test(p) && !/\.(?:spec|test)\.ts$/.test(p);
+  repoScripts('aws/aws-sdk-js', 'dts-aws-sdk-js', 'train', 0, noTests, 250, 'all 0 (TypeScript declarations of an SDK)', /\.d\.ts$/);
+  repoScripts('sindresorhus/type-fest', 'dts-type-fest', 'train', 0, noTests, 150, 'all 0 (TypeScript type declarations)', /\.d\.ts$/);
+  repoScripts('microsoft/TypeScript-DOM-lib-generator', 'dts-dom-lib', 'train', 0, noTests, 40, 'all 0 (generated DOM and worker lib declarations)', /\.d\.ts$/);
+  repoScripts('aws/aws-sdk-js-crypto-helpers', 'ts-aws-crypto', 'train', 0, noTests, 60, 'all 0 (TypeScript hash and crypto helpers)', /\.ts$/);
+  repoScripts('smithy-lang/smithy-typescript', 'ts-smithy', 'train', 0, (p) => noTests(p) && p.startsWith('packages/'), 200, 'all 0 (TypeScript SDK runtime packages)', /\.ts$/);
+}
+
 /**
  * The command lines of a cheat sheet (cheat/cheatsheets plain text, navi `.cheat` files): comment,
  * tag, front-matter and navi variable lines dropped, `\` continuations joined, navi `<var>`
@@ -939,6 +1015,8 @@ async function main(): Promise<void> {
   adminCommandLines();
   windowsCommandDocs();
   redTeamNotes();
+  consoleScripts();
+  typeDeclarations();
 
   pattScripts();
   atomics();
