@@ -26,6 +26,8 @@ const QUEUE_FULL_RETRY_SECONDS = 60;
 const ORPHAN_SLOT_MS = 60_000;
 /** Counting every queued run scans on some servers; a second-old total bounds the queue well enough. */
 const TOTAL_COUNT_TTL_MS = 1_000;
+/** A `running` record this old whose execution never reported is looked up in the engine. */
+const RELAUNCH_AFTER_MS = 60_000;
 
 /** Run records as admission sees them, and the waiting line of queued ones. */
 export interface RunQueue {
@@ -45,6 +47,13 @@ export interface RunQueue {
   expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number>;
   finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date }): Promise<boolean>;
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>>;
+  /** One record's status, from the read pool. */
+  status(runId: string): Promise<RunStatus | undefined>;
+  /**
+   * `running` records started before `before` and not past their deadline whose execution has
+   * not reported yet (no Temporal run id): launches lost with their process, or slow ones.
+   */
+  unlaunched(before: Date, now: Date, limit: number): Promise<RunDoc[]>;
 }
 
 /** The month's run a manual start takes, given back when the run is refused before it is recorded. */
@@ -130,7 +139,10 @@ export class RunAdmission {
     if (slot && !waiting) {
       const running: RunDoc = { ...run, status: 'running', startedAt: now, deadline: new Date(now.getTime() + RUN_TIMEOUT_MS) };
       await this.deps.queue.insert(running);
-      if (!(await this.launch(running))) throw new Error('The run could not be started');
+      // The record (status `running`, slot held) is the durable promise: the caller is answered
+      // now and the engine hears of the run in the background. A start that fails marks the run
+      // failed; one lost with its process is started again by `pass` (`relaunch`).
+      this.launchInBackground(running);
       return 'running';
     }
     // Somebody waits (first come, first started) or every slot is held.
@@ -143,14 +155,41 @@ export class RunAdmission {
     return current?.status ?? 'queued';
   }
 
-  /** Hands a `running` run (slot held) to the engine; on failure the run fails and frees its slot. */
+  /** Launches of this process still talking to the engine, by run id. */
+  private readonly launching = new Map<string, Promise<boolean>>();
+
+  private launchInBackground(run: RunDoc): void {
+    const p = this.launch(run).catch((err: unknown) => {
+      this.deps.logger.error({ err, runId: run._id }, 'a run launch failed');
+      return false;
+    }).finally(() => this.launching.delete(run._id));
+    this.launching.set(run._id, p);
+  }
+
+  /** Waits for this process's launch of the run, if one is under way (a cancel waits for it). */
+  async launched(runId: string): Promise<void> {
+    await this.launching.get(runId);
+  }
+
+  /** Waits for every launch under way (before the process closes its engine client). */
+  async drain(): Promise<void> {
+    while (this.launching.size) await Promise.all([...this.launching.values()]);
+  }
+
+  /**
+   * Hands a `running` run (slot held) to the engine; on failure the run fails and frees its slot.
+   * A run cancelled while its start was on the way (by another process, which found no execution
+   * to cancel yet) is cancelled in the engine as soon as the start returns.
+   */
   private async launch(run: RunDoc): Promise<boolean> {
     const graph = decodeUserJson<{ nodes: NodeDef[]; edges: EdgeDef[] }>(run.graph ?? '{"nodes":[],"edges":[]}');
+    const engine = this.deps.engine!;
     try {
-      await this.deps.engine!.start({
+      await engine.start({
         runId: run._id, accountId: run.accountId, flowId: run.workflowId, flowName: run.workflowName, trigger: run.trigger.type,
         nodes: graph.nodes, edges: graph.edges, deadline: (run.deadline as Date).getTime(),
       });
+      if ((await this.deps.queue.status(run._id)) === 'cancelled') await engine.cancel(run._id);
       return true;
     } catch (err) {
       this.deps.logger.error({ err, runId: run._id }, 'a run could not be started');
@@ -217,6 +256,24 @@ export class RunAdmission {
     let started = 0;
     for (const accountId of await this.deps.queue.accountsWithQueued()) started += (await this.promote(accountId)).length;
     return { expired, freed, started };
+  }
+
+  /**
+   * Starts again the runs whose launch was lost (its process died between writing the record and
+   * the engine's answer): a `running` record older than a minute with no execution in the engine.
+   * The workflow id is the run's, so an execution that does exist is never started twice.
+   */
+  async relaunch(limit = 100): Promise<number> {
+    const engine = this.deps.engine;
+    if (!engine) return 0;
+    const now = this.now();
+    let started = 0;
+    for (const run of await this.deps.queue.unlaunched(new Date(now.getTime() - RELAUNCH_AFTER_MS), now, limit)) {
+      if (this.launching.has(run._id) || (await engine.outcome(run._id)) !== 'missing') continue;
+      this.deps.logger.warn({ runId: run._id }, 'a run whose launch was lost is started again');
+      if (await this.launch(run)) started++;
+    }
+    return started;
   }
 
   /** Queued and running now, for the usage answer. */

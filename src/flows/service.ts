@@ -253,8 +253,21 @@ export class RunService {
       // Never started: nothing to tell the engine. A promoter that claimed it meanwhile wins.
       await this.deps.runs.finish(runId, { status: 'cancelled', error: null, finishedAt: this.now() }, [], 'queued');
     }
+    // A start this process has on the way reaches the engine first, so the cancel finds it.
+    await this.deps.admission?.launched(runId);
     const now = (await this.deps.runs.get(accountId, runId)) ?? run;
-    if (now.status === 'running') await this.engine().cancel(runId);
+    if (now.status === 'running') {
+      await this.engine().cancel(runId);
+      // No execution yet (its launch is on the way in another process, or was lost with one):
+      // the record says cancelled first, then the engine is asked again. A launch that lands
+      // after that reads the record and cancels its own execution (RunAdmission.launch).
+      if (now.temporal.runId === null && (await this.engine().outcome(runId)) === 'missing') {
+        if (await this.deps.runs.finish(runId, { status: 'cancelled', error: null, finishedAt: this.now() }, [], 'running')) {
+          await this.deps.admission?.ended(runId);
+        }
+        await this.engine().cancel(runId);
+      }
+    }
     return this.get(accountId, runId);
   }
 
@@ -297,6 +310,7 @@ export class RunService {
 
   /** One pass of the sweeper: settles runs left `running` past their deadline. */
   async sweep(limit = 100): Promise<number> {
+    await this.deps.admission?.relaunch(limit);
     const overdue = await this.deps.runs.overdue(new Date(this.now().getTime() - SETTLE_GRACE_MS), limit);
     let settled = 0;
     for (const run of overdue) if (await this.settle(run, true)) settled++;

@@ -118,10 +118,21 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
   private readonly line: Collection<LineEntry>;
   /** The line for admission's look (is anybody waiting?) on the read pool (see Storage.readDb). */
   private readonly lineReads: Collection<LineEntry>;
+  /** Records for the background launch's looks (see Storage.readDb). */
+  private readonly reads: Collection<RunDoc>;
   constructor(db: Db, readDb: Db = db) {
     this.col = db.collection<RunDoc>(COLLECTIONS.workflowRuns);
     this.line = db.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
     this.lineReads = readDb.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
+    this.reads = readDb.collection<RunDoc>(COLLECTIONS.workflowRuns);
+  }
+  async status(runId: string): Promise<RunStatus | undefined> {
+    return (await this.reads.findOne({ _id: runId }, { projection: { status: 1 } }))?.status;
+  }
+  /** `running` records started before `before`, deadline not passed, that no execution has reported on. */
+  unlaunched(before: Date, now: Date, limit: number): Promise<RunDoc[]> {
+    return this.reads.find({ status: 'running', 'temporal.runId': null, startedAt: { $lt: before }, deadline: { $gt: now } })
+      .limit(limit).toArray();
   }
   async insert(doc: RunDoc): Promise<void> { await this.col.insertOne(doc); }
   async enqueue(doc: RunDoc): Promise<void> {

@@ -32,8 +32,8 @@ function setup(engine: Partial<RunEngine>, now = () => new Date()) {
   const outputs = { save: async () => 0, read: async (d: OutputDoc) => d.json as string, find: async () => [] };
   const full: RunEngine = { start: async () => undefined, outcome: async () => 'running', cancel: async () => undefined, ...engine };
   const flowService = new FlowService({ workflows: workflowRepo });
-  const { admission } = memoryAdmission(runs, full, now);
-  return { flows: flowService, runService: new RunService({ flows: flowService, runs: runRepo, outputs, engine: full, admission, now }), runs };
+  const { admission, slots } = memoryAdmission(runs, full, now);
+  return { flows: flowService, runService: new RunService({ flows: flowService, runs: runRepo, outputs, engine: full, admission, now }), runs, admission, slots };
 }
 
 const acc = { id: 'acc', plan: 'free' as const };
@@ -58,11 +58,102 @@ it('a run is queued before it starts, whatever the clock reads while its definit
   expect((run.startedAt as Date).getTime()).toBeGreaterThanOrEqual(run.queuedAt.getTime());
 });
 
-it('a run the engine refused to start is recorded failed', async () => {
+it('a run the engine refused to start is recorded failed and frees its slot', async () => {
   const ctx = setup({ start: async () => { throw new Error('search attribute AccountId is not registered'); } });
   const wf = await ctx.flows.create(acc, def, 100);
-  await expect(ctx.runService.start(acc, wf.id, null)).rejects.toThrow('could not be started');
+  // The 202 promises a recorded run; the engine's refusal shows on the record.
+  expect((await ctx.runService.start(acc, wf.id, null)).status).toBe('running');
+  await ctx.admission.drain();
   expect([...ctx.runs.values()][0]).toMatchObject({ status: 'failed', error: 'The run could not be started' });
+  expect(ctx.slots.size).toBe(0);
+});
+
+/** A start the test lets through when it wants. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => { open = resolve; });
+  return { open, opened };
+}
+
+it('answers once the record is written; the engine hears of the run in the background', async () => {
+  const g = gate();
+  const started: string[] = [];
+  const ctx = setup({ start: async (req) => { await g.opened; started.push(req.runId); } });
+  const wf = await ctx.flows.create(acc, def, 100);
+  const { runId, status } = await ctx.runService.start(acc, wf.id, null);
+  expect(status).toBe('running');
+  expect(ctx.runs.get(runId)?.status).toBe('running');
+  expect(started).toEqual([]);
+  g.open();
+  await ctx.admission.drain();
+  expect(started).toEqual([runId]);
+});
+
+it('a cancel waits for the launch under way, then cancels the execution', async () => {
+  const g = gate();
+  const events: string[] = [];
+  const ctx = setup({
+    start: async () => { await g.opened; events.push('start'); },
+    cancel: async () => { events.push('cancel'); },
+  });
+  const wf = await ctx.flows.create(acc, def, 100);
+  const { runId } = await ctx.runService.start(acc, wf.id, null);
+  const cancelling = ctx.runService.cancel(acc.id, runId);
+  g.open();
+  await cancelling;
+  expect(events).toEqual(['start', 'cancel']);
+});
+
+it('a run with no execution yet is cancelled on its record, which frees its slot', async () => {
+  // Its launch is another process's, still on the way: the engine knows no execution.
+  const cancels: string[] = [];
+  const ctx = setup({ outcome: async () => 'missing', cancel: async (runId) => { cancels.push(runId); } });
+  const wf = await ctx.flows.create(acc, def, 100);
+  const { runId } = await ctx.runService.start(acc, wf.id, null);
+  await ctx.admission.drain();
+  expect(await ctx.runService.cancel(acc.id, runId)).toMatchObject({ status: 'cancelled' });
+  expect(ctx.slots.size).toBe(0);
+  // Asked before and after the record changed, so a start landing in between is caught too.
+  expect(cancels).toEqual([runId, runId]);
+});
+
+it('a launch that lands after its run was cancelled cancels its own execution', async () => {
+  const g = gate();
+  const cancels: string[] = [];
+  const ctx = setup({ start: async () => { await g.opened; }, cancel: async (runId) => { cancels.push(runId); } });
+  const wf = await ctx.flows.create(acc, def, 100);
+  const { runId } = await ctx.runService.start(acc, wf.id, null);
+  ctx.runs.get(runId)!.status = 'cancelled'; // another process's cancel, while the start is on the way
+  g.open();
+  await ctx.admission.drain();
+  expect(cancels).toEqual([runId]);
+});
+
+it('the sweeper starts again a run whose launch was lost, and only that one', async () => {
+  let clock = Date.parse('2026-11-23T00:00:00Z');
+  const starts: string[] = [];
+  const outcomes = new Map<string, 'missing' | 'running'>();
+  const ctx = setup({
+    start: async (req) => { starts.push(req.runId); },
+    outcome: async (runId) => outcomes.get(runId) ?? 'running',
+  }, () => new Date(clock));
+  const wf = await ctx.flows.create({ id: 'acc', plan: 'pro' }, def, 100);
+  const lost = (await ctx.runService.start({ id: 'acc', plan: 'pro' }, wf.id, null)).runId;
+  const alive = (await ctx.runService.start({ id: 'acc', plan: 'pro' }, wf.id, null)).runId;
+  await ctx.admission.drain();
+  starts.length = 0;
+  outcomes.set(lost, 'missing');
+  clock += 30_000;
+  await ctx.runService.sweep();
+  expect(starts).toEqual([]); // too young: its launch may still be on the way
+  clock += 31_000;
+  const young = (await ctx.runService.start({ id: 'acc', plan: 'pro' }, wf.id, null)).runId;
+  await ctx.admission.drain();
+  starts.length = 0;
+  outcomes.set(young, 'missing');
+  await ctx.runService.sweep();
+  expect(starts).toEqual([lost]);
+  expect(ctx.runs.get(alive)?.status).toBe('running');
 });
 
 it('another account\'s workflow is not found; a bad definition is a Validation Error', async () => {
