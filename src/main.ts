@@ -29,6 +29,8 @@ import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/
 import { ensureFileExpirySchedule } from '../temporal/schedules';
 
 const VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+/** How long /healthz waits for one part (MongoDB, Temporal, ...) before reporting it down. */
+const HEALTH_PART_TIMEOUT_MS = 5_000;
 
 export interface RunningService {
   config: Config;
@@ -141,11 +143,18 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const health = async (): Promise<HealthReport> => {
       const parts: HealthReport['parts'] = {};
       const check = async (name: string, fn: () => Promise<void>) => {
+        let timer: NodeJS.Timeout | undefined;
         try {
-          await fn();
+          // A part that does not answer (a Temporal server that is gone retries its connection
+          // for about 20 s) is reported down in time for a load balancer's probe.
+          await Promise.race([fn(), new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${HEALTH_PART_TIMEOUT_MS / 1000} s`)), HEALTH_PART_TIMEOUT_MS);
+          })]);
           parts[name] = { ok: true };
         } catch (err) {
           parts[name] = { ok: false, detail: err instanceof Error ? err.message : String(err) };
+        } finally {
+          clearTimeout(timer);
         }
       };
       await Promise.all([
