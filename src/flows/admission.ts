@@ -141,7 +141,7 @@ export class RunAdmission {
       await this.deps.queue.insert(running);
       // The record (status `running`, slot held) is the durable promise: the caller is answered
       // now and the engine hears of the run in the background. A start that fails marks the run
-      // failed; one lost with its process is started again by `pass` (`relaunch`).
+      // failed; one lost with its process is started again by the worker's sweeper (`relaunch`).
       this.launchInBackground(running);
       return 'running';
     }
@@ -189,14 +189,19 @@ export class RunAdmission {
         runId: run._id, accountId: run.accountId, flowId: run.workflowId, flowName: run.workflowName, trigger: run.trigger.type,
         nodes: graph.nodes, edges: graph.edges, deadline: (run.deadline as Date).getTime(),
       });
-      if ((await this.deps.queue.status(run._id)) === 'cancelled') await engine.cancel(run._id);
-      return true;
     } catch (err) {
       this.deps.logger.error({ err, runId: run._id }, 'a run could not be started');
       await this.deps.queue.finish(run._id, { status: 'failed', error: 'The run could not be started', finishedAt: this.now() });
       await this.deps.slots.release(run._id);
       return false;
     }
+    // Started: whatever goes wrong from here, the record must not say otherwise.
+    try {
+      if ((await this.deps.queue.status(run._id)) === 'cancelled') await engine.cancel(run._id);
+    } catch (err) {
+      this.deps.logger.warn({ err, runId: run._id }, 'a started run could not be checked for a cancel made meanwhile');
+    }
+    return true;
   }
 
   /**
