@@ -102,7 +102,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const services = createServices({ config, logger, storage, secrets, temporal, enginePool });
     // Stoppers run last-in first: this one after HTTP and MQTT stop taking runs, before the
     // Temporal client closes, so no run answered 202 is left without its execution.
-    stoppers.push(() => services.admission.drain());
+    stoppers.push(async () => { await services.admission.drain(); });
     if (config.roles.includes('api') || config.roles.includes('worker')) services.scans.prepareEngines();
 
     let worker: RunningWorker | undefined;

@@ -171,9 +171,25 @@ export class RunAdmission {
     await this.launching.get(runId);
   }
 
-  /** Waits for every launch under way (before the process closes its engine client). */
-  async drain(): Promise<void> {
-    while (this.launching.size) await Promise.all([...this.launching.values()]);
+  /**
+   * Waits for the launches under way (before the process closes its engine client), for at most
+   * `timeoutMs`: a Temporal that does not answer must not keep the process from stopping. A launch
+   * cut short is started again by the worker's sweeper (`relaunch`), since its record stays `running`.
+   */
+  async drain(timeoutMs = 10_000): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const all = (async () => {
+      while (this.launching.size) await Promise.all([...this.launching.values()]);
+      return true as const;
+    })();
+    try {
+      const done = await Promise.race([all, expired]);
+      if (!done) this.deps.logger.warn({ launches: this.launching.size }, 'stopping with run launches still waiting for Temporal; the sweeper starts them again');
+      return done;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

@@ -198,3 +198,13 @@ it('a started run stays running when the look for a cancel made meanwhile fails'
   expect(ctx.runs.get(runId)).toMatchObject({ status: 'running', error: null });
   expect(ctx.slots.size).toBe(1);
 });
+
+it('stopping waits for launches under way, but not forever for an engine that does not answer', async () => {
+  const g = gate();
+  const ctx = setup({ start: async () => { await g.opened; } });
+  const wf = await ctx.flows.create(acc, def, 100);
+  await ctx.runService.start(acc, wf.id, null);
+  expect(await ctx.admission.drain(50)).toBe(false);
+  g.open();
+  expect(await ctx.admission.drain(5_000)).toBe(true);
+});
