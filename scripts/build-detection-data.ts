@@ -495,12 +495,6 @@ function addFresh(repo: Repo, source: string, paths: string[], recs: Rec[], labe
   freshSources.push(entry);
 }
 
-/** Like isText, for any script (the multilingual set is largely not Latin). */
-function isTextAnyScript(t: string): boolean {
-  const letters = (t.match(/\p{L}/gu) ?? []).length;
-  return t.trim().length >= 8 && letters / t.length >= 0.4;
-}
-
 /** deepset/prompt-injections' test split, as sinanw/llm-security-prompt-injection keeps it (the train split is a training source). */
 async function deepsetTest(): Promise<void> {
   const r = need('sinanw/llm-security-prompt-injection');
@@ -518,14 +512,16 @@ function cyberSecEval(): void {
   const r = need('meta-llama/PurpleLlama');
   if (!r) return;
   const dir = 'CybersecurityBenchmarks/datasets/prompt_injection';
-  const parts: Array<[string, string, (t: string) => boolean]> = [
-    ['cyberseceval-pi', `${dir}/prompt_injection.json`, isText],
-    ['cyberseceval-pi-multilingual', `${dir}/prompt_injection_multilingual_machine_translated.json`, isTextAnyScript],
+  const parts: Array<[string, string]> = [
+    ['cyberseceval-pi', `${dir}/prompt_injection.json`],
+    ['cyberseceval-pi-multilingual', `${dir}/prompt_injection_multilingual_machine_translated.json`],
   ];
-  for (const [source, p, keep] of parts) {
+  // Every test is a designed attack, so none is filtered as "not text": token smuggling, repeated
+  // tokens and inputs in non-Latin scripts would fail isText, and leaving them out would bias the set.
+  for (const [source, p] of parts) {
     const rows = JSON.parse(r.read(p) || '[]') as Array<{ prompt_id: number; user_input?: string }>;
-    const recs = rows.map((row): Rec => ({ id: `${source}:${row.prompt_id}`, source, split: 'heldout', label: 1, text: String(row.user_input ?? '').trim() })).filter((x) => keep(x.text));
-    addFresh(r, source, [`${p} (field user_input, prompt_id)`], recs, 'all 1 (direct and indirect prompt-injection tests)');
+    const recs = rows.map((row): Rec => ({ id: `${source}:${row.prompt_id}`, source, split: 'heldout', label: 1, text: String(row.user_input ?? '').trim() })).filter((x) => x.text.length > 0);
+    addFresh(r, source, [`${p} (field user_input, prompt_id; every non-empty one)`], recs, 'all 1 (direct and indirect prompt-injection tests)');
   }
 }
 
