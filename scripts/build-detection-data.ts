@@ -242,16 +242,23 @@ function inTheWild(): void {
 }
 
 
-/** deepset/prompt-injections, train split only (its test split is an evaluation set), as sinanw/llm-security-prompt-injection keeps it. */
-async function deepsetTrain(): Promise<void> {
+/** One split of deepset/prompt-injections as sinanw/llm-security-prompt-injection keeps it (a Parquet file; label field). */
+async function deepsetSplit(split: 'train' | 'test'): Promise<{ r: Repo; p: string; recs: Rec[] } | undefined> {
   const r = need('sinanw/llm-security-prompt-injection');
-  if (!r) return;
-  const p = r.files((f) => /^data\/raw\/train-.*\.parquet$/.test(f))[0];
-  if (!p) return;
+  if (!r) return undefined;
+  const p = r.files((f) => new RegExp(`^data/raw/${split}-.*\\.parquet$`).test(f))[0];
+  if (!p) return undefined;
   const b = r.readBytes(p);
   const rows = await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer }) as Array<{ text: string; label: bigint | number }>;
-  const recs = rows.map((row, i): Rec => ({ id: `deepset-train:${i}`, source: 'deepset-train', split: 'train', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text) })).filter((x) => isText(x.text));
-  addSource(r, 'deepset-train', 'pi', 'train', [`${p} (row index; the test split is never read)`], recs, 'label field (1 injection, 0 benign)');
+  const source = `deepset-${split}`;
+  const recs = rows.map((row, i): Rec => ({ id: `${source}:${i}`, source, split: split === 'train' ? 'train' : 'heldout', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text) })).filter((x) => isText(x.text));
+  return { r, p, recs };
+}
+
+/** deepset/prompt-injections, train split (its test split is an evaluation set: deepsetTest, held out). */
+async function deepsetTrain(): Promise<void> {
+  const d = await deepsetSplit('train');
+  if (d) addSource(d.r, 'deepset-train', 'pi', 'train', [`${d.p} (row index; the test split is never read)`], d.recs, 'label field (1 injection, 0 benign)');
 }
 
 /** Malignant (llm-security-research/malicious-prompts): jailbreak prompts, and benign act-as and persona-chat prompts. */
@@ -495,16 +502,10 @@ function addFresh(repo: Repo, source: string, paths: string[], recs: Rec[], labe
   freshSources.push(entry);
 }
 
-/** deepset/prompt-injections' test split, as sinanw/llm-security-prompt-injection keeps it (the train split is a training source). */
+/** deepset/prompt-injections' test split (the train split is a training source). */
 async function deepsetTest(): Promise<void> {
-  const r = need('sinanw/llm-security-prompt-injection');
-  if (!r) return;
-  const p = r.files((f) => /^data\/raw\/test-.*\.parquet$/.test(f))[0];
-  if (!p) return;
-  const b = r.readBytes(p);
-  const rows = await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer }) as Array<{ text: string; label: bigint | number }>;
-  const recs = rows.map((row, i): Rec => ({ id: `deepset-test:${i}`, source: 'deepset-test', split: 'heldout', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text) })).filter((x) => isText(x.text));
-  addFresh(r, 'deepset-test', [`${p} (row index)`], recs, 'label field (1 injection, 0 benign)');
+  const d = await deepsetSplit('test');
+  if (d) addFresh(d.r, 'deepset-test', [`${d.p} (row index)`], d.recs, 'label field (1 injection, 0 benign)');
 }
 
 /** Meta PurpleLlama's CyberSecEval prompt-injection tests: the injection is each test's `user_input`. */
