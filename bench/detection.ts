@@ -3,6 +3,10 @@
  * payload latency.
  *
  *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N] [--only pi|scripts]
+ *                              [--groups 'NAME=source,source;NAME=source']
+ *
+ * `--groups` adds a line per named group of sources (summed as `all` is), e.g. an older and a newer
+ * held-out set and the two pooled.
  *
  * Reads the local corpus built by scripts/build-detection-data.ts (default
  * .tools/data/detection, git-ignored; datasets/detection/manifest.json lists every source).
@@ -46,7 +50,7 @@ function line(label: string, t: Counts): string {
 
 const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[f.severity] >= RANK.medium);
 
-async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number): Promise<void> {
+async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = []): Promise<void> {
   const overall = counts();
   const perSource = new Map<string, Counts>();
   const perEngine = new Map<string, Counts>();
@@ -67,6 +71,13 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   }
   console.log(`\n${title}: ${recs.length} items, verdict Suspicious or worse`);
   console.log(line('all', overall));
+  const grouped = groups.filter(([, members]) => members.some((m) => perSource.has(m)));
+  if (grouped.length) console.log(' per group of sources:');
+  for (const [name, members] of grouped) {
+    const g = counts();
+    for (const m of members) for (const k of ['tp', 'fp', 'fn', 'tn'] as const) g[k] += perSource.get(m)?.[k] ?? 0;
+    console.log(line(name, g));
+  }
   console.log(' per source:');
   for (const [k, t] of [...perSource].sort()) console.log(line(k, t));
   console.log(' per engine (finding of medium or worse):');
@@ -146,8 +157,9 @@ export async function run(args: string[]): Promise<void> {
   } else {
     // `--only` scores one corpus (the training split of both takes long) and skips the latency figures.
     const only = opt(args, '--only', '');
-    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses);
-    if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses);
+    const groups = opt(args, '--groups', '').split(';').filter((g) => g.includes('=')).map((g): [string, string[]] => [g.split('=')[0].trim(), g.split('=')[1].split(',').map((m) => m.trim())]);
+    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups);
+    if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses, groups);
     if (only) return;
   }
   await latency();

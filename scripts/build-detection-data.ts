@@ -29,7 +29,9 @@ export const MANIFEST = path.join(ROOT, 'datasets', 'detection', 'manifest.json'
 
 type Split = 'train' | 'heldout';
 interface Rec { id: string; source: string; split: Split; label: 0 | 1; text: string; name?: string }
-interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string }
+interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh: number; rule: string } }
+/** How the fresh held-out sources' drops were decided (manifest, per fresh source). */
+const DROP_RULE = 'texts of this source that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) a training text, an earlier held-out text, or a text of a fresh source kept before them are dropped from this source; training is never changed by it';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(name);
@@ -240,16 +242,23 @@ function inTheWild(): void {
 }
 
 
-/** deepset/prompt-injections, train split only (its test split is an evaluation set), as sinanw/llm-security-prompt-injection keeps it. */
-async function deepsetTrain(): Promise<void> {
+/** One split of deepset/prompt-injections as sinanw/llm-security-prompt-injection keeps it (a Parquet file; label field). */
+async function deepsetSplit(split: 'train' | 'test'): Promise<{ r: Repo; p: string; recs: Rec[] } | undefined> {
   const r = need('sinanw/llm-security-prompt-injection');
-  if (!r) return;
-  const p = r.files((f) => /^data\/raw\/train-.*\.parquet$/.test(f))[0];
-  if (!p) return;
+  if (!r) return undefined;
+  const p = r.files((f) => new RegExp(`^data/raw/${split}-.*\\.parquet$`).test(f))[0];
+  if (!p) return undefined;
   const b = r.readBytes(p);
   const rows = await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer }) as Array<{ text: string; label: bigint | number }>;
-  const recs = rows.map((row, i): Rec => ({ id: `deepset-train:${i}`, source: 'deepset-train', split: 'train', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text) })).filter((x) => isText(x.text));
-  addSource(r, 'deepset-train', 'pi', 'train', [`${p} (row index; the test split is never read)`], recs, 'label field (1 injection, 0 benign)');
+  const source = `deepset-${split}`;
+  const recs = rows.map((row, i): Rec => ({ id: `${source}:${i}`, source, split: split === 'train' ? 'train' : 'heldout', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text) })).filter((x) => isText(x.text));
+  return { r, p, recs };
+}
+
+/** deepset/prompt-injections, train split (its test split is an evaluation set: deepsetTest, held out). */
+async function deepsetTrain(): Promise<void> {
+  const d = await deepsetSplit('train');
+  if (d) addSource(d.r, 'deepset-train', 'pi', 'train', [`${d.p} (row index; the test split is never read)`], d.recs, 'label field (1 injection, 0 benign)');
 }
 
 /** Malignant (llm-security-research/malicious-prompts): jailbreak prompts, and benign act-as and persona-chat prompts. */
@@ -474,6 +483,96 @@ function pattPrompt(): void {
     if (isText(t) && !/^(?:import|from|def|curl|\$|<)/.test(t)) recs.push({ id: `patt-pi:${i}`, source: 'patt-prompt-injection', split: 'heldout', label: 1, text: t });
   });
   addSource(r, 'patt-prompt-injection', 'pi', 'heldout', [`${p} (fenced blocks, in order)`], recs, 'all 1 (injection payloads)');
+}
+
+// ---------------- prompt injection: fresh held-out sources (2026-11-23) ----------------
+// Evaluation-only sets named by issue 11, added after the held-out set above had been looked at
+// several times. They are kept apart until the training side is final: they never remove a
+// training text (the training split stays byte for byte what it was); instead each of their texts
+// that copies or nearly copies a training text, an earlier held-out text, or another of their
+// own is dropped from them, and the drops are counted per source in the manifest.
+const fresh: Rec[] = [];
+const freshSources: SourceEntry[] = [];
+
+function addFresh(repo: Repo, source: string, paths: string[], recs: Rec[], labels: string): void {
+  if (recs.length === 0) return;
+  fresh.push(...recs);
+  const entry: SourceEntry = { source, corpus: 'pi', split: 'heldout', repository: `https://github.com/${repo.name}`, commit: repo.commit, licence: repo.licence(), paths, records: recs.length, labels };
+  sources.push(entry);
+  freshSources.push(entry);
+}
+
+/** deepset/prompt-injections' test split (the train split is a training source). */
+async function deepsetTest(): Promise<void> {
+  const d = await deepsetSplit('test');
+  if (d) addFresh(d.r, 'deepset-test', [`${d.p} (row index)`], d.recs, 'label field (1 injection, 0 benign)');
+}
+
+/** Meta PurpleLlama's CyberSecEval prompt-injection tests: the injection is each test's `user_input`. */
+function cyberSecEval(): void {
+  const r = need('meta-llama/PurpleLlama');
+  if (!r) return;
+  const dir = 'CybersecurityBenchmarks/datasets/prompt_injection';
+  const parts: Array<[string, string]> = [
+    ['cyberseceval-pi', `${dir}/prompt_injection.json`],
+    ['cyberseceval-pi-multilingual', `${dir}/prompt_injection_multilingual_machine_translated.json`],
+  ];
+  // Every test is a designed attack, so none is filtered as "not text": token smuggling, repeated
+  // tokens and inputs in non-Latin scripts would fail isText, and leaving them out would bias the set.
+  for (const [source, p] of parts) {
+    const rows = JSON.parse(r.read(p) || '[]') as Array<{ prompt_id: number; user_input?: string }>;
+    const recs = rows.map((row): Rec => ({ id: `${source}:${row.prompt_id}`, source, split: 'heldout', label: 1, text: String(row.user_input ?? '').trim() })).filter((x) => x.text.length > 0);
+    addFresh(r, source, [`${p} (field user_input, prompt_id; every non-empty one)`], recs, 'all 1 (direct and indirect prompt-injection tests)');
+  }
+}
+
+/** Giskard-AI/prompt-injections: garak jailbreaks and PromptInject hijacking prompts. */
+function giskard(): void {
+  const r = need('Giskard-AI/prompt-injections');
+  if (!r) return;
+  const p = 'prompt_injections.csv';
+  const rows = parseCsv(r.read(p), { columns: true, skip_empty_lines: true }) as Array<{ index: string; prompt: string }>;
+  const recs = rows.map((row): Rec => ({ id: `giskard-pi:${row.index}`, source: 'giskard-pi', split: 'heldout', label: 1, text: String(row.prompt ?? '').trim() })).filter((x) => isText(x.text));
+  addFresh(r, 'giskard-pi', [`${p} (column prompt, column index)`], recs, 'all 1 (jailbreak and hijacking prompts)');
+}
+
+function indexAdd(idx: ShingleIndex, t: string): void {
+  const i = idx.sizes.length;
+  const sh = shingles(t);
+  idx.sizes.push(sh.size);
+  for (const s of sh) {
+    const at = idx.byShingle.get(s);
+    if (at) at.push(i);
+    else idx.byShingle.set(s, [i]);
+  }
+  idx.exact.add(hash(t));
+}
+
+/**
+ * Appends the fresh held-out texts to the prompt-injection corpus once training is final, leaving
+ * out each that is a copy or near copy (nearCopy, the check that keeps held-out texts out of
+ * training, the other way round) of a training text, of an earlier held-out text, or of a fresh
+ * text kept before it. Returns the counts per source and reason.
+ */
+function appendFresh(): void {
+  const empty = (): ShingleIndex => ({ byShingle: new Map(), sizes: [], exact: new Set() });
+  const train = empty();
+  const held = empty();
+  const kept = empty();
+  for (const x of pi) indexAdd(x.split === 'train' ? train : held, x.text);
+  const dropped = new Map<string, { training: number; heldout: number; fresh: number }>();
+  for (const x of fresh) {
+    const d = dropped.get(x.source) ?? { training: 0, heldout: 0, fresh: 0 };
+    dropped.set(x.source, d);
+    if (nearCopy(x.text, train)) d.training++;
+    else if (nearCopy(x.text, held)) d.heldout++;
+    else if (nearCopy(x.text, kept)) d.fresh++;
+    else {
+      pi.push(x);
+      indexAdd(kept, x.text);
+    }
+  }
+  for (const s of freshSources) s.dropped = { ...(dropped.get(s.source) ?? { training: 0, heldout: 0, fresh: 0 }), rule: DROP_RULE };
 }
 
 // ---------------- scripts: training sources ----------------
@@ -986,6 +1085,9 @@ async function main(): Promise<void> {
   garakDan();
   promptmap();
   pattPrompt();
+  await deepsetTest();
+  cyberSecEval();
+  giskard();
 
   reverseShellGenerator();
   repoScripts('samratashok/nishang', 'nishang', 'train', 1, () => true, 400, 'all 1 (offensive PowerShell)');
@@ -1039,6 +1141,8 @@ async function main(): Promise<void> {
     }
   }
   console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text`);
+  appendFresh();
+  for (const f of freshSources) console.log(`fresh held-out ${f.source}: dropped ${f.dropped?.training} copying training, ${f.dropped?.heldout} copying earlier held-out, ${f.dropped?.fresh} copying a fresh text kept before`);
   for (const src of sources) src.records = (src.corpus === 'pi' ? pi : scripts).filter((r) => r.source === src.source && r.split === src.split).length;
   mkdirSync(OUT, { recursive: true });
   writeFileSync(path.join(OUT, 'pi.jsonl'), pi.map((r) => JSON.stringify(r)).join('\n') + '\n');
