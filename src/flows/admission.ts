@@ -47,8 +47,6 @@ export interface RunQueue {
   expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number>;
   finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date }): Promise<boolean>;
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>>;
-  /** One record's status, from the read pool. */
-  status(runId: string): Promise<RunStatus | undefined>;
   /**
    * `running` records started before `before` and not past their deadline whose execution has
    * not reported yet (no Temporal run id): launches lost with their process, or slow ones.
@@ -213,7 +211,8 @@ export class RunAdmission {
     }
     // Started: whatever goes wrong from here, the record must not say otherwise.
     try {
-      if ((await this.deps.queue.status(run._id)) === 'cancelled') await engine.cancel(run._id);
+      const [current] = await this.deps.queue.statuses([run._id]);
+      if (current?.status === 'cancelled') await engine.cancel(run._id);
     } catch (err) {
       this.deps.logger.warn({ err, runId: run._id }, 'a started run could not be checked for a cancel made meanwhile');
     }

@@ -118,16 +118,13 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
   private readonly line: Collection<LineEntry>;
   /** The line for admission's look (is anybody waiting?) on the read pool (see Storage.readDb). */
   private readonly lineReads: Collection<LineEntry>;
-  /** Records for the background launch's looks (see Storage.readDb). */
+  /** Records for admission's looks at statuses (see Storage.readDb). */
   private readonly reads: Collection<RunDoc>;
   constructor(db: Db, readDb: Db = db) {
     this.col = db.collection<RunDoc>(COLLECTIONS.workflowRuns);
     this.line = db.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
     this.lineReads = readDb.collection<LineEntry>(COLLECTIONS.workflowRunQueue);
     this.reads = readDb.collection<RunDoc>(COLLECTIONS.workflowRuns);
-  }
-  async status(runId: string): Promise<RunStatus | undefined> {
-    return (await this.reads.findOne({ _id: runId }, { projection: { status: 1 } }))?.status;
   }
   /** `running` records started before `before`, deadline not passed, that no execution has reported on. */
   unlaunched(before: Date, now: Date, limit: number): Promise<RunDoc[]> {
@@ -212,7 +209,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
     return r.modifiedCount;
   }
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>> {
-    return Promise.all(runIds.map((id) => this.col.findOne({ _id: id }, { projection: { status: 1 } }))).then((docs) => docs.filter((d): d is RunDoc => d !== null));
+    return Promise.all(runIds.map((id) => this.reads.findOne({ _id: id }, { projection: { status: 1 } }))).then((docs) => docs.filter((d): d is RunDoc => d !== null));
   }
   /** Runs still `running` past their deadline (with a grace for the final write in flight). */
   overdue(before: Date, limit: number): Promise<RunDoc[]> {

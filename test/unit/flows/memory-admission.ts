@@ -55,7 +55,6 @@ export function memoryAdmission(runs: Map<string, RunDoc>, engine: RunEngine, no
         return true;
       },
       statuses: async (ids) => ids.flatMap((id) => (runs.has(id) ? [{ _id: id, status: runs.get(id)!.status }] : [])),
-      status: async (id) => runs.get(id)?.status,
       unlaunched: async (before, at, limit) => [...runs.values()]
         .filter((r) => r.status === 'running' && r.temporal.runId === null && r.startedAt !== null && r.startedAt < before && r.deadline !== null && r.deadline > at)
         .slice(0, limit),

@@ -192,7 +192,8 @@ it('a run still running in the engine is left alone', async () => {
 it('a started run stays running when the look for a cancel made meanwhile fails', async () => {
   const ctx = setup({});
   const wf = await ctx.flows.create(acc, def, 100);
-  (ctx.admission as unknown as { deps: { queue: { status: () => Promise<never> } } }).deps.queue.status = async () => { throw new Error('read pool down'); };
+  const queue = (ctx.admission as unknown as { deps: { queue: { statuses: () => Promise<never> } } }).deps.queue;
+  queue.statuses = async () => { throw new Error('read pool down'); };
   const { runId } = await ctx.runService.start(acc, wf.id, null);
   await ctx.admission.drain();
   expect(ctx.runs.get(runId)).toMatchObject({ status: 'running', error: null });
