@@ -98,7 +98,7 @@ export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
 
   r.add({
     ...common, rate: 'workflow-run', method: 'POST', path: '/api/workflows/:id/run', summary: 'Start a run',
-    description: 'Answers 202 at once with status `running`, or `queued` while the plan\'s concurrent runs are busy (FIFO; a run queued for an hour expires); follow the run at GET /api/workflows/runs/{runId}. A run has 10 minutes of wall clock.',
+    description: 'Answers 202 at once with status `running`, or `queued` while the plan\'s concurrent runs are busy (FIFO; a run queued for an hour expires); follow the run at GET /api/workflows/runs/{runId}. The 202 means the run is recorded; Temporal is told right after, and a run it refuses turns `failed` with `The run could not be started`. A run has 10 minutes of wall clock.',
     // No body at all is a run without input, like `{}`.
     rawBody: { contentType: 'application/json', schema: runBodySchema, optional: true },
     responses: {
