@@ -4,6 +4,8 @@
  *   npx tsx scripts/build-payload-fixtures.ts
  *   npx tsx scripts/build-detection-data.ts     # public training data, local cache
  *   npx tsx scripts/train-prompt-injection.ts [--data DIR]   # corpus directory, default .tools/data/detection
+ *     [--without a,b] [--seed-share S] [--out FILE]   # comparisons: leave sources out, another seed-model share, write elsewhere
+ *     [--score a,b]   # leave-source-out check: also report these sources (never fitted on) at the validation threshold
  *
  * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
  * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
@@ -62,7 +64,15 @@ const PROJECT_WEIGHT = 3;
  * largest recall that keeps the project's hard benign prompts (test/unit/scan/detection) below
  * the threshold; 0.3 and 0.5 flag "Forget everything I said about the budget".
  */
-const SEED_MODEL_SHARE = 0.7;
+const SEED_MODEL_SHARE = Number(option('--seed-share', '0.7'));
+
+function option(name: string, def: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
+}
+const SCORE = new Set(option('--score', '').split(',').filter(Boolean));
+const WITHOUT = new Set([...option('--without', '').split(',').filter(Boolean), ...SCORE]);
+const OUT = option('--out', MODEL_PATH);
 
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const keyOf = (r: Rec): string => r.group ?? r.id;
@@ -97,7 +107,8 @@ function ensemble(recs: Rec[]): Fitted {
 
 function main(): void {
   const project = read(FIXTURES).filter((r) => r.split === 'train');
-  const publicRecs = existsSync(PUBLIC) ? read(PUBLIC).filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '')) : [];
+  const pool = existsSync(PUBLIC) ? read(PUBLIC) : [];
+  const publicRecs = pool.filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '') && !WITHOUT.has(r.source ?? ''));
   if (publicRecs.length === 0) console.warn(`no public training data at ${PUBLIC}: training on the project seeds only (run scripts/build-detection-data.ts)`);
   const all = [...project, ...publicRecs];
   const valRecs = all.filter(isValidation);
@@ -118,6 +129,10 @@ function main(): void {
   const validation = report(scored, threshold);
   console.log(`validation: ${valRecs.length} texts, threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
   for (const src of [...new Set(scored.map((s) => s.source))].sort()) console.log(`    ${src}:`, report(scored.filter((s) => s.source === src), threshold));
+  for (const src of SCORE) {
+    const left = pool.filter((r) => r.split === 'train' && r.source === src).map((r) => ({ p: sigmoid(cal.a * Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50) + cal.c), y: r.label }));
+    console.log(`    left out ${src}:`, report(left, threshold));
+  }
 
   const exs = balance(examplesOf(all));
   const final = ensemble(all);
@@ -145,8 +160,8 @@ function main(): void {
       features: 'hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets',
     },
   };
-  writeFileSync(MODEL_PATH, `${JSON.stringify(model)}\n`);
-  console.log(`wrote ${MODEL_PATH}: ${weights.length} weights, bias ${model.bias}, threshold ${threshold}`);
+  writeFileSync(OUT, `${JSON.stringify(model)}\n`);
+  console.log(`wrote ${OUT}: ${weights.length} weights, bias ${model.bias}, threshold ${threshold}`);
 }
 
 main();
