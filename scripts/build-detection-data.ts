@@ -29,7 +29,7 @@ export const MANIFEST = path.join(ROOT, 'datasets', 'detection', 'manifest.json'
 
 type Split = 'train' | 'heldout';
 interface Rec { id: string; source: string; split: Split; label: 0 | 1; text: string; name?: string }
-interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh: number; rule: string }; cap?: { limit: number; over: number } }
+interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh?: number; sameRound?: number; rule: string }; cap?: { limit: number; over: number } }
 /** How the fresh held-out sources' drops were decided (manifest, per fresh source). */
 const DROP_RULE = 'texts of this source that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) a training text, an earlier held-out text, or a text of a fresh source kept before them are dropped from this source; training is never changed by it';
 
@@ -548,6 +548,21 @@ function indexAdd(idx: ShingleIndex, t: string): void {
   idx.exact.add(hash(t));
 }
 
+const emptyIndex = (): ShingleIndex => ({ byShingle: new Map(), sizes: [], exact: new Set() });
+
+/** The name of the first index (in order) that holds a copy or near copy of the text. */
+function firstCopied<K extends string>(t: string, indexes: Array<[K, ShingleIndex]>): K | undefined {
+  return indexes.find(([, idx]) => nearCopy(t, idx))?.[0];
+}
+
+/** Shingle indexes of the prompt-injection corpus's training and held-out texts as they stand. */
+function corpusIndexes(): { train: ShingleIndex; held: ShingleIndex } {
+  const train = emptyIndex();
+  const held = emptyIndex();
+  for (const x of pi) indexAdd(x.split === 'train' ? train : held, x.text);
+  return { train, held };
+}
+
 /**
  * Appends the fresh held-out texts to the prompt-injection corpus once training is final, leaving
  * out each that is a copy or near copy (nearCopy, the check that keeps held-out texts out of
@@ -555,18 +570,14 @@ function indexAdd(idx: ShingleIndex, t: string): void {
  * text kept before it. Returns the counts per source and reason.
  */
 function appendFresh(): void {
-  const empty = (): ShingleIndex => ({ byShingle: new Map(), sizes: [], exact: new Set() });
-  const train = empty();
-  const held = empty();
-  const kept = empty();
-  for (const x of pi) indexAdd(x.split === 'train' ? train : held, x.text);
+  const { train, held } = corpusIndexes();
+  const kept = emptyIndex();
   const dropped = new Map<string, { training: number; heldout: number; fresh: number }>();
   for (const x of fresh) {
     const d = dropped.get(x.source) ?? { training: 0, heldout: 0, fresh: 0 };
     dropped.set(x.source, d);
-    if (nearCopy(x.text, train)) d.training++;
-    else if (nearCopy(x.text, held)) d.heldout++;
-    else if (nearCopy(x.text, kept)) d.fresh++;
+    const copied = firstCopied(x.text, [['training', train], ['heldout', held], ['fresh', kept]]);
+    if (copied) d[copied]++;
     else {
       pi.push(x);
       indexAdd(kept, x.text);
@@ -656,19 +667,15 @@ function xsafety(): void {
 
 /** Appends the fourth-round training texts (see above); runs after appendFresh. */
 function appendRound4(): void {
-  const empty = (): ShingleIndex => ({ byShingle: new Map(), sizes: [], exact: new Set() });
-  const held = empty();
-  const train = empty();
-  const kept = empty();
-  for (const x of pi) indexAdd(x.split === 'train' ? train : held, x.text);
+  const { train, held } = corpusIndexes();
+  const kept = emptyIndex();
   for (const x of fresh) indexAdd(held, x.text);
   for (const { entry, recs, cap } of round4) {
-    const d = { training: 0, heldout: 0, fresh: 0 };
+    const d = { heldout: 0, training: 0, sameRound: 0 };
     const ok: Rec[] = [];
     for (const x of recs) {
-      if (nearCopy(x.text, held)) d.heldout++;
-      else if (nearCopy(x.text, train)) d.training++;
-      else if (nearCopy(x.text, kept)) d.fresh++;
+      const copied = firstCopied(x.text, [['heldout', held], ['training', train], ['sameRound', kept]]);
+      if (copied) d[copied]++;
       else {
         ok.push(x);
         indexAdd(kept, x.text);
@@ -677,7 +684,7 @@ function appendRound4(): void {
     const capped = sample(ok, cap, (x) => x.id, entry.source);
     pi.push(...capped);
     sources.push({ ...entry, dropped: { ...d, rule: ROUND4_DROP_RULE }, cap: { limit: cap, over: ok.length - capped.length } });
-    console.log(`fourth round ${entry.source}: read ${recs.length}, dropped ${d.heldout} copying held-out, ${d.training} copying training, ${d.fresh} copying a fourth-round text; kept ${capped.length} (cap ${cap})`);
+    console.log(`fourth round ${entry.source}: read ${recs.length}, dropped ${d.heldout} copying held-out, ${d.training} copying training, ${d.sameRound} copying a fourth-round text; kept ${capped.length} (cap ${cap})`);
   }
 }
 
