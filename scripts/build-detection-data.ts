@@ -29,7 +29,7 @@ export const MANIFEST = path.join(ROOT, 'datasets', 'detection', 'manifest.json'
 
 type Split = 'train' | 'heldout';
 interface Rec { id: string; source: string; split: Split; label: 0 | 1; text: string; name?: string }
-interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh: number; rule: string } }
+interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh?: number; sameRound?: number; rule: string }; cap?: { limit: number; over: number } }
 /** How the fresh held-out sources' drops were decided (manifest, per fresh source). */
 const DROP_RULE = 'texts of this source that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) a training text, an earlier held-out text, or a text of a fresh source kept before them are dropped from this source; training is never changed by it';
 
@@ -548,6 +548,21 @@ function indexAdd(idx: ShingleIndex, t: string): void {
   idx.exact.add(hash(t));
 }
 
+const emptyIndex = (): ShingleIndex => ({ byShingle: new Map(), sizes: [], exact: new Set() });
+
+/** The name of the first index (in order) that holds a copy or near copy of the text. */
+function firstCopied<K extends string>(t: string, indexes: Array<[K, ShingleIndex]>): K | undefined {
+  return indexes.find(([, idx]) => nearCopy(t, idx))?.[0];
+}
+
+/** Shingle indexes of the prompt-injection corpus's training and held-out texts as they stand. */
+function corpusIndexes(): { train: ShingleIndex; held: ShingleIndex } {
+  const train = emptyIndex();
+  const held = emptyIndex();
+  for (const x of pi) indexAdd(x.split === 'train' ? train : held, x.text);
+  return { train, held };
+}
+
 /**
  * Appends the fresh held-out texts to the prompt-injection corpus once training is final, leaving
  * out each that is a copy or near copy (nearCopy, the check that keeps held-out texts out of
@@ -555,24 +570,122 @@ function indexAdd(idx: ShingleIndex, t: string): void {
  * text kept before it. Returns the counts per source and reason.
  */
 function appendFresh(): void {
-  const empty = (): ShingleIndex => ({ byShingle: new Map(), sizes: [], exact: new Set() });
-  const train = empty();
-  const held = empty();
-  const kept = empty();
-  for (const x of pi) indexAdd(x.split === 'train' ? train : held, x.text);
+  const { train, held } = corpusIndexes();
+  const kept = emptyIndex();
   const dropped = new Map<string, { training: number; heldout: number; fresh: number }>();
   for (const x of fresh) {
     const d = dropped.get(x.source) ?? { training: 0, heldout: 0, fresh: 0 };
     dropped.set(x.source, d);
-    if (nearCopy(x.text, train)) d.training++;
-    else if (nearCopy(x.text, held)) d.heldout++;
-    else if (nearCopy(x.text, kept)) d.fresh++;
+    const copied = firstCopied(x.text, [['training', train], ['heldout', held], ['fresh', kept]]);
+    if (copied) d[copied]++;
     else {
       pi.push(x);
       indexAdd(kept, x.text);
     }
   }
   for (const s of freshSources) s.dropped = { ...(dropped.get(s.source) ?? { training: 0, heldout: 0, fresh: 0 }), rule: DROP_RULE };
+}
+
+// ---------------- prompt injection: fourth-round training sources (2026-11-23) ----------------
+// Added after the fresh held-out sets were final. They are appended last, after appendFresh, so no
+// held-out record (earlier or fresh) moves: each of their texts that copies or nearly copies any
+// held-out text (the fresh ones counted before their own drops) is dropped from training, as is
+// each that repeats an existing training text or a fourth-round text kept before it. Then each
+// source is capped (a deterministic sample) so none outweighs the older sources.
+const ROUND4_DROP_RULE = 'texts that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) any held-out text (earlier, or fresh before its own drops) are dropped from training; so are those that copy an older training text or a fourth-round text kept before them; then the cap (deterministic sample)';
+const round4: Array<{ entry: SourceEntry; recs: Rec[]; cap: number }> = [];
+
+function addRound4(repo: Repo, source: string, paths: string[], recs: Rec[], labels: string, cap: number): void {
+  if (recs.length === 0) return;
+  round4.push({ entry: { source, corpus: 'pi', split: 'train', repository: `https://github.com/${repo.name}`, commit: repo.commit, licence: repo.licence(), paths, records: recs.length, labels }, recs, cap });
+}
+
+/** JailbreakBench's submitted jailbreak prompts of the black-box attacks (persuasion, hypotheticals, role-play framings). */
+function jailbreakBench(): void {
+  const r = need('JailbreakBench/artifacts');
+  if (!r) return;
+  for (const [method, source, cap] of [['PAIR', 'jbb-pair', 300], ['prompt_with_random_search', 'jbb-random-search', 20]] as const) {
+    const paths = r.files((p) => p.startsWith(`attack-artifacts/${method}/black_box/`) && p.endsWith('.json'));
+    const recs: Rec[] = [];
+    for (const p of paths) {
+      const doc = JSON.parse(r.read(p) || '{}') as { jailbreaks?: Array<{ index: number; prompt: string | null }> };
+      for (const j of doc.jailbreaks ?? []) if (j.prompt && isText(j.prompt)) recs.push({ id: `${source}:${path.basename(p, '.json')}#${j.index}`, source, split: 'train', label: 1, text: j.prompt.trim() });
+    }
+    addRound4(r, source, paths.map((p) => `${p} (jailbreaks[].prompt, index; every non-empty one)`), recs, 'all 1 (jailbreak prompts of an automated attack)', cap);
+  }
+}
+
+/** XSafety's languages with CSV files (Bengali is only in .xlsx and is not read). */
+const XSAFETY_LANGS: Record<string, string> = { en: '_n', ar: '', de: '', fr: '', hi: '', ja: '', ru: '', sp: '', zh: '' };
+/** The English goal-hijacking rows that tell the model to drop its task (the rest only ask it to repeat a sentence). */
+const XSAFETY_OVERRIDE = /ignor|disregard|forget|(?:don't|do not|no need to|without|not to) (?:\w+ )?(?:answer|respond|reply)|rush to answer|previous question|above question|above instruction/i;
+/** Its categories of plain questions and requests (not instruction attacks): benign for this classifier. */
+const XSAFETY_BENIGN = ['commonsense', 'Crimes_And_Illegal_Activities', 'Ethics_And_Morality', 'Inquiry_With_Unsafe_Opinion', 'Insult', 'Mental_Health', 'Physical_Harm', 'Privacy_And_Property', 'Reverse_Exposure', 'Unfairness_And_Discrimination', 'Unsafe_Instruction_Topic'];
+
+/** Caps: about the size of the largest older attack source (Tensor Trust, 859); 300 benign per language. */
+const XSAFETY_HIJACK_CAP = 900;
+const XSAFETY_BENIGN_PER_LANG = 300;
+
+/**
+ * XSafety (multilingual safety benchmark): goal-hijacking prompts in nine languages as attacks, its
+ * plain-question categories in the same languages as benign. Rows are aligned across languages;
+ * a translated hijack is kept only when its English row overrides the task and the translation
+ * is not much shorter than the language's usual ratio to English (some translations lost the
+ * injected sentence). Prompt leaking (mostly questions about leaks) and role-play instructions
+ * (mostly plain role-play) are not read.
+ */
+function xsafety(): void {
+  const r = need('Jarviswang94/Multilingual_safety_benchmark');
+  if (!r) return;
+  const rows = (p: string): string[] => (parseCsv(r.read(p), { bom: true, relax_quotes: true, relax_column_count: true, skip_empty_lines: true }) as string[][]).map((x) => (x[0] ?? '').trim());
+  const file = (lang: string, cat: string): string => `${lang}/${cat}${cat === 'commonsense' ? '' : XSAFETY_LANGS[lang]}.csv`;
+  const en = rows(file('en', 'Goal_Hijacking'));
+  const attacks: Rec[] = [];
+  const benign: Rec[] = [];
+  const hijackPaths: string[] = [];
+  const benignPaths: string[] = [];
+  for (const lang of Object.keys(XSAFETY_LANGS)) {
+    const p = file(lang, 'Goal_Hijacking');
+    const xs = rows(p);
+    const ratios = xs.map((t, i) => t.length / Math.max(1, en[i]?.length ?? 1)).sort((a, b) => a - b);
+    const median = ratios[Math.floor(ratios.length / 2)] ?? 1;
+    hijackPaths.push(`${p} (row index)`);
+    xs.forEach((t, i) => {
+      if (en[i] && XSAFETY_OVERRIDE.test(en[i]) && t.length / en[i].length >= 0.75 * median) attacks.push({ id: `xsafety:${p}#${i}`, source: 'xsafety-hijacking', split: 'train', label: 1, text: t });
+    });
+    const part: Rec[] = [];
+    for (const cat of XSAFETY_BENIGN) {
+      const q = file(lang, cat);
+      benignPaths.push(`${q} (row index)`);
+      rows(q).forEach((t, i) => t.length >= 8 && part.push({ id: `xsafety:${q}#${i}`, source: 'xsafety-questions', split: 'train', label: 0, text: t }));
+    }
+    benign.push(...sample(part, XSAFETY_BENIGN_PER_LANG, (x) => x.id, `xsafety-${lang}`));
+  }
+  addRound4(r, 'xsafety-hijacking', hijackPaths, attacks, `all 1 (goal hijacking), only rows whose English row matches ${XSAFETY_OVERRIDE.source} and whose translation is at least 0.75 x the language's median length ratio to English`, XSAFETY_HIJACK_CAP);
+  addRound4(r, 'xsafety-questions', benignPaths, benign, `all 0 (plain questions and requests; ${XSAFETY_BENIGN_PER_LANG} sampled per language before the near-copy drops)`, XSAFETY_BENIGN_PER_LANG * Object.keys(XSAFETY_LANGS).length);
+}
+
+/** Appends the fourth-round training texts (see above); runs after appendFresh. */
+function appendRound4(): void {
+  const { train, held } = corpusIndexes();
+  const kept = emptyIndex();
+  for (const x of fresh) indexAdd(held, x.text);
+  for (const { entry, recs, cap } of round4) {
+    const d = { heldout: 0, training: 0, sameRound: 0 };
+    const ok: Rec[] = [];
+    for (const x of recs) {
+      const copied = firstCopied(x.text, [['heldout', held], ['training', train], ['sameRound', kept]]);
+      if (copied) d[copied]++;
+      else {
+        ok.push(x);
+        indexAdd(kept, x.text);
+      }
+    }
+    const capped = sample(ok, cap, (x) => x.id, entry.source);
+    pi.push(...capped);
+    sources.push({ ...entry, dropped: { ...d, rule: ROUND4_DROP_RULE }, cap: { limit: cap, over: ok.length - capped.length } });
+    console.log(`fourth round ${entry.source}: read ${recs.length}, dropped ${d.heldout} copying held-out, ${d.training} copying training, ${d.sameRound} copying a fourth-round text; kept ${capped.length} (cap ${cap})`);
+  }
 }
 
 // ---------------- scripts: training sources ----------------
@@ -1088,6 +1201,8 @@ async function main(): Promise<void> {
   await deepsetTest();
   cyberSecEval();
   giskard();
+  jailbreakBench();
+  xsafety();
 
   reverseShellGenerator();
   repoScripts('samratashok/nishang', 'nishang', 'train', 1, () => true, 400, 'all 1 (offensive PowerShell)');
@@ -1142,6 +1257,7 @@ async function main(): Promise<void> {
   }
   console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text`);
   appendFresh();
+  appendRound4();
   for (const f of freshSources) console.log(`fresh held-out ${f.source}: dropped ${f.dropped?.training} copying training, ${f.dropped?.heldout} copying earlier held-out, ${f.dropped?.fresh} copying a fresh text kept before`);
   for (const src of sources) src.records = (src.corpus === 'pi' ? pi : scripts).filter((r) => r.source === src.source && r.split === src.split).length;
   mkdirSync(OUT, { recursive: true });

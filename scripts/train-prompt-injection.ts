@@ -4,6 +4,9 @@
  *   npx tsx scripts/build-payload-fixtures.ts
  *   npx tsx scripts/build-detection-data.ts     # public training data, local cache
  *   npx tsx scripts/train-prompt-injection.ts [--data DIR]   # corpus directory, default .tools/data/detection
+ *     [--include a,b] [--without a,b] [--seed-share S] [--out FILE]   # comparisons: train on excluded sources,
+ *                                       leave sources out, another seed-model share, write elsewhere
+ *     [--score a,b]   # leave-source-out check: also report these sources (never fitted on) at the validation threshold
  *
  * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
  * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
@@ -45,7 +48,15 @@ const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds']
  * the next round. bigpromptlib-gpts (custom-GPT instructions) also made the model flag more of
  * the project's benign payloads; many of its texts quote leak attacks in order to refuse them.
  */
-const EXCLUDED_SOURCES = new Set(['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromptlib-jailbreaks', 'bigpromptlib-gpts', 'blackfriday-prompts']);
+const ROUND2 = ['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromptlib-jailbreaks', 'bigpromptlib-gpts', 'blackfriday-prompts'];
+/**
+ * The fourth round's sources (JailbreakBench, XSafety): the model fitted with them raised held-out
+ * recall a little but the earlier held-out set's false positives from 2.0% to 5.8% (docs/detection.md,
+ * "fourth round"), so they are read only when asked for (`--include`).
+ */
+const ROUND4 = ['jbb-pair', 'jbb-random-search', 'xsafety-hijacking', 'xsafety-questions'];
+const INCLUDE = new Set(option('--include', '').split(',').filter(Boolean));
+const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4].filter((s) => !INCLUDE.has(s)));
 /** The classifier backs up the rules: it speaks only when quite sure. */
 const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
@@ -60,9 +71,18 @@ const PROJECT_WEIGHT = 3;
  * Share of the seed-only model in the average. Chosen on validation among 0.3, 0.5 and 0.7 (recall
  * at the chosen threshold 0.654 / 0.638 / 0.624, all above the single model's 0.614) as the
  * largest recall that keeps the project's hard benign prompts (test/unit/scan/detection) below
- * the threshold; 0.3 and 0.5 flag "Forget everything I said about the budget".
+ * the threshold; 0.3 and 0.5 flag "Forget everything I said about the budget". `--seed-share`
+ * is for comparisons (with the fourth-round sources 0.3-0.7 all keep that prompt clean).
  */
-const SEED_MODEL_SHARE = 0.7;
+const SEED_MODEL_SHARE = Number(option('--seed-share', '0.7'));
+
+function option(name: string, def: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
+}
+const SCORE = new Set(option('--score', '').split(',').filter(Boolean));
+const WITHOUT = new Set([...option('--without', '').split(',').filter(Boolean), ...SCORE]);
+const OUT = option('--out', MODEL_PATH);
 
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const keyOf = (r: Rec): string => r.group ?? r.id;
@@ -95,15 +115,19 @@ function ensemble(recs: Rec[]): Fitted {
   return { w, b: (1 - SEED_MODEL_SHARE) * a.b + SEED_MODEL_SHARE * b.b };
 }
 
+/** A text's score as the engine scores a payload: its worst chunk. */
+const worstLogit = (m: Fitted, text: string): number => Math.max(...chunks(classifierText(text)).map((c) => logit(m, features(c))), -50);
+
 function main(): void {
   const project = read(FIXTURES).filter((r) => r.split === 'train');
-  const publicRecs = existsSync(PUBLIC) ? read(PUBLIC).filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '')) : [];
+  const pool = existsSync(PUBLIC) ? read(PUBLIC) : [];
+  const publicRecs = pool.filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '') && !WITHOUT.has(r.source ?? ''));
   if (publicRecs.length === 0) console.warn(`no public training data at ${PUBLIC}: training on the project seeds only (run scripts/build-detection-data.ts)`);
   const all = [...project, ...publicRecs];
   const valRecs = all.filter(isValidation);
   const m0 = ensemble(all.filter((r) => !isValidation(r)));
   // Validation is scored per text (worst chunk), as the engine scores a payload.
-  const raw = valRecs.map((r) => ({ z: Math.max(...chunks(classifierText(r.text)).map((c) => logit(m0, features(c))), -50), y: r.label, source: r.source ?? 'project seeds' }));
+  const raw = valRecs.map((r) => ({ z: worstLogit(m0, r.text), y: r.label, source: r.source ?? 'project seeds' }));
   const cal = platt(raw);
   const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y, source: s.source }));
   let threshold = 0.99;
@@ -118,6 +142,10 @@ function main(): void {
   const validation = report(scored, threshold);
   console.log(`validation: ${valRecs.length} texts, threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
   for (const src of [...new Set(scored.map((s) => s.source))].sort()) console.log(`    ${src}:`, report(scored.filter((s) => s.source === src), threshold));
+  for (const src of SCORE) {
+    const left = pool.filter((r) => r.split === 'train' && r.source === src).map((r) => ({ p: sigmoid(cal.a * worstLogit(m0, r.text) + cal.c), y: r.label }));
+    console.log(`    left out ${src}:`, report(left, threshold));
+  }
 
   const exs = balance(examplesOf(all));
   const final = ensemble(all);
@@ -145,8 +173,8 @@ function main(): void {
       features: 'hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets',
     },
   };
-  writeFileSync(MODEL_PATH, `${JSON.stringify(model)}\n`);
-  console.log(`wrote ${MODEL_PATH}: ${weights.length} weights, bias ${model.bias}, threshold ${threshold}`);
+  writeFileSync(OUT, `${JSON.stringify(model)}\n`);
+  console.log(`wrote ${OUT}: ${weights.length} weights, bias ${model.bias}, threshold ${threshold}`);
 }
 
 main();
