@@ -2,7 +2,7 @@
  * Builds the local detection corpus (never committed) from public repositories mirrored on this
  * machine, and writes the manifest that says exactly what was read (committed).
  *
- *   npx tsx scripts/build-detection-data.ts [--mirror /work/.mirror] [--out .tools/data/detection]
+ *   npx tsx scripts/build-detection-data.ts [--mirror /work/.mirror] [--out .tools/data/detection] [--without-procedures]
  *
  * A mirror is a bare git directory per repository, `<mirror>/<owner>+<name>/repo` (as the
  * project's fetch tooling lays them out; `git clone --mirror` into that path works too). Files
@@ -1051,6 +1051,9 @@ function procedureSources(): void {
 /** Tactics whose procedures act (discovery, collection and reconnaissance commands are what admins type too). */
 const ACTING_TACTICS = STOCKPILE_TACTICS;
 
+/** ATT&CK discovery techniques: their commands (listing VMs, processes, disks) are what an admin types too. */
+const DISCOVERY_TECHNIQUE = /^T1(?:007|010|012|016|018|033|046|049|057|069|082|083|087|120|124|135|201|217|482|497|518|526|580|613|614|615|619|622|652|654)\b/;
+
 /** Prelude Operator's community TTPs: CALDERA-format procedures, one file each. */
 function preludeTtps(): void {
   const r = need('preludeorg/community');
@@ -1069,18 +1072,26 @@ function attackArsenalApt29(): void {
   addSource(r, 'attack-arsenal-apt29', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${ACTING_TACTICS.source})`), recs, 'all 1 (APT29 emulation procedures of the acting tactics)');
 }
 
-/** op7ic's EDR testing script: one ATT&CK/LOLBAS procedure per `start "" cmd /c ...` line of runtests.bat. */
+/**
+ * op7ic's EDR testing script: one record per test (the commands of the `start "" cmd /c` lines
+ * under one `[+]` heading, together, as the procedure runs them; a lone `sc start evilservice` is
+ * not an attack). Discovery tests left out.
+ */
 function edrTestingScript(): void {
   const r = need('op7ic/EDR-Testing-Script');
   if (!r) return;
   const p = 'runtests.bat';
-  const recs: Rec[] = [];
+  const tests: Array<{ line: number; title: string; cmds: string[] }> = [];
   r.read(p).split(/\r?\n/).forEach((line, i) => {
+    const head = /\[\+\]\s*(.+)$/.exec(line);
+    if (head) tests.push({ line: i, title: head[1].trim(), cmds: [] });
     const m = /^\s*start\s+""\s+cmd(?:\.exe)?\s+\/c\s+(.+)$/i.exec(line);
-    const t = m?.[1].trim() ?? '';
-    if (t.length >= 15) recs.push({ id: `edr-testing-script:${p}#${i}`, source: 'edr-testing-script', split: 'train', label: 1, text: t, name: 'command.bat' });
+    if (m && tests.length > 0) tests[tests.length - 1].cmds.push(m[1].trim());
   });
-  addSource(r, 'edr-testing-script', 'scripts', 'train', [`${p} (the command of each 'start "" cmd /c' line, by line number)`], recs, 'all 1 (technique test commands)');
+  const recs = tests.filter((t) => t.cmds.length > 0 && !DISCOVERY_TECHNIQUE.test(t.title) && !/discovery/i.test(t.title))
+    .map((t): Rec => ({ id: `edr-testing-script:${p}#${t.line}`, source: 'edr-testing-script', split: 'train', label: 1, text: t.cmds.join('\n'), name: 'test.bat' }))
+    .filter((x) => x.text.length >= 15);
+  addSource(r, 'edr-testing-script', 'scripts', 'train', [`${p} (per '[+]' test heading, by its line number: the commands of its 'start "" cmd /c' lines; discovery tests left out)`], recs, 'all 1 (technique test procedures)');
 }
 
 /** mthcht's purple-team simulations: one script per technique; discovery-only and configuration ones left out. */
@@ -1089,9 +1100,6 @@ function purpleteamSimulations(): void {
     (p) => /^Simulation\/(?:Windows|Linux)\//.test(p) && !/\/POC\/|discover|enumerat|find_domain|get_public_ip|wake_on_lan|change_system_date|set_custom_dns|add_dnsclient|get_idle_time|get_files_permissions|get_geolocation|install_powershell|install_metasploit|create_shortcut|scan_nmap|subnet_and_port_scan/i.test(p),
     200, 'all 1 (technique simulation scripts: credential dumping, defence evasion, persistence, anti-forensics, ransomware, reverse shells)', /\.(?:ps1|sh|py|bat)$/i);
 }
-
-/** ATT&CK discovery techniques: their commands (listing VMs, processes, disks) are what an admin types too. */
-const DISCOVERY_TECHNIQUE = /^T1(?:007|010|012|016|018|033|046|049|057|069|082|083|087|120|124|135|201|217|482|497|518|526|580|613|614|615|619|622|652|654)\b/;
 
 /** LOLESXi: the procedural examples (command lines seen in intrusions) of each ESXi binary, discovery uses left out. */
 function lolesxi(): void {
@@ -1192,8 +1200,10 @@ async function main(): Promise<void> {
   giskard();
 
   // Before the earlier sources: de-duplication keeps the last copy of a text, so a text an earlier
-  // training source also holds stays with it and the earlier sources do not change.
-  procedureSources();
+  // training source also holds stays with it and the earlier sources do not change. The shipped
+  // script model was trained without them (docs/detection.md, sixth round): `--without-procedures`
+  // builds that corpus.
+  if (!process.argv.includes('--without-procedures')) procedureSources();
   reverseShellGenerator();
   repoScripts('samratashok/nishang', 'nishang', 'train', 1, () => true, 400, 'all 1 (offensive PowerShell)');
   repoScripts('PowerShellMafia/PowerSploit', 'powersploit', 'train', 1, (p) => !/tests?\//i.test(p), 200, 'all 1 (offensive PowerShell)');
