@@ -2,7 +2,7 @@
  * Builds the local detection corpus (never committed) from public repositories mirrored on this
  * machine, and writes the manifest that says exactly what was read (committed).
  *
- *   npx tsx scripts/build-detection-data.ts [--mirror /work/.mirror] [--out .tools/data/detection]
+ *   npx tsx scripts/build-detection-data.ts [--mirror /work/.mirror] [--out .tools/data/detection] [--without-procedures]
  *
  * A mirror is a bare git directory per repository, `<mirror>/<owner>+<name>/repo` (as the
  * project's fetch tooling lays them out; `git clone --mirror` into that path works too). Files
@@ -765,32 +765,38 @@ function gtfobins(): void {
 /** ATT&CK tactics whose CALDERA abilities act on the system (discovery and collection only look). */
 const STOCKPILE_TACTICS = /^(?:execution|defense-evasion|persistence|credential-access|command-and-control|lateral-movement|privilege-escalation|impact|exfiltration)$/;
 
+/** A CALDERA-format ability (CALDERA, Prelude Operator): commands by platform and executor. */
+interface Ability { tactic?: string; platforms?: Record<string, Record<string, { command?: string }>> }
+
+/**
+ * One record per ability, platform and executor of a CALDERA-format YAML file (a list of abilities
+ * or one); `#{...}` facts are filled (a server address, else `x`). `keep` chooses the abilities.
+ */
+function abilityCommands(r: Repo, f: string, source: string, keep: (a: Ability) => boolean = () => true): Rec[] {
+  const ext: Record<string, string> = { psh: 'ps1', pwsh: 'ps1', cmd: 'bat', sh: 'sh', python: 'py' };
+  const parsed = tryYaml<Ability | Ability[]>(r.read(f) || '[]');
+  const recs: Rec[] = [];
+  for (const d of Array.isArray(parsed) ? parsed : parsed ? [parsed] : []) {
+    if (!keep(d)) continue;
+    for (const [platform, execs] of Object.entries(d.platforms ?? {})) {
+      for (const [exe, body] of Object.entries(execs ?? {})) {
+        for (const [k, e] of exe.split(',').entries()) {
+          const cmd = body?.command?.replace(/#\{[^}]{1,60}\}/g, (m) => (/server/.test(m) ? 'http://10.10.14.7:8888' : 'x'));
+          if (k > 0 || !cmd || cmd.trim().length < 15 || !ext[e.trim()]) continue;
+          recs.push({ id: `${source}:${f}#${platform}#${e.trim()}`, source, split: 'train', label: 1, text: cmd, name: `ability.${ext[e.trim()]}` });
+        }
+      }
+    }
+  }
+  return recs;
+}
+
 /** MITRE CALDERA's stockpile: one command per ability, platform and executor. */
 function stockpile(): void {
   const r = need('mitre/stockpile');
   if (!r) return;
   const files = r.files((p) => p.startsWith('data/abilities/') && p.endsWith('.yml') && STOCKPILE_TACTICS.test(p.split('/')[2] ?? ''));
-  const recs: Rec[] = [];
-  const ext: Record<string, string> = { psh: 'ps1', pwsh: 'ps1', cmd: 'bat', sh: 'sh', python: 'py' };
-  for (const f of files) {
-    let docs: Array<{ id?: string; platforms?: Record<string, Record<string, { command?: string }>> }>;
-    try {
-      docs = parseYaml(r.read(f) || '[]') as typeof docs;
-    } catch {
-      continue;
-    }
-    for (const d of Array.isArray(docs) ? docs : []) {
-      for (const [platform, execs] of Object.entries(d.platforms ?? {})) {
-        for (const [exe, body] of Object.entries(execs ?? {})) {
-          for (const [k, e] of exe.split(',').entries()) {
-            const cmd = body?.command?.replace(/#\{[^}]{1,60}\}/g, (m) => (/server/.test(m) ? 'http://10.10.14.7:8888' : 'x'));
-            if (k > 0 || !cmd || cmd.trim().length < 15 || !ext[e.trim()]) continue;
-            recs.push({ id: `stockpile:${f}#${platform}#${e.trim()}`, source: 'stockpile', split: 'train', label: 1, text: cmd, name: `ability.${ext[e.trim()]}` });
-          }
-        }
-      }
-    }
-  }
+  const recs = files.flatMap((f) => abilityCommands(r, f, 'stockpile'));
   addSource(r, 'stockpile', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${STOCKPILE_TACTICS.source})`), recs, 'all 1 (adversary-emulation commands)');
 }
 
@@ -1139,6 +1145,110 @@ function loobins(): void {
   addSource(r, 'loobins', 'scripts', 'train', files.map((f) => `${f} (example_use_cases[].code, tactics other than discovery/collection)`), recs, 'all 1 (macOS living-off-the-land commands)');
 }
 
+// ---------------- scripts: procedure-style training sources (sixth round) ----------------
+/**
+ * Technique test procedures as an operator runs them (command lines per ATT&CK technique, across
+ * platforms), the shape of the held-out attacks, which the cheat sheets and tool collections
+ * above are not. None copies atomic-red-team: Praetorian's purple-team modules and SCYTHE's
+ * community threats were read and left out because they port atomic tests.
+ */
+function procedureSources(): void {
+  preludeTtps();
+  attackArsenalApt29();
+  edrTestingScript();
+  purpleteamSimulations();
+  lolesxi();
+  dosfuscationSamples();
+}
+
+/** Tactics whose procedures act (discovery, collection and reconnaissance commands are what admins type too). */
+const ACTING_TACTICS = STOCKPILE_TACTICS;
+
+/** ATT&CK discovery techniques: their commands (listing VMs, processes, disks) are what an admin types too. */
+const DISCOVERY_TECHNIQUE = /^T1(?:007|010|012|016|018|033|046|049|057|069|082|083|087|120|124|135|201|217|482|497|518|526|580|613|614|615|619|622|652|654)\b/;
+
+/** Prelude Operator's community TTPs: CALDERA-format procedures, one file each. */
+function preludeTtps(): void {
+  const r = need('preludeorg/community');
+  if (!r) return;
+  const files = r.files((p) => /^ttps\/[\w-]+\/[\w-]+\.ya?ml$/.test(p) && ACTING_TACTICS.test(p.split('/')[1]));
+  const recs = files.flatMap((f) => abilityCommands(r, f, 'prelude-ttps'));
+  addSource(r, 'prelude-ttps', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${ACTING_TACTICS.source})`), recs, 'all 1 (technique procedures of the acting tactics)');
+}
+
+/** The ATT&CK evaluations' APT29 emulation as CALDERA abilities (its own commands; the payload derived from an atomic test is not read). */
+function attackArsenalApt29(): void {
+  const r = need('mitre-attack/attack-arsenal');
+  if (!r) return;
+  const files = r.files((p) => /^adversary_emulation\/APT29\/CALDERA_DIY\/evals\/data\/abilities\/[\w-]+\/[\w-]+\.yml$/.test(p) && ACTING_TACTICS.test(p.split('/')[6]));
+  const recs = files.flatMap((f) => abilityCommands(r, f, 'attack-arsenal-apt29'));
+  addSource(r, 'attack-arsenal-apt29', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${ACTING_TACTICS.source})`), recs, 'all 1 (APT29 emulation procedures of the acting tactics)');
+}
+
+/**
+ * op7ic's EDR testing script: one record per test (the commands of the `start "" cmd /c` lines
+ * under one `[+]` heading, together, as the procedure runs them; a lone `sc start evilservice` is
+ * not an attack). Discovery tests left out.
+ */
+function edrTestingScript(): void {
+  const r = need('op7ic/EDR-Testing-Script');
+  if (!r) return;
+  const p = 'runtests.bat';
+  const tests: Array<{ line: number; title: string; cmds: string[] }> = [];
+  r.read(p).split(/\r?\n/).forEach((line, i) => {
+    const head = /\[\+\]\s*(.+)$/.exec(line);
+    if (head) tests.push({ line: i, title: head[1].trim(), cmds: [] });
+    const m = /^\s*start\s+""\s+cmd(?:\.exe)?\s+\/c\s+(.+)$/i.exec(line);
+    if (m && tests.length > 0) tests[tests.length - 1].cmds.push(m[1].trim());
+  });
+  const recs = tests.filter((t) => t.cmds.length > 0 && !DISCOVERY_TECHNIQUE.test(t.title) && !/discovery/i.test(t.title))
+    .map((t): Rec => ({ id: `edr-testing-script:${p}#${t.line}`, source: 'edr-testing-script', split: 'train', label: 1, text: t.cmds.join('\n'), name: 'test.bat' }))
+    .filter((x) => x.text.length >= 15);
+  addSource(r, 'edr-testing-script', 'scripts', 'train', [`${p} (per '[+]' test heading, by its line number: the commands of its 'start "" cmd /c' lines; discovery tests left out)`], recs, 'all 1 (technique test procedures)');
+}
+
+/** mthcht's purple-team simulations: one script per technique; discovery-only and configuration ones left out. */
+function purpleteamSimulations(): void {
+  repoScripts('mthcht/Purpleteam', 'purpleteam-sims', 'train', 1,
+    (p) => /^Simulation\/(?:Windows|Linux)\//.test(p) && !/\/POC\/|discover|enumerat|find_domain|get_public_ip|wake_on_lan|change_system_date|set_custom_dns|add_dnsclient|get_idle_time|get_files_permissions|get_geolocation|install_powershell|install_metasploit|create_shortcut|scan_nmap|subnet_and_port_scan/i.test(p),
+    200, 'all 1 (technique simulation scripts: credential dumping, defence evasion, persistence, anti-forensics, ransomware, reverse shells)', /\.(?:ps1|sh|py|bat)$/i);
+}
+
+/** LOLESXi: the procedural examples (command lines seen in intrusions) of each ESXi binary, discovery uses left out. */
+function lolesxi(): void {
+  const r = need('LOLESXi-Project/LOLESXi');
+  if (!r) return;
+  const files = r.files((p) => /^_lolesxi\/Binaries\/[\w.-]+\.md$/.test(p));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const doc = tryYaml<{ Commands?: Array<{ MitreID?: string; ProceduralExamples?: unknown }> }>(r.read(f).split(/^---\s*$/m)[1] ?? '');
+    (doc?.Commands ?? []).forEach((c, i) => {
+      if (DISCOVERY_TECHNIQUE.test(String(c.MitreID ?? '').trim())) return;
+      // A single example is sometimes written as a string rather than a list.
+      const examples = Array.isArray(c.ProceduralExamples) ? c.ProceduralExamples : [c.ProceduralExamples];
+      examples.forEach((e, k) => {
+        const t = typeof e === 'string' ? e.trim() : '';
+        if (t.length >= 15) recs.push({ id: `lolesxi:${f}#${i}.${k}`, source: 'lolesxi', split: 'train', label: 1, text: t, name: 'command.sh' });
+      });
+    });
+  }
+  addSource(r, 'lolesxi', 'scripts', 'train', files.map((f) => `${f} (Commands[].ProceduralExamples, MitreID not a discovery technique)`), recs, 'all 1 (command lines of ESXi intrusions)');
+}
+
+/** Invoke-DOSfuscation's static samples: obfuscated cmd.exe command lines (UTF-16), a deterministic sample of each file. */
+function dosfuscationSamples(): void {
+  const r = need('danielbohannon/Invoke-DOSfuscation');
+  if (!r) return;
+  const files = r.files((p) => /^Samples\/STATIC_.*\.txt$/.test(p));
+  const recs: Rec[] = [];
+  for (const f of files) {
+    const lines = r.readBytes(f).toString('utf16le').replace(/^\ufeff/, '').split(/\r?\n/);
+    const kept = lines.map((t, i) => ({ t: t.trim(), i })).filter((x) => x.t.length >= 15 && x.t.length <= 4000);
+    for (const x of sample(kept, 50, (y) => String(y.i), f)) recs.push({ id: `dosfuscation:${f}#${x.i}`, source: 'dosfuscation', split: 'train', label: 1, text: x.t, name: 'command.bat' });
+  }
+  addSource(r, 'dosfuscation', 'scripts', 'train', files.map((f) => `${f} (lines, UTF-16; 50 sampled by line number)`), recs, 'all 1 (obfuscated cmd.exe command lines)');
+}
+
 // ---------------- scripts: held-out sources ----------------
 /** InternalAllTheThings pages (PayloadsAllTheThings moved its attack cheat sheets there). */
 const IATT_PAGES = /(?:shell-reverse|shell-bind|amsi|download|persistence|mimikatz|defenses|powershell)[\w-]{0,40}\.md$/i;
@@ -1204,6 +1314,11 @@ async function main(): Promise<void> {
   jailbreakBench();
   xsafety();
 
+  // Before the earlier sources: de-duplication keeps the last copy of a text, so a text an earlier
+  // training source also holds stays with it and the earlier sources do not change. The shipped
+  // script model was trained without them (docs/detection.md, sixth round): `--without-procedures`
+  // builds that corpus.
+  if (!process.argv.includes('--without-procedures')) procedureSources();
   reverseShellGenerator();
   repoScripts('samratashok/nishang', 'nishang', 'train', 1, () => true, 400, 'all 1 (offensive PowerShell)');
   repoScripts('PowerShellMafia/PowerSploit', 'powersploit', 'train', 1, (p) => !/tests?\//i.test(p), 200, 'all 1 (offensive PowerShell)');
@@ -1242,6 +1357,7 @@ async function main(): Promise<void> {
 
   // Held-out texts never reach training, even when two sources share a text or a near copy.
   let dropped = 0;
+  const droppedBySource = new Map<string, number>();
   for (const corpus of [pi, scripts]) {
     const held = corpus.filter((x) => x.split === 'heldout');
     const index = shingleIndex(held.map((x) => x.text));
@@ -1250,12 +1366,15 @@ async function main(): Promise<void> {
       const h = `${corpus[i].split}:${hash(corpus[i].text)}`;
       const leak = corpus[i].split === 'train' && nearCopy(corpus[i].text, index);
       if (leak || seen.has(h)) {
-        if (leak) dropped++;
+        if (leak) {
+          dropped++;
+          droppedBySource.set(corpus[i].source, (droppedBySource.get(corpus[i].source) ?? 0) + 1);
+        }
         corpus.splice(i, 1);
       } else seen.add(h);
     }
   }
-  console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text`);
+  console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text: ${[...droppedBySource].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   appendFresh();
   appendRound4();
   for (const f of freshSources) console.log(`fresh held-out ${f.source}: dropped ${f.dropped?.training} copying training, ${f.dropped?.heldout} copying earlier held-out, ${f.dropped?.fresh} copying a fresh text kept before`);
