@@ -22,7 +22,7 @@
  * logits. A text's score is its worst window. Deterministic. Reads no held-out text.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, features } from '../src/scan/engines/payload/pi-classifier';
 import { balance, fit, logit, platt, sigmoid, type Fitted } from './_logreg';
@@ -59,6 +59,7 @@ const HARD_BENIGN = [
 interface Candidate { name: string; hidden: number; epochs: number; l2: number; lr: number }
 const CANDIDATES: Candidate[] = [
   { name: 'encoder, logistic', hidden: 0, epochs: 30, l2: 1e-4, lr: 0.02 },
+  { name: 'encoder, logistic, l2 1e-2', hidden: 0, epochs: 30, l2: 1e-2, lr: 0.02 },
   { name: 'encoder, 16-unit network', hidden: 16, epochs: 30, l2: 1e-4, lr: 0.01 },
 ];
 
@@ -318,6 +319,27 @@ function auc(raw: Raw[]): number {
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
+/**
+ * Macro recall at the lowest threshold over every observed score (no grid) meeting each cap: the
+ * third round's grid stops at 0.99, where saturated Platt probabilities hide the differences.
+ */
+function exactCells(scored: Scored[]): string[] {
+  const ts = [...new Set(scored.map((s) => s.p))].sort((a, b) => a - b);
+  return CAPS.map((cap) => {
+    // Worst-source FPR only falls as the threshold rises: bisect for the lowest that meets the cap.
+    let lo = 0;
+    let hi = ts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Math.max(...bySource(scored, ts[mid]).fpr.values()) <= cap) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo === ts.length) return 'none';
+    const b = bySource(scored, ts[lo]);
+    return r3([...b.recall.values()].reduce((a, x) => a + x, 0) / b.recall.size).toFixed(3);
+  });
+}
+
 /** One table row: macro recall at the lowest grid threshold meeting each worst-source FPR cap. */
 function evaluate(name: string, loso: Loso): string {
   const cal = platt(loso.raw, true);
@@ -337,7 +359,28 @@ function evaluate(name: string, loso: Loso): string {
     cells.push(cell);
   }
   const hardMax = Math.max(...loso.hardZ.flat().map((z) => sigmoid(cal.a * z + cal.c)));
-  return `| ${name} | ${cells.join(' | ')} | ${r3(auc(loso.raw)).toFixed(3)} | ${hardMax.toFixed(2)} |`;
+  return `| ${name} | ${cells.join(' | ')} | ${exactCells(scored).join(' | ')} | ${r3(auc(loso.raw)).toFixed(3)} | ${hardMax.toFixed(2)} |`;
+}
+
+/**
+ * How often a cascade would call the encoder: the share of texts, per class, whose calibrated
+ * n-gram probability lies between 0.3 and the grid threshold of the 3% cap (the "uncertain" band).
+ */
+function uncertainShare(loso: Loso): string {
+  const cal = platt(loso.raw, true);
+  const scored = loso.raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y, source: s.source }));
+  let t = 0.99;
+  for (let g = 0.5; g <= 0.995; g += 0.01) {
+    if (Math.max(...bySource(scored, g).fpr.values()) <= 0.03) {
+      t = g;
+      break;
+    }
+  }
+  const share = (y: number): string => {
+    const xs = scored.filter((s) => s.y === y);
+    return r3(xs.filter((s) => s.p >= 0.3 && s.p < t).length / xs.length).toFixed(3);
+  };
+  return `  n-gram uncertain band [0.30, ${t.toFixed(2)}): benign ${share(0)}, attacks ${share(1)}`;
 }
 
 function main(): void {
@@ -368,10 +411,14 @@ function main(): void {
   const folds = [...new Set(items.map((i) => i.fold))].sort();
   const attacks = items.filter((i) => i.rec.label === 1).length;
   console.log(`${items.length} texts (${attacks} attacks), ${folds.length} folds, ${emb.dims}-dim windows from ${path.basename(embBase)}`);
-  console.log('| model | worst FPR <= 1% | <= 2% | <= 3% | <= 5% | pooled AUC | hard benign max p |');
-  console.log('|---|---|---|---|---|---|---|');
-  const ngram = ngramLoso(items, folds);
+  console.log('| model | grid: worst FPR <= 1% | <= 2% | <= 3% | <= 5% | any threshold: <= 1% | <= 2% | <= 3% | <= 5% | pooled AUC | hard benign max p |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  // The n-gram scores do not depend on the embeddings: cached per subsample.
+  const cache = path.join(data, `enc-ngram-loso-${per}.json`);
+  const ngram = existsSync(cache) ? (JSON.parse(readFileSync(cache, 'utf8')) as Loso) : ngramLoso(items, folds);
+  writeFileSync(cache, JSON.stringify(ngram));
   console.log(evaluate('n-gram (shipped features)', ngram));
+  console.log(uncertainShare(ngram));
   for (const c of CANDIDATES) {
     const enc = headLoso(items, folds, hard, c);
     console.log(evaluate(c.name, enc));
