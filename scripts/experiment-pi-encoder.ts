@@ -9,6 +9,8 @@
  *   OPENBLAS_NUM_THREADS=1 nice -n 10 /work/venv-pienc/bin/python scripts/experiment-pi-encoder-embed.py \
  *     MODEL_DIR DIR/enc-items.jsonl DIR/enc128 128          # and DIR/enc256 256
  *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --emb DIR/enc128 [--per-source 400]
+ * The full training set: --per-source 100000 in both steps (embed with --onnx for speed). The
+ * n-gram scores are cached in DIR/enc-ngram-loso-<per-source>.json (delete it after a new build).
  *
  * Data: split `train` only (project seeds + public corpus, in-the-wild jailbreaks excluded as in the
  * third round), a deterministic subsample of at most --per-source texts per (source, label) (by
