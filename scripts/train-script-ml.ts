@@ -156,7 +156,8 @@ function main(): void {
       positives: all.filter((e) => e.y === 1).length,
       negatives: all.filter((e) => e.y === 0).length,
       calibration: `class-balanced Platt scaling on the validation sources, intercept at the highest 0.05 step with <= ${MAX_MEDIUM_FPR} of validation benign files reaching ${ML_MEDIUM_FROM}; folded into the weights`,
-      validationSources: [...VALIDATION_SOURCES, ...[...HALF_SOURCES].map((h) => `half of ${h} (by page)`)],
+      // Only the sources the corpus holds (a `--without-procedures` corpus has no procedure sources).
+      validationSources: [...[...VALIDATION_SOURCES].filter((v) => recs.some((r) => r.source === v)), ...[...HALF_SOURCES].map((h) => `half of ${h} (by page)`)],
       validation,
       validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
       shortMediumFrom,
