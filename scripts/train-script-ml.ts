@@ -18,15 +18,19 @@
  * threshold is the lowest with a false-positive rate of at most 2%, never above the medium level.
  * Short texts (one-liners) get their own medium level, `shortMediumFrom`: at most 1% of short
  * validation benign texts reach it. The model is then refitted on all training sources and the same calibration and levels applied.
+ * Besides the corpus, the project-written benign admin lines of scripts/admin-shapes.ts (source
+ * `admin-shapes`, training only, never in validation) teach the shapes attack procedures share with
+ * administration; `--without-admin-shapes` leaves them out.
  * Writes src/scan/models/script-ml.json.
  *
- *   npx tsx scripts/train-script-ml.ts [--data DIR]   # corpus directory, default .tools/data/detection
+ *   npx tsx scripts/train-script-ml.ts [--data DIR] [--without-admin-shapes]   # corpus directory, default .tools/data/detection
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FEATURE_BITS, features, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
 import { judgeableShortText, ML_MEDIUM_FROM, ML_MIN_WORDS, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText, wordCount } from '../src/scan/engines/ml';
+import { ADMIN_SHAPES } from './admin-shapes';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example } from './_logreg';
 import { dataDir } from './build-detection-data';
 
@@ -37,10 +41,11 @@ const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5, average: true };
  * Whole sources set aside: admin PowerShell (Pode, SqlServerDsc, adbertram's admin scripts, the
  * winutil tweak utility, Scoop, Office365itpros), offensive files (PowerSploit, hoaxshell,
  * APTSimulator) and offensive one-liners and snippets (CALDERA stockpile abilities, GTFOBins
- * shells, WADComs, pentest-book),
+ * shells, WADComs, pentest-book), and two procedure-style attack sources (Prelude TTPs, the EDR
+ * test procedures; absent from a corpus built with `--without-procedures`),
  * so calibration sees both files and short commands.
  */
-const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'winutil', 'scoop', 'office365itpros', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins', 'wadcoms', 'pentest-book', 'aptsimulator']);
+const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'winutil', 'scoop', 'office365itpros', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins', 'wadcoms', 'pentest-book', 'aptsimulator', 'prelude-ttps', 'edr-testing-script']);
 /**
  * Everyday command-line sources (tldr, the cheat sheets, the PowerShell reference examples) are
  * split in half by page (a model that never saw any of them reads every command line as an
@@ -76,9 +81,14 @@ function excerpts(r: Rec): Rec[] {
   });
 }
 
+/** Project-written benign admin lines (scripts/admin-shapes.ts) as training records. */
+const adminShapes = (): Rec[] => ADMIN_SHAPES.map((text, i) => ({ id: `admin-shapes#${i}`, source: 'admin-shapes', split: 'train', label: 0, text }));
+
 function main(): void {
   const file = path.join(dataDir(), 'scripts.jsonl');
-  const recs = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === 'train');
+  const corpus = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === 'train');
+  const withShapes = !process.argv.includes('--without-admin-shapes');
+  const recs = withShapes ? [...corpus, ...adminShapes()] : corpus;
   const toEx = (r: Rec): Example & { id: string; short: boolean } => ({ id: r.id, short: wordCount(r.text) < ML_MIN_WORDS && judgeableShortText(r.text), x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
   // Benign files also as short excerpts, so that "short" never reads as "malicious".
   const withExcerpts = (rs: Rec[]): Rec[] => rs.flatMap((r) => (r.label === 0 && !WHOLE_FILES_ONLY.test(r.source) ? [r, ...excerpts(r)] : [r]));
@@ -140,12 +150,14 @@ function main(): void {
     training: {
       script: 'scripts/train-script-ml.ts',
       data: 'scripts.jsonl of scripts/build-detection-data.ts (split=train; sources in datasets/detection/manifest.json)',
+      ...(withShapes ? { adminShapes: `${ADMIN_SHAPES.length} project-written benign admin lines of scripts/admin-shapes.ts (training only)` } : {}),
       dataSha256: createHash('sha256').update(readFileSync(file)).digest('hex'),
       files: all.length,
       positives: all.filter((e) => e.y === 1).length,
       negatives: all.filter((e) => e.y === 0).length,
       calibration: `class-balanced Platt scaling on the validation sources, intercept at the highest 0.05 step with <= ${MAX_MEDIUM_FPR} of validation benign files reaching ${ML_MEDIUM_FROM}; folded into the weights`,
-      validationSources: [...VALIDATION_SOURCES, ...[...HALF_SOURCES].map((h) => `half of ${h} (by page)`)],
+      // Only the sources the corpus holds (a `--without-procedures` corpus has no procedure sources).
+      validationSources: [...[...VALIDATION_SOURCES].filter((v) => recs.some((r) => r.source === v)), ...[...HALF_SOURCES].map((h) => `half of ${h} (by page)`)],
       validation,
       validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
       shortMediumFrom,
