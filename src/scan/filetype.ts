@@ -57,7 +57,8 @@ export function coverageNoteFor(fileType: FileType): string | undefined {
   const info = TYPE_INFO[fileType];
   if (info.coverage === 'full') return undefined;
   if (info.coverage === 'minimal') return `${info.label}: ${MINIMAL_NOTE}.`;
-  return `${info.label}: no dedicated ML model for this format; signatures, threat feeds and format rules ran, and detection varies with language and obfuscation.`;
+  // The ml engine runs the general script-text model on every partial type (archives: on each member).
+  return `${info.label}: the ML model is the general script-text model, not one built for this format; it ran beside signatures, threat feeds and format rules, and detection varies with language and obfuscation.`;
 }
 
 type Traits = Record<string, string | number | boolean>;

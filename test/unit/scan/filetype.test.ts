@@ -127,6 +127,6 @@ describe('coverage per spec', () => {
   it('minimal and partial results carry a coverageNote; full does not', async () => {
     expect((await identify(pe())).coverageNote).toBeUndefined();
     expect((await identify(classFile())).coverageNote).toMatch(/pattern rules/);
-    expect((await identify(Buffer.from('hello there\n'))).coverageNote).toMatch(/no dedicated ML model/);
+    expect((await identify(Buffer.from('hello there\n'))).coverageNote).toMatch(/general script-text model, not one built for this format/);
   });
 });
