@@ -33,7 +33,8 @@ interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; 
 /** How the fresh held-out sources' drops were decided (manifest, per fresh source). */
 const DROP_RULE = 'texts of this source that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) a training text, an earlier held-out text, or a text of a fresh source kept before them are dropped from this source; training is never changed by it';
 
-function arg(name: string, def: string): string {
+/** The value after a command-line flag, else `def` (shared by the detection scripts). */
+export function arg(name: string, def: string): string {
   const i = process.argv.indexOf(name);
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
 }
@@ -763,7 +764,7 @@ function gtfobins(): void {
 
 
 /** ATT&CK tactics whose CALDERA abilities act on the system (discovery and collection only look). */
-const STOCKPILE_TACTICS = /^(?:execution|defense-evasion|persistence|credential-access|command-and-control|lateral-movement|privilege-escalation|impact|exfiltration)$/;
+const ACTING_TACTICS = /^(?:execution|defense-evasion|persistence|credential-access|command-and-control|lateral-movement|privilege-escalation|impact|exfiltration)$/;
 
 /** A CALDERA-format ability (CALDERA, Prelude Operator): commands by platform and executor. */
 interface Ability { tactic?: string; platforms?: Record<string, Record<string, { command?: string }>> }
@@ -795,9 +796,9 @@ function abilityCommands(r: Repo, f: string, source: string, keep: (a: Ability) 
 function stockpile(): void {
   const r = need('mitre/stockpile');
   if (!r) return;
-  const files = r.files((p) => p.startsWith('data/abilities/') && p.endsWith('.yml') && STOCKPILE_TACTICS.test(p.split('/')[2] ?? ''));
+  const files = r.files((p) => p.startsWith('data/abilities/') && p.endsWith('.yml') && ACTING_TACTICS.test(p.split('/')[2] ?? ''));
   const recs = files.flatMap((f) => abilityCommands(r, f, 'stockpile'));
-  addSource(r, 'stockpile', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${STOCKPILE_TACTICS.source})`), recs, 'all 1 (adversary-emulation commands)');
+  addSource(r, 'stockpile', 'scripts', 'train', files.map((f) => `${f} (platforms.*.<executor>.command; tactics ${ACTING_TACTICS.source})`), recs, 'all 1 (adversary-emulation commands)');
 }
 
 /** A YAML document, or undefined when it does not parse (a broken page is skipped, not fatal). */
@@ -1161,9 +1162,6 @@ function procedureSources(): void {
   dosfuscationSamples();
 }
 
-/** Tactics whose procedures act (discovery, collection and reconnaissance commands are what admins type too). */
-const ACTING_TACTICS = STOCKPILE_TACTICS;
-
 /** ATT&CK discovery techniques: their commands (listing VMs, processes, disks) are what an admin types too. */
 const DISCOVERY_TECHNIQUE = /^T1(?:007|010|012|016|018|033|046|049|057|069|082|083|087|120|124|135|201|217|482|497|518|526|580|613|614|615|619|622|652|654)\b/;
 
@@ -1356,7 +1354,6 @@ async function main(): Promise<void> {
   repoScripts('dotnet/install-scripts', 'dotnet-install', 'heldout', 0, () => true, 50, 'all 0 (download-heavy installers)');
 
   // Held-out texts never reach training, even when two sources share a text or a near copy.
-  let dropped = 0;
   const droppedBySource = new Map<string, number>();
   for (const corpus of [pi, scripts]) {
     const held = corpus.filter((x) => x.split === 'heldout');
@@ -1366,14 +1363,12 @@ async function main(): Promise<void> {
       const h = `${corpus[i].split}:${hash(corpus[i].text)}`;
       const leak = corpus[i].split === 'train' && nearCopy(corpus[i].text, index);
       if (leak || seen.has(h)) {
-        if (leak) {
-          dropped++;
-          droppedBySource.set(corpus[i].source, (droppedBySource.get(corpus[i].source) ?? 0) + 1);
-        }
+        if (leak) droppedBySource.set(corpus[i].source, (droppedBySource.get(corpus[i].source) ?? 0) + 1);
         corpus.splice(i, 1);
       } else seen.add(h);
     }
   }
+  const dropped = [...droppedBySource.values()].reduce((a, b) => a + b, 0);
   console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text: ${[...droppedBySource].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   appendFresh();
   appendRound4();

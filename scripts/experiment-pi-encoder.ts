@@ -28,6 +28,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, features } from '../src/scan/engines/payload/pi-classifier';
 import { balance, fit, logit, platt, sigmoid, type Fitted } from './_logreg';
+import { arg } from './build-detection-data';
 import { HARD_BENIGN_PROMPTS } from '../test/unit/scan/detection/hard-benign-prompts';
 
 interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }
@@ -50,10 +51,6 @@ const CANDIDATES: Candidate[] = [
   { name: 'encoder, 16-unit network', hidden: 16, epochs: 30, l2: 1e-4, lr: 0.01 },
 ];
 
-function opt(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const hash = (s: string): number => createHash('sha256').update(s).digest().readUInt32BE(0);
 const foldOf = (r: Rec): string => r.source ?? `project-${hash(`fold:${r.group ?? r.id}`) % 5}`;
@@ -371,22 +368,25 @@ function uncertainShare(loso: Loso): string {
 }
 
 function main(): void {
-  const data = opt('--data');
+  const data = arg('--data', '');
   if (!data) throw new Error('--data DIR is required');
-  const per = Number(opt('--per-source') ?? 400);
+  const per = Number(arg('--per-source', '400'));
   const recs = trainingRecords(data, per);
-  const dump = opt('--dump');
+  const dump = arg('--dump', '');
   if (dump) {
     const lines = recs.map(({ rec }) => JSON.stringify({ id: rec.id, text: classifierText(rec.text).slice(0, ENCODER_CHARS) }));
     HARD_BENIGN.forEach((t, i) => lines.push(JSON.stringify({ id: `hard-benign-${i}`, text: classifierText(t) })));
     writeFileSync(dump, `${lines.join('\n')}\n`);
     const counts = new Map<string, number>();
-    for (const { rec, fold } of recs) counts.set(`${fold.startsWith('project') ? 'project' : fold}:${rec.label}`, (counts.get(`${fold.startsWith('project') ? 'project' : fold}:${rec.label}`) ?? 0) + 1);
+    for (const { rec, fold } of recs) {
+      const k = `${fold.startsWith('project') ? 'project' : fold}:${rec.label}`;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
     console.log(`${recs.length} training texts (+${HARD_BENIGN.length} hard benign) -> ${dump}`);
     for (const [k, v] of [...counts].sort()) console.log(`  ${k} ${v}`);
     return;
   }
-  const embBase = opt('--emb');
+  const embBase = arg('--emb', '');
   if (!embBase) throw new Error('--dump FILE or --emb BASE is required');
   const emb = loadEmbeddings(embBase);
   const items: Item[] = recs.map(({ rec, fold }) => {

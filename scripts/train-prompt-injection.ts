@@ -23,7 +23,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
-import { dataDir } from './build-detection-data';
+import { arg, dataDir } from './build-detection-data';
 
 interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }
 
@@ -55,7 +55,7 @@ const ROUND2 = ['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromp
  * "fourth round"), so they are read only when asked for (`--include`).
  */
 const ROUND4 = ['jbb-pair', 'jbb-random-search', 'xsafety-hijacking', 'xsafety-questions'];
-const INCLUDE = new Set(option('--include', '').split(',').filter(Boolean));
+const INCLUDE = new Set(arg('--include', '').split(',').filter(Boolean));
 const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4].filter((s) => !INCLUDE.has(s)));
 /** The classifier backs up the rules: it speaks only when quite sure. */
 const MIN_THRESHOLD = 0.5;
@@ -74,15 +74,11 @@ const PROJECT_WEIGHT = 3;
  * the threshold; 0.3 and 0.5 flag "Forget everything I said about the budget". `--seed-share`
  * is for comparisons (with the fourth-round sources 0.3-0.7 all keep that prompt clean).
  */
-const SEED_MODEL_SHARE = Number(option('--seed-share', '0.7'));
+const SEED_MODEL_SHARE = Number(arg('--seed-share', '0.7'));
 
-function option(name: string, def: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
-}
-const SCORE = new Set(option('--score', '').split(',').filter(Boolean));
-const WITHOUT = new Set([...option('--without', '').split(',').filter(Boolean), ...SCORE]);
-const OUT = option('--out', MODEL_PATH);
+const SCORE = new Set(arg('--score', '').split(',').filter(Boolean));
+const WITHOUT = new Set([...arg('--without', '').split(',').filter(Boolean), ...SCORE]);
+const OUT = arg('--out', MODEL_PATH);
 
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const keyOf = (r: Rec): string => r.group ?? r.id;
