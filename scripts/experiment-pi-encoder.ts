@@ -374,8 +374,9 @@ function main(): void {
   const recs = trainingRecords(data, per);
   const dump = arg('--dump', '');
   if (dump) {
-    const lines = recs.map(({ rec }) => JSON.stringify({ id: rec.id, text: classifierText(rec.text).slice(0, ENCODER_CHARS) }));
-    HARD_BENIGN.forEach((t, i) => lines.push(JSON.stringify({ id: `hard-benign-${i}`, text: classifierText(t) })));
+    // fold, label and project are for experiment-pi-finetune.py (the embedder reads id and text).
+    const lines = recs.map(({ rec, fold }) => JSON.stringify({ id: rec.id, text: classifierText(rec.text).slice(0, ENCODER_CHARS), fold, label: rec.label, project: !rec.source }));
+    HARD_BENIGN.forEach((t, i) => lines.push(JSON.stringify({ id: `hard-benign-${i}`, text: classifierText(t), fold: null, label: 0, project: false })));
     writeFileSync(dump, `${lines.join('\n')}\n`);
     const counts = new Map<string, number>();
     for (const { rec, fold } of recs) {
