@@ -10,7 +10,7 @@
 #   $PY $S groups DIR/ft-items.jsonl DIR/ft-groups.json          # folds -> 3 groups, balanced
 #   $PY $S check M DIR/ft-items.jsonl                            # JAX forward vs numpy reference
 #   $PY $S probe M                                               # fwd+bwd seconds per batch
-#   nice -n 10 $PY $S train M DIR/ft-items.jsonl DIR/ft-groups.json G DIR/ft   # G = 0, 1, 2
+#   nice -n 10 $PY $S train M DIR/ft-items.jsonl DIR/ft-groups.json G DIR/ft   # G = 0, 1, 2 [--seed N]
 #   $PY $S merge DIR/ft DIR/ft-scores.json                       # -> experiment-pi-encoder.ts --scores
 #   $PY $S latency M [DIR/ft-g0.npz]                             # batch-1 inference per 128-token window
 # Items: the dump's lines {id, text, fold, label, project}; hard benign prompts have fold null.
@@ -301,5 +301,10 @@ def cmd_latency(model_dir, npz=None, n=200):
 
 
 if __name__ == "__main__":
-    cmd, rest = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    if "--seed" in args:  # a repeat with another seed (init, shuffle): the run-to-run spread
+        i = args.index("--seed")
+        HP["seed"] = int(args[i + 1])
+        args = args[:i] + args[i + 2:]
+    cmd, rest = args[0], args[1:]
     {"groups": cmd_groups, "check": cmd_check, "probe": cmd_probe, "train": cmd_train, "merge": cmd_merge, "latency": cmd_latency}[cmd](*rest)
