@@ -317,7 +317,7 @@ const r3 = (x: number): number => Math.round(x * 1000) / 1000;
  * Macro recall at the lowest threshold over every observed score (no grid) meeting each cap: the
  * third round's grid stops at 0.99, where saturated Platt probabilities hide the differences.
  */
-function exactCells(scored: Scored[]): string[] {
+function exactCells(name: string, scored: Scored[]): string[] {
   const ts = [...new Set(scored.map((s) => s.p))].sort((a, b) => a - b);
   return CAPS.map((cap) => {
     // Worst-source FPR only falls as the threshold rises: bisect for the lowest that meets the cap.
@@ -330,6 +330,7 @@ function exactCells(scored: Scored[]): string[] {
     }
     if (lo === ts.length) return 'none';
     const b = bySource(scored, ts[lo]);
+    if (cap === 0.03) console.log(`  ${name}, any threshold, 3% cap (p ${ts[lo].toFixed(4)}): recall ${[...b.recall].map(([k, v]) => `${k} ${r3(v)}`).join(', ')}`);
     return r3([...b.recall.values()].reduce((a, x) => a + x, 0) / b.recall.size).toFixed(3);
   });
 }
@@ -353,7 +354,7 @@ function evaluate(name: string, loso: Loso): string {
     cells.push(cell);
   }
   const hardMax = Math.max(...loso.hardZ.flat().map((z) => sigmoid(cal.a * z + cal.c)));
-  return `| ${name} | ${cells.join(' | ')} | ${exactCells(scored).join(' | ')} | ${r3(auc(loso.raw)).toFixed(3)} | ${hardMax.toFixed(2)} |`;
+  return `| ${name} | ${cells.join(' | ')} | ${exactCells(name, scored).join(' | ')} | ${r3(auc(loso.raw)).toFixed(3)} | ${hardMax.toFixed(2)} |`;
 }
 
 /**
