@@ -11,6 +11,10 @@
  *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --emb DIR/enc128 [--per-source 400]
  * The full training set: --per-source 100000 in both steps (embed with --onnx for speed). The
  * n-gram scores are cached in DIR/enc-ngram-loso-<per-source>.json (delete it after a new build).
+ * Another model's out-of-group logits (docs: "fine-tuned encoder experiment";
+ * scripts/experiment-pi-finetune.py) against the n-gram fitted on the same groups of folds:
+ *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --per-source N --groups GROUPS.json --scores SCORES.json
+ * (n-gram scores cached in DIR/enc-ngram-groups-<per-source>-<groups file name>).
  *
  * Data: split `train` only (project seeds + public corpus, in-the-wild jailbreaks excluded as in the
  * third round), a deterministic subsample of at most --per-source texts per (source, label) (by
