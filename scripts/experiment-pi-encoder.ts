@@ -11,6 +11,10 @@
  *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --emb DIR/enc128 [--per-source 400]
  * The full training set: --per-source 100000 in both steps (embed with --onnx for speed). The
  * n-gram scores are cached in DIR/enc-ngram-loso-<per-source>.json (delete it after a new build).
+ * Another model's out-of-group logits (docs: "fine-tuned encoder experiment";
+ * scripts/experiment-pi-finetune.py) against the n-gram fitted on the same groups of folds:
+ *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --per-source N --groups GROUPS.json --scores SCORES.json
+ * (n-gram scores cached in DIR/enc-ngram-groups-<per-source>-<groups file name>).
  *
  * Data: split `train` only (project seeds + public corpus, in-the-wild jailbreaks excluded as in the
  * third round), a deterministic subsample of at most --per-source texts per (source, label) (by
@@ -215,8 +219,11 @@ interface Scored { p: number; y: number; source: string }
 interface Raw { z: number; y: number; source: string; id: string }
 interface Loso { raw: Raw[]; hardZ: number[][] }
 
-/** Leave-one-source-out logits of the n-gram logistic model (as the third round's yardstick). */
-function ngramLoso(items: Item[], folds: string[]): Loso {
+/**
+ * Out-of-fold logits of the n-gram logistic model (as the third round's yardstick): each held-out
+ * unit (a fold, or a group of folds under --groups) scored by a model fitted on all other units.
+ */
+function ngramLoso(items: Item[], units: string[], unitOf: (it: Item) => string): Loso {
   const ex = (r: Rec): Array<{ x: Map<number, number>; y: number; w: number }> => {
     const t = classifierText(r.text);
     const w = r.source ? 1 : 3;
@@ -227,9 +234,9 @@ function ngramLoso(items: Item[], folds: string[]): Loso {
   const raw: Raw[] = [];
   const hardZ: number[][] = [];
   const textZ = (m: Fitted, text: string): number => Math.max(-50, ...chunks(classifierText(text)).map((c) => logit(m, features(c))));
-  for (const f of folds) {
-    const m = fit(balance(items.flatMap((it, i) => (it.fold !== f ? all[i].map((e) => ({ ...e })) : []))), NGRAM_OPTIONS);
-    for (const it of items.filter((i) => i.fold === f)) raw.push({ z: textZ(m, it.rec.text), y: it.rec.label, source: f, id: it.rec.id });
+  for (const u of units) {
+    const m = fit(balance(items.flatMap((it, i) => (unitOf(it) !== u ? all[i].map((e) => ({ ...e })) : []))), NGRAM_OPTIONS);
+    for (const it of items.filter((i) => unitOf(i) === u)) raw.push({ z: textZ(m, it.rec.text), y: it.rec.label, source: it.fold, id: it.rec.id });
     hardZ.push(HARD_BENIGN.map((t) => textZ(m, t)));
   }
   return { raw, hardZ };
@@ -246,9 +253,16 @@ function headLoso(items: Item[], folds: string[], hard: Float64Array[][], c: Can
   return { raw, hardZ };
 }
 
-/** Logistic regression on a few dense inputs (gradient descent, classes weighed equally). */
-function stack(xs: number[][], ys: number[]): number[] {
-  const k = xs[0].length;
+/**
+ * Logistic regression on a few dense inputs (gradient descent, classes weighed equally), fitted on
+ * standardised inputs and returned on the raw scale: out-of-group n-gram logits spread to +-50,
+ * where plain steps of 0.05 on raw logits oscillate instead of converging.
+ */
+function stack(raw: number[][], ys: number[]): number[] {
+  const k = raw[0].length;
+  const mu = Array.from({ length: k }, (_, j) => raw.reduce((a, x) => a + x[j], 0) / raw.length);
+  const sd = Array.from({ length: k }, (_, j) => Math.sqrt(raw.reduce((a, x) => a + (x[j] - mu[j]) ** 2, 0) / raw.length) || 1);
+  const xs = raw.map((x) => x.map((v, j) => (v - mu[j]) / sd[j]));
   const w = new Array<number>(k + 1).fill(0);
   const pos = ys.filter((y) => y === 1).length;
   const wy = [ys.length / (2 * (ys.length - pos)), ys.length / (2 * pos)];
@@ -263,7 +277,7 @@ function stack(xs: number[][], ys: number[]): number[] {
     });
     for (let j = 0; j <= k; j++) w[j] -= (0.05 * g[j]) / xs.length;
   }
-  return w;
+  return [...w.slice(0, k).map((v, j) => v / sd[j]), w[k] - w.slice(0, k).reduce((a, v, j) => a + (v * mu[j]) / sd[j], 0)];
 }
 
 /** Per-source recall / FPR at t; sources with fewer than SMALL_SOURCE texts of a class pooled. */
@@ -307,7 +321,7 @@ const r3 = (x: number): number => Math.round(x * 1000) / 1000;
  * Macro recall at the lowest threshold over every observed score (no grid) meeting each cap: the
  * third round's grid stops at 0.99, where saturated Platt probabilities hide the differences.
  */
-function exactCells(scored: Scored[]): string[] {
+function exactCells(name: string, scored: Scored[]): string[] {
   const ts = [...new Set(scored.map((s) => s.p))].sort((a, b) => a - b);
   return CAPS.map((cap) => {
     // Worst-source FPR only falls as the threshold rises: bisect for the lowest that meets the cap.
@@ -320,6 +334,7 @@ function exactCells(scored: Scored[]): string[] {
     }
     if (lo === ts.length) return 'none';
     const b = bySource(scored, ts[lo]);
+    if (cap === 0.03) console.log(`  ${name}, any threshold, 3% cap (p ${ts[lo].toFixed(4)}): recall ${[...b.recall].map(([k, v]) => `${k} ${r3(v)}`).join(', ')}`);
     return r3([...b.recall.values()].reduce((a, x) => a + x, 0) / b.recall.size).toFixed(3);
   });
 }
@@ -343,7 +358,7 @@ function evaluate(name: string, loso: Loso): string {
     cells.push(cell);
   }
   const hardMax = Math.max(...loso.hardZ.flat().map((z) => sigmoid(cal.a * z + cal.c)));
-  return `| ${name} | ${cells.join(' | ')} | ${exactCells(scored).join(' | ')} | ${r3(auc(loso.raw)).toFixed(3)} | ${hardMax.toFixed(2)} |`;
+  return `| ${name} | ${cells.join(' | ')} | ${exactCells(name, scored).join(' | ')} | ${r3(auc(loso.raw)).toFixed(3)} | ${hardMax.toFixed(2)} |`;
 }
 
 /**
@@ -374,8 +389,9 @@ function main(): void {
   const recs = trainingRecords(data, per);
   const dump = arg('--dump', '');
   if (dump) {
-    const lines = recs.map(({ rec }) => JSON.stringify({ id: rec.id, text: classifierText(rec.text).slice(0, ENCODER_CHARS) }));
-    HARD_BENIGN.forEach((t, i) => lines.push(JSON.stringify({ id: `hard-benign-${i}`, text: classifierText(t) })));
+    // fold, label and project are for experiment-pi-finetune.py (the embedder reads id and text).
+    const lines = recs.map(({ rec, fold }) => JSON.stringify({ id: rec.id, text: classifierText(rec.text).slice(0, ENCODER_CHARS), fold, label: rec.label, project: !rec.source }));
+    HARD_BENIGN.forEach((t, i) => lines.push(JSON.stringify({ id: `hard-benign-${i}`, text: classifierText(t), fold: null, label: 0, project: false })));
     writeFileSync(dump, `${lines.join('\n')}\n`);
     const counts = new Map<string, number>();
     for (const { rec, fold } of recs) {
@@ -386,8 +402,10 @@ function main(): void {
     for (const [k, v] of [...counts].sort()) console.log(`  ${k} ${v}`);
     return;
   }
+  const scoresFile = arg('--scores', '');
+  if (scoresFile) return compareScores(data, per, recs, scoresFile);
   const embBase = arg('--emb', '');
-  if (!embBase) throw new Error('--dump FILE or --emb BASE is required');
+  if (!embBase) throw new Error('--dump FILE, --emb BASE or --scores FILE is required');
   const emb = loadEmbeddings(embBase);
   const items: Item[] = recs.map(({ rec, fold }) => {
     const windows = emb.windows.get(rec.id);
@@ -402,20 +420,72 @@ function main(): void {
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   // The n-gram scores do not depend on the embeddings: cached per subsample.
   const cache = path.join(data, `enc-ngram-loso-${per}.json`);
-  const ngram = existsSync(cache) ? (JSON.parse(readFileSync(cache, 'utf8')) as Loso) : ngramLoso(items, folds);
+  const ngram = existsSync(cache) ? (JSON.parse(readFileSync(cache, 'utf8')) as Loso) : ngramLoso(items, folds, (it) => it.fold);
   writeFileSync(cache, JSON.stringify(ngram));
   console.log(evaluate('n-gram (shipped features)', ngram));
   console.log(uncertainShare(ngram));
   for (const c of CANDIDATES) {
     const enc = headLoso(items, folds, hard, c);
     console.log(evaluate(c.name, enc));
-    const st = stack(ngram.raw.map((r, i) => [r.z, enc.raw[i].z]), ngram.raw.map((r) => r.y));
-    const comb = (a: number, b: number): number => st[0] * a + st[1] * b + st[2];
-    console.log(evaluate(`n-gram + ${c.name}, stacked (${st.map((v) => v.toFixed(2)).join(' ')})`, {
-      raw: ngram.raw.map((r, i) => ({ ...r, z: comb(r.z, enc.raw[i].z) })),
-      hardZ: ngram.hardZ.map((zs, f) => zs.map((z, h) => comb(z, enc.hardZ[f][h]))),
-    }));
+    console.log(evaluate(...stacked(ngram, enc, `n-gram + ${c.name}`)));
   }
+}
+
+/** The two-input logistic stack of the n-gram logits and another model's (same texts, same order). */
+function stacked(ngram: Loso, other: Loso, name: string): [string, Loso] {
+  const st = stack(ngram.raw.map((r, i) => [r.z, other.raw[i].z]), ngram.raw.map((r) => r.y));
+  const comb = (a: number, b: number): number => st[0] * a + st[1] * b + st[2];
+  return [`${name}, stacked (${st.map((v) => v.toFixed(2)).join(' ')})`, {
+    raw: ngram.raw.map((r, i) => ({ ...r, z: comb(r.z, other.raw[i].z) })),
+    hardZ: ngram.hardZ.map((zs, f) => zs.map((z, h) => comb(z, other.hardZ[f][h]))),
+  }];
+}
+
+/** Calibrated probability of each hard benign prompt, the highest over the held-out units' models. */
+function hardProbabilities(name: string, loso: Loso): string {
+  const cal = platt(loso.raw, true);
+  const p = HARD_BENIGN.map((_, h) => Math.max(...loso.hardZ.map((zs) => sigmoid(cal.a * zs[h] + cal.c))));
+  return `  ${name}: hard benign p (max over models) ${p.map((v) => v.toFixed(2)).join(' ')}`;
+}
+
+/**
+ * --groups FILE --scores FILE: an external model's out-of-group text logits (e.g.
+ * experiment-pi-finetune.py merge: {raw: [{id, z}], hardZ: [per group, per hard benign prompt]})
+ * against the n-gram model fitted on the same groups (FILE: fold -> group), by the same metrics.
+ */
+function compareScores(data: string, per: number, recs: Array<{ rec: Rec; fold: string }>, scoresFile: string): void {
+  const groupsFile = arg('--groups', '');
+  if (!groupsFile) throw new Error('--scores needs --groups FILE (fold -> group) the scores were made with');
+  const groupOf = JSON.parse(readFileSync(groupsFile, 'utf8')) as Record<string, number>;
+  const ext = JSON.parse(readFileSync(scoresFile, 'utf8')) as { raw: Array<{ id: string; z: number }>; hardZ: number[][] };
+  const items: Item[] = recs.map(({ rec, fold }) => ({ rec, fold, windows: [] }));
+  const unitOf = (it: Item): string => {
+    if (groupOf[it.fold] === undefined) throw new Error(`fold ${it.fold} has no group in ${groupsFile}`);
+    return String(groupOf[it.fold]);
+  };
+  const units = [...new Set(items.map(unitOf))].sort((a, b) => Number(a) - Number(b));
+  if (ext.hardZ.length !== units.length) throw new Error(`${scoresFile}: ${ext.hardZ.length} hard benign rows for ${units.length} groups`);
+  const cache = path.join(data, `enc-ngram-groups-${per}-${path.basename(groupsFile)}`);
+  const ngram = existsSync(cache) ? (JSON.parse(readFileSync(cache, 'utf8')) as Loso) : ngramLoso(items, units, unitOf);
+  writeFileSync(cache, JSON.stringify(ngram));
+  const zOf = new Map(ext.raw.map((r) => [r.id, r.z]));
+  const other: Loso = {
+    raw: ngram.raw.map((r) => {
+      const z = zOf.get(r.id);
+      if (z === undefined) throw new Error(`${scoresFile} has no score for ${r.id}: same --per-source as the dump?`);
+      return { ...r, z };
+    }),
+    hardZ: ext.hardZ,
+  };
+  const name = path.basename(scoresFile, '.json');
+  const attacks = items.filter((i) => i.rec.label === 1).length;
+  console.log(`${items.length} texts (${attacks} attacks), ${units.length} held-out groups of folds (${groupsFile}), external logits ${scoresFile}`);
+  console.log('| model | grid: worst FPR <= 1% | <= 2% | <= 3% | <= 5% | any threshold: <= 1% | <= 2% | <= 3% | <= 5% | pooled AUC | hard benign max p |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  const rows: Array<[string, Loso]> = [['n-gram (shipped features)', ngram], [name, other], stacked(ngram, other, `n-gram + ${name}`)];
+  for (const [n, l] of rows) console.log(evaluate(n, l));
+  console.log(uncertainShare(ngram));
+  for (const [n, l] of rows) console.log(hardProbabilities(n, l));
 }
 
 if (require.main === module) main();
