@@ -3,10 +3,12 @@
  * payload latency.
  *
  *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N] [--only pi|scripts]
- *                              [--groups 'NAME=source,source;NAME=source']
+ *                              [--groups 'NAME=source,source;NAME=source'] [--by FILE]
  *
  * `--groups` adds a line per named group of sources (summed as `all` is), e.g. an older and a newer
- * held-out set and the two pooled.
+ * held-out set and the two pooled. `--by FILE` (JSON: record id -> {field: value}, e.g. a
+ * benchmark's own attack categories, taken from its metadata and never from its texts) adds a
+ * line per field value over the records the file names: aggregate counts only.
  *
  * Reads the local corpus built by scripts/build-detection-data.ts (default
  * .tools/data/detection, git-ignored; datasets/detection/manifest.json lists every source).
@@ -50,9 +52,12 @@ function line(label: string, t: Counts): string {
 
 const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[f.severity] >= RANK.medium);
 
-async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = []): Promise<void> {
+type Categories = Record<string, Record<string, string>>;
+
+async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}): Promise<void> {
   const overall = counts();
   const perSource = new Map<string, Counts>();
+  const perCategory = new Map<string, Counts>();
   const perEngine = new Map<string, Counts>();
   const misses: string[] = [];
   for (const r of recs) {
@@ -62,6 +67,12 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
     const s = perSource.get(r.source) ?? counts();
     tally(s, hit, r.label === 1);
     perSource.set(r.source, s);
+    for (const [field, value] of Object.entries(by[r.id] ?? {})) {
+      const key = `${field}=${value}`;
+      const c = perCategory.get(key) ?? counts();
+      tally(c, hit, r.label === 1);
+      perCategory.set(key, c);
+    }
     for (const [name, res] of Object.entries(out.engines)) {
       const e = perEngine.get(name) ?? counts();
       tally(e, engineFired(res.findings), r.label === 1);
@@ -80,6 +91,8 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   }
   console.log(' per source:');
   for (const [k, t] of [...perSource].sort()) console.log(line(k, t));
+  if (perCategory.size) console.log(' per category (--by):');
+  for (const [k, t] of [...perCategory].sort()) console.log(line(k, t));
   console.log(' per engine (finding of medium or worse):');
   for (const [k, t] of [...perEngine].sort()) if (t.tp + t.fp > 0) console.log(line(k, t));
   for (const m of misses) console.log(`   ${m}`);
@@ -158,8 +171,10 @@ export async function run(args: string[]): Promise<void> {
     // `--only` scores one corpus (the training split of both takes long) and skips the latency figures.
     const only = opt(args, '--only', '');
     const groups = opt(args, '--groups', '').split(';').filter((g) => g.includes('=')).map((g): [string, string[]] => [g.split('=')[0].trim(), g.split('=')[1].split(',').map((m) => m.trim())]);
-    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups);
-    if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses, groups);
+    const byFile = opt(args, '--by', '');
+    const by = byFile ? (JSON.parse(readFileSync(byFile, 'utf8')) as Categories) : {};
+    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by);
+    if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses, groups, by);
     if (only) return;
   }
   await latency();

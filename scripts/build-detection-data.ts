@@ -9,7 +9,9 @@
  * are read with `git show <commit>:<path>`; nothing is downloaded here.
  *
  * Output (git-ignored): `<out>/pi.jsonl` and `<out>/scripts.jsonl`, one record a line:
- * { id, source, split: 'train' | 'heldout', label: 0 | 1, text, name? }.
+ * { id, source, split: 'train' | 'heldout', label: 0 | 1, text, name? }; and
+ * `<out>/categories.json`, record id -> the benchmark's own attack categories from its metadata
+ * (never its text), for `npm run bench -- detection --by` (CyberSecEval only so far).
  * Training (scripts/train-*.ts) reads only split 'train'; bench/detection.ts reports 'heldout'.
  * The two never share a source: held-out sources are ones no rule or model was written or
  * trained on (the issue's evaluation-only sets and others), and every held-out text is also
@@ -510,6 +512,9 @@ async function deepsetTest(): Promise<void> {
 }
 
 /** Meta PurpleLlama's CyberSecEval prompt-injection tests: the injection is each test's `user_input`. */
+/** Attack categories of held-out records, from their benchmark's metadata (written to categories.json). */
+const categories: Record<string, Record<string, string>> = {};
+
 function cyberSecEval(): void {
   const r = need('meta-llama/PurpleLlama');
   if (!r) return;
@@ -521,8 +526,9 @@ function cyberSecEval(): void {
   // Every test is a designed attack, so none is filtered as "not text": token smuggling, repeated
   // tokens and inputs in non-Latin scripts would fail isText, and leaving them out would bias the set.
   for (const [source, p] of parts) {
-    const rows = JSON.parse(r.read(p) || '[]') as Array<{ prompt_id: number; user_input?: string }>;
+    const rows = JSON.parse(r.read(p) || '[]') as Array<{ prompt_id: number; user_input?: string; injection_type?: string; injection_variant?: string; risk_category?: string; speaking_language?: string }>;
     const recs = rows.map((row): Rec => ({ id: `${source}:${row.prompt_id}`, source, split: 'heldout', label: 1, text: String(row.user_input ?? '').trim() })).filter((x) => x.text.length > 0);
+    for (const row of rows) categories[`${source}:${row.prompt_id}`] = { type: String(row.injection_type), variant: String(row.injection_variant), risk: String(row.risk_category), language: String(row.speaking_language) };
     addFresh(r, source, [`${p} (field user_input, prompt_id; every non-empty one)`], recs, 'all 1 (direct and indirect prompt-injection tests)');
   }
 }
@@ -1377,6 +1383,9 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   writeFileSync(path.join(OUT, 'pi.jsonl'), pi.map((r) => JSON.stringify(r)).join('\n') + '\n');
   writeFileSync(path.join(OUT, 'scripts.jsonl'), scripts.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  // Only records that were kept (near-copies are dropped after the categories are read).
+  const kept = new Set(pi.map((r) => r.id));
+  writeFileSync(path.join(OUT, 'categories.json'), `${JSON.stringify(Object.fromEntries(Object.entries(categories).filter(([id]) => kept.has(id))))}\n`);
   mkdirSync(path.dirname(MANIFEST), { recursive: true });
   writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors into the git-ignored cache; only this list is committed.', sources }, null, 2)}\n`);
   for (const s of sources) console.log(`${s.corpus.padEnd(8)} ${s.split.padEnd(8)} ${s.source.padEnd(26)} ${String(s.records).padStart(6)}  ${s.repository}@${s.commit.slice(0, 10)}`);
