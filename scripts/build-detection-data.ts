@@ -511,10 +511,10 @@ async function deepsetTest(): Promise<void> {
   if (d) addFresh(d.r, 'deepset-test', [`${d.p} (row index)`], d.recs, 'label field (1 injection, 0 benign)');
 }
 
-/** Meta PurpleLlama's CyberSecEval prompt-injection tests: the injection is each test's `user_input`. */
 /** Attack categories of held-out records, from their benchmark's metadata (written to categories.json). */
 const categories: Record<string, Record<string, string>> = {};
 
+/** Meta PurpleLlama's CyberSecEval prompt-injection tests: the injection is each test's `user_input`. */
 function cyberSecEval(): void {
   const r = need('meta-llama/PurpleLlama');
   if (!r) return;
