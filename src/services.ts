@@ -10,39 +10,39 @@ import type { Logger } from './log';
 import type { Secrets } from './secrets';
 import type { Storage } from './storage/mongo';
 import { FIXED_LIMITS } from './accounts/plans';
-import { AccountStore } from './accounts/store';
+import { MongoAccountStore } from './accounts/store/mongo';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
-import { AuditStore } from './accounts/audit-store';
+import { MongoAuditStore } from './accounts/store/audit-mongo';
 import { CustomRoles } from './accounts/custom-roles';
 import { AccountUsage } from './accounts/usage';
-import { CounterStore } from './limits/store';
+import { MongoCounterStore } from './limits/store/mongo';
 import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
 import { EntityService } from './entities/service';
 import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
-import { MessageStore } from './messaging/store';
+import { MongoMessageStore } from './messaging/store/mongo';
 import type { MessageExport } from './messaging/export';
-import { MqttStore } from './mqtt/store';
+import { MongoMqttStore } from './mqtt/store/mongo';
 import { MqttSignals } from './mqtt/signals';
 import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
 import { MessagingUsage } from './messaging/usage';
-import { ScanStore } from './scan/store';
+import { MongoScanStore } from './scan/store/mongo';
 import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
-import { FeedStore } from './scan/feed-store';
+import { MongoFeedStore } from './scan/store/feed-mongo';
 import type { FeedEntrySink } from './scan/engines/feeds';
 import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 import { VaultService } from './vault/service';
-import { VaultStore } from './vault/store';
+import { MongoVaultStore } from './vault/store/mongo';
 import { ConnectorService } from './connectors/service';
-import { ConnectorStore } from './connectors/store';
-import { FileStore } from './files/store';
+import { MongoConnectorStore } from './connectors/store/mongo';
+import { MongoFileStore } from './files/store/mongo';
 import { FileService } from './files/service';
 import { ClipMaker } from './files/clip';
-import { OutputStore, RunStore, SlotStore, WorkflowStore } from './flows/store';
+import { MongoOutputStore, MongoRunStore, MongoSlotStore, MongoWorkflowStore } from './flows/store/mongo';
 import { FlowService, RunService } from './flows/service';
 import { RunAdmission } from './flows/admission';
 import { DeviceEventTriggers } from './flows/triggers';
@@ -100,9 +100,9 @@ export function createServices(opts: {
 }): Services {
   const { config, logger, storage, secrets } = opts;
   const { db, readDb, blobDb, buckets } = storage;
-  const limits = new LimitService(new CounterStore(db, readDb));
-  const scanStore = new ScanStore(db, readDb, buckets.scanUploads);
-  const feedStore = new FeedStore(db);
+  const limits = new LimitService(new MongoCounterStore(db, readDb));
+  const scanStore = new MongoScanStore(db, readDb, buckets.scanUploads);
+  const feedStore = new MongoFeedStore(db);
   const scans = new ScanService(
     scanStore,
     new ProfileService(scanStore, secrets.dataEncryptionKey, config.webhookAllowHosts),
@@ -118,18 +118,18 @@ export function createServices(opts: {
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
-  const accountStore = new AccountStore(db, readDb);
+  const accountStore = new MongoAccountStore(db, readDb);
   const accounts = new AccountService(accountStore, secrets, config.region);
-  const audit = new AuditLog(new AuditStore(db));
-  const messageStore = new MessageStore(db, readDb);
+  const audit = new AuditLog(new MongoAuditStore(db));
+  const messageStore = new MongoMessageStore(db, readDb);
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
   const messagingLog = logger.child({ component: 'messaging' });
-  const mqttStore = new MqttStore(db);
+  const mqttStore = new MongoMqttStore(db);
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
   const files = new FileService({
-    store: new FileStore(db, blobDb, buckets.fileBlobs),
+    store: new MongoFileStore(db, blobDb, buckets.fileBlobs),
     scanner: scans,
     recipients: accounts,
     workflows: {
@@ -145,14 +145,14 @@ export function createServices(opts: {
     store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
     usage: new MessagingUsage(limits, messageStore, messagingLog),
   });
-  const workflowStore = new WorkflowStore(db, readDb);
-  const runStore = new RunStore(db, readDb);
-  const outputStore = new OutputStore(db, buckets.workflowOutputs);
+  const workflowStore = new MongoWorkflowStore(db, readDb);
+  const runStore = new MongoRunStore(db, readDb);
+  const outputStore = new MongoOutputStore(db, buckets.workflowOutputs);
   const flows = new FlowService({ workflows: workflowStore });
-  const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
-  const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
+  const vault = new VaultService(new MongoVaultStore(db), secrets.dataEncryptionKey);
+  const connectors = new ConnectorService(new MongoConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
   const engine = opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined;
-  const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db, readDb), engine, logger: logger.child({ component: 'admission' }) });
+  const admission = new RunAdmission({ queue: runStore, slots: new MongoSlotStore(db, readDb), engine, logger: logger.child({ component: 'admission' }) });
   const runs = new RunService({
     flows, runs: runStore, outputs: outputStore, engine, admission,
     quota: { reserveRun: (id, max) => limits.reserveWorkflowRun(id, max), releaseRun: (id) => limits.releaseWorkflowRun(id), workflowUsage: (id) => limits.workflowUsageThisMonth(id) },

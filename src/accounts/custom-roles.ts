@@ -8,8 +8,8 @@ import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from
 import type { AuditLog } from './audit';
 import { hasEntitlement } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission } from './roles';
-import { isDuplicateKey } from '../storage/mongo';
-import type { AccountDoc, RoleDoc } from './store';
+import { isDuplicateKey } from '../storage/errors';
+import type { AccountDoc, RoleDoc } from './records';
 
 const ROLE_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 

@@ -11,8 +11,8 @@ import {
 } from './keys';
 import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
-import { isDuplicateKey } from '../storage/mongo';
-import type { AccountDoc, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from './store';
+import { isDuplicateKey } from '../storage/errors';
+import type { AccountDoc, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from './records';
 
 /** How long an account document (plan) may be served from a process's cache. */
 export const ACCOUNT_CACHE_MS = 2_000;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
 import type { AccountService, CreatedEntity } from '../accounts/service';
-import type { AccountDoc, EntityDoc } from '../accounts/store';
+import type { AccountDoc, EntityDoc } from '../accounts/records';
 import { AppError, BadRequestError } from '../errors';
 import type { BulkRequest, EntityPatch } from './schemas';
 

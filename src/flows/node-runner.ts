@@ -12,7 +12,7 @@ import { nodeKind } from './nodes';
 import { NodeDeps, NodeFailure } from './nodes/types';
 import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
-import type { OutputDoc, NodeStat, WorkflowDoc } from './store';
+import type { OutputDoc, NodeStat, WorkflowDoc } from './records';
 
 /** Node outputs as the interpreter's activities use them (flows/store.ts). */
 export interface NodeOutputs {

@@ -3,7 +3,7 @@
  * Every limit number comes from accounts/plans.ts.
  */
 import { GroupCommit } from '../storage/group-commit';
-import type { UsageDoc, UsageField } from './store';
+import type { UsageDoc, UsageField } from './records';
 
 export interface WindowRule { name: string; limit: number }
 export interface WindowVerdict { allowed: boolean; retryAfterSeconds: number; exceeded?: string; counts: Record<string, number> }

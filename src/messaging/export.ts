@@ -9,7 +9,7 @@ import { stringify } from 'csv-stringify';
 import type { AuditEntry, AuditFilter, AuditLog } from '../accounts/audit';
 import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
-import type { MessageDoc, MessageFilter } from './store';
+import type { MessageDoc, MessageFilter } from './records';
 
 export type ExportFormat = 'csv' | 'json';
 

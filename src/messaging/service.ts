@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
 import type { AccountService } from '../accounts/service';
-import type { AccountDoc, EntityDoc } from '../accounts/store';
-import { isDuplicateKey } from '../storage/mongo';
+import type { AccountDoc, EntityDoc } from '../accounts/records';
+import { isDuplicateKey } from '../storage/errors';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { MessagingEvents } from './pipeline';
 import type { MessageSearch, ServiceInput } from './schemas';
-import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, NotificationDoc, ServiceDoc } from './store';
+import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, NotificationDoc, ServiceDoc } from './records';
 import type { ServiceValidator } from './validation';
 import { topicsOf } from './topics';
 

@@ -8,7 +8,7 @@ import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { BadRequestError } from '../errors';
 import type { ServiceRule } from './schemas';
-import type { ActionResult, ServiceDoc, ValidationOutcome } from './store';
+import type { ActionResult, ServiceDoc, ValidationOutcome } from './records';
 
 interface CompiledService { version: number; rules: Array<{ name: string; validate: ValidateFunction }> }
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AccountEvents } from '../accounts/service';
 import type { Logger } from '../log';
 import type { MessagingEvents } from '../messaging/pipeline';
-import type { MqttSignal, SignalDoc } from './store';
+import type { MqttSignal, SignalDoc } from './records';
 
 /** How long signals are kept before the sweep removes them. */
 export const SIGNAL_KEEP_MS = 10 * 60_000;

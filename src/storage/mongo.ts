@@ -3,18 +3,10 @@
  * index, created idempotently at start. store.ts modules are the only other places that speak
  * MongoDB; they get their connection and bucket from here and open neither themselves.
  */
-import { Db, Document, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
+import { Db, Document, GridFSBucket, IndexDescription, MongoClient } from 'mongodb';
 import { Config, mongoBlobUriOf, mongoUriOf, usesLocalBlobs } from '../config';
 import { GRIDFS_CHUNK_BYTES } from './gridfs';
 import { KeyedBlobs } from './keyed-blobs';
-
-/**
- * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
- * that collides reaches FerretDB v1's SQLite backend unchecked and comes back as an InternalError
- * quoting SQLite's UNIQUE constraint failure (extended code 2067).
- */
-export const isDuplicateKey = (err: unknown): boolean =>
-  err instanceof MongoServerError && (err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message)));
 
 export const COLLECTIONS = {
   accounts: 'accounts',

@@ -4,7 +4,7 @@ import { api, clearOfWindowEdge, newAccount, stack } from '../../support/env';
 import { withDb } from '../../support/mongo';
 import { stackDataKey } from '../../support/keys';
 import { VaultService } from '../../../src/vault/service';
-import { VaultStore } from '../../../src/vault/store';
+import { MongoVaultStore } from '../../../src/vault/store/mongo';
 
 const SECRET = `vault-value-${Date.now()}-Zq9`;
 
@@ -67,7 +67,7 @@ describe('vault API', () => {
     expect(JSON.stringify(docs)).not.toContain(SECRET);
 
     await withDb(async (db) => {
-      const vault = new VaultService(new VaultStore(db), stackDataKey());
+      const vault = new VaultService(new MongoVaultStore(db), stackDataKey());
       expect(await vault.reveal(a.accountId, ['API_TOKEN', 'PRIVATE', 'API_TOKEN'])).toEqual({ API_TOKEN: `${SECRET}-2`, PRIVATE: SECRET });
       await expect(vault.reveal(b.accountId, ['PRIVATE'])).rejects.toThrow('Vault entry "PRIVATE" not found');
       await expect(vault.reveal(a.accountId, ['API_TOKEN', 'NOPE'])).rejects.toThrow('Vault entry "NOPE" not found');

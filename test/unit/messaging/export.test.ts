@@ -12,7 +12,7 @@ import type { Logger } from '../../../src/log';
 import {
   AUDIT_EXPORT_COLUMNS, auditRow, exportAuditLog, exportMessages, MESSAGE_EXPORT_COLUMNS, messageRow,
 } from '../../../src/messaging/export';
-import type { MessageDoc, MessageStore } from '../../../src/messaging/store';
+import type { MessageDoc, MessageStore } from '../../../src/messaging/records';
 
 function fakeCursor<T>(source: Iterable<T>, opts: { failAfter?: number } = {}) {
   const state = { read: 0, closed: 0 };

@@ -1,9 +1,10 @@
 /** The only code that speaks MongoDB for the audit log. */
 import { Collection, Db, Filter } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import type { AuditCursor, AuditEntries, AuditEntry, AuditFilter } from './audit';
+import { COLLECTIONS } from '../../storage/mongo';
+import type { AuditCursor, AuditEntry, AuditFilter } from '../audit';
+import type { AuditStore } from '../records';
 
-export class AuditStore implements AuditEntries {
+export class MongoAuditStore implements AuditStore {
   private readonly col: Collection<AuditEntry>;
 
   constructor(db: Db) {

@@ -14,59 +14,15 @@
  * also accept documents written before, when these were native (see docs/messaging.md).
  */
 import { Collection, Db, Filter, MongoBulkWriteError, Sort } from 'mongodb';
-import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
-import { GroupCommit, ItemFailure } from '../storage/group-commit';
-import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
-import { ConflictError } from '../errors';
-import type { EntityDoc } from '../accounts/store';
-import type { ServiceRule } from './schemas';
-import type { ExportSource, MessageExport } from './export';
-import type { MessageBox } from './pipeline';
-import type { MessagingRecords } from './service';
-import type { NotificationLog } from './usage';
-import type { ServiceDefinitions } from './validation';
-import type { DeviceStatus } from '../mqtt/service';
-import type { EntityInbox, ValidationServices } from '../entities/service';
-
-export type ValidationResult = 'passed' | 'failed' | 'skipped';
-export interface ActionResult { rule: string; passed: boolean; errors: string[] }
-export interface ValidationOutcome { result: ValidationResult; actionResults?: ActionResult[] }
-
-export interface MessageDoc {
-  _id: string;
-  accountId: string;
-  msgType: 'publish' | 'client_cmd_resp';
-  /** Sender resource path. */
-  source: string;
-  sourceName: string;
-  /** Destination entity name of a directed message. */
-  destination: string | null;
-  data: Record<string, unknown>;
-  tags: string[];
-  /** The message's own timestamp (RFC 3339 from the sender, else server time). */
-  timestamp: Date;
-  receivedAt: Date;
-  validation: ValidationOutcome;
-  bytes: number;
-}
-
-/** A message as an entity receives it (check_messages, MQTT messages topic). */
-export interface DeliveredMessage {
-  id: string;
-  msg_type: string;
-  data: Record<string, unknown>;
-  tags: string[];
-  source: string;
-  timestamp: string;
-}
-
-export interface InboxDoc {
-  _id: string; // the message id
-  accountId: string;
-  dest: string;
-  queuedAt: Date;
-  message: DeliveredMessage;
-}
+import { COLLECTIONS } from '../../storage/mongo';
+import { isDuplicateKey } from '../../storage/errors';
+import { GroupCommit, ItemFailure } from '../../storage/group-commit';
+import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
+import { ConflictError } from '../../errors';
+import type { EntityDoc } from '../../accounts/records';
+import type { ServiceRule } from '../schemas';
+import type { ExportSource } from '../export';
+import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 
 /** As stored: the user-controlled parts are JSON text (older documents: native). */
 type Stored<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] | UserJsonText };
@@ -84,31 +40,6 @@ const encodedRules = (rules: ServiceRule[]) => rules.map((r) => ({ name: r.name,
 /** A state-table merge that keeps losing the race to other writers of the same table. */
 const STATE_MERGE_ATTEMPTS = 20;
 
-export interface ServiceDoc {
-  _id: string;
-  accountId: string;
-  name: string;
-  rules: ServiceRule[];
-  /** Bumped on every change, so compiled validators cached by (id, version) never go stale. */
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export type NotificationKind = 'data_limit_80' | 'data_limit_100';
-export interface NotificationDoc {
-  _id: string; // `${accountId}:${period}:${kind}`: raised once per month
-  accountId: string;
-  kind: NotificationKind;
-  period: string;
-  message: string;
-  usedBytes: number;
-  limitBytes: number;
-  createdAt: Date;
-}
-
-export interface MessageFilter { accountId: string; sourceName?: string; tags?: string[]; from?: Date; to?: Date }
-
 /** Concurrent inserts into one collection go out as one unordered insertMany (group commit). */
 function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupCommit<T, void> {
   return new GroupCommit<T, void>(async (_key, docs) => {
@@ -125,7 +56,7 @@ function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupComm
   }, 500);
 }
 
-export class MessageStore implements MessageBox, MessagingRecords, MessageExport, NotificationLog, ServiceDefinitions, DeviceStatus, EntityInbox, ValidationServices {
+export class MongoMessageStore implements MessageStore {
   private readonly messages: Collection<StoredMessage>;
   /** History reads (list, search, one message, export) on the read pool (see Storage.readDb). */
   private readonly history: Collection<StoredMessage>;
