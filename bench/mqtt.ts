@@ -18,7 +18,7 @@ import { pickPorts, startServiceProcess } from '../test/support/service';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
-import { connectStorage } from '../src/storage/mongo';
+import { openDatabase } from '../src/storage/engine';
 import { createServices } from '../src/services';
 import { topicsOf } from '../src/messaging/topics';
 
@@ -82,7 +82,7 @@ export async function run(): Promise<void> {
   const clients: MqttClient[] = [];
   try {
     const config = loadConfig({ ...process.env, ...service.env.env });
-    const storage = await connectStorage(config);
+    const storage = await openDatabase(config);
     const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     const { accountId } = await services.accounts.createAccount({ name: 'bench-mqtt', plan: 'pro' });
     const account = await services.accounts.getAccount(accountId);

@@ -30,6 +30,12 @@ export interface Config {
   mqttAuthSecret?: string;
   /** MQTT URL devices are told to use in GET /api/entities/me. Default mqtt://localhost:<mqttPort> or mqttUrl. */
   publicMqttUrl: string;
+  /**
+   * Which engine keeps the records (decisions section 11): `embedded` (SQLite in the process, files
+   * in DATA_DIR/db/) or `mongodb` (MONGODB_URI, or the local FerretDB when that is unset).
+   * DATABASE_ENGINE; default `mongodb` while the embedded engine is being finished (in progress).
+   */
+  databaseEngine: 'embedded' | 'mongodb';
   /** External MongoDB URI; unset = the local FerretDB started by the service on mongoPort. */
   mongodbUri?: string;
   mongoPort: number;
@@ -164,6 +170,11 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str('DATA_DIR') ?? path.join(rootDir, 'data'));
 
   const mongodbUri = url('MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
+  const engineRaw = str('DATABASE_ENGINE') ?? 'mongodb';
+  let databaseEngine: Config['databaseEngine'] = 'mongodb';
+  if (engineRaw === 'embedded' || engineRaw === 'mongodb') databaseEngine = engineRaw;
+  else problems.push(`DATABASE_ENGINE="${engineRaw}" must be embedded or mongodb`);
+  if (databaseEngine === 'embedded' && mongodbUri !== undefined) problems.push('DATABASE_ENGINE=embedded and MONGODB_URI contradict each other: set one');
   const mongodbBlobUri = url('MONGODB_BLOB_URI', ['mongodb:', 'mongodb+srv:']);
   const mqttUrl = url('MQTT_URL', ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:']);
   const mqttPort = port('MQTT_PORT', 1883);
@@ -199,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttShareGroup: str('MQTT_SHARE_GROUP') ?? 'sentinel',
     mqttPresenceTtlSeconds: positiveInt('MQTT_PRESENCE_TTL_SECONDS', 300),
     mqttAuthSecret: str('MQTT_AUTH_SECRET'),
+    databaseEngine,
     mongodbUri,
     mongoPort: port('MONGO_PORT', 27017),
     mongodbDb: str('MONGODB_DB') ?? 'sentinel',
@@ -245,10 +257,10 @@ export function decodeKey(text: string): Buffer | undefined {
 }
 
 /** True when this process should start the local stack's MongoDB-wire server. */
-export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
+export const usesLocalMongo = (c: Config): boolean => c.databaseEngine === 'mongodb' && c.mongodbUri === undefined;
 export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
 export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
 /** True when this process should start the local stack's second FerretDB, the one for stored bytes. */
-export const usesLocalBlobs = (c: Config): boolean => c.mongodbBlobUri === undefined && c.mongodbUri === undefined;
+export const usesLocalBlobs = (c: Config): boolean => usesLocalMongo(c) && c.mongodbBlobUri === undefined;
 export const mongoBlobUriOf = (c: Config): string => c.mongodbBlobUri ?? c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoBlobPort}/`;
 export const temporalAddressOf = (c: Config): string => c.temporalAddress ?? `127.0.0.1:${c.temporalPort}`;

@@ -11,7 +11,8 @@ import type { Client } from '@temporalio/client';
 import { Config, ConfigError, loadConfig, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
 import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
-import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
+import { openDatabase, Database } from './storage/engine';
+import { pingStorage } from './storage/mongo';
 import { createServices, Services } from './services';
 import { EnginePool } from './scan/pool';
 import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
@@ -81,9 +82,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
 
     const secrets = loadSecrets(config);
-    const storage: Storage = await connectStorage(config);
+    const storage: Database = await openDatabase(config);
     stoppers.push(() => storage.close());
-    await ensureIndexes(storage.db);
 
     let temporal: Client | undefined;
     if (needsTemporal) {
@@ -158,12 +158,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         }
       };
       await Promise.all([
-        check('mongodb', () => pingStorage(storage.readDb)),
+        check(storage.engine === 'mongodb' ? 'mongodb' : 'database', () => storage.ping()),
         // The local blobs FerretDB runs at a low priority and may be busy with an upload: that it
         // answers on its port is what health needs, not a round trip queued behind chunk inserts.
         startBlobs
           ? check('blobs', async () => { if (!(await canConnect('127.0.0.1', config.mongoBlobPort))) throw new Error(`nothing answers on the blobs FerretDB's port ${config.mongoBlobPort}`); })
-          : config.mongodbBlobUri !== undefined ? check('blobs', () => pingStorage(storage.blobDb)) : Promise.resolve(),
+          : storage.engine === 'mongodb' && config.mongodbBlobUri !== undefined ? check('blobs', () => pingStorage(storage.mongo.blobDb)) : Promise.resolve(),
         temporal ? check('temporal', () => pingTemporal(temporal as Client, config.temporalNamespace)) : Promise.resolve(),
         worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
         config.roles.includes('mqtt') && !config.mqttUrl

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { createLogger } from '../log';
 import { loadSecrets } from '../secrets';
-import { connectStorage, ensureIndexes } from '../storage/mongo';
+import { openDatabase } from '../storage/engine';
 import { createServices, Services } from '../services';
 import { AppError } from '../errors';
 import { loadFeedFiles } from '../scan/engines/feeds';
@@ -95,9 +95,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger('silent');
-  const storage = await connectStorage(config);
+  const storage = await openDatabase(config);
   try {
-    await ensureIndexes(storage.db);
     const services = createServices({ config, logger, storage, secrets: loadSecrets(config) });
     const result = await cmd.run(services, values);
     process.stdout.write(`${JSON.stringify(result)}\n`);

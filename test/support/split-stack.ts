@@ -9,7 +9,7 @@ import { startServiceProcess, StartedService, storageEnvOf } from './service';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { loadSecrets } from '../../src/secrets';
-import { connectStorage } from '../../src/storage/mongo';
+import { openDatabase } from '../../src/storage/engine';
 import { createServices, Services } from '../../src/services';
 
 export interface SplitStack {
@@ -46,7 +46,7 @@ export async function startSplitStack(): Promise<SplitStack> {
     startWorker,
     withServices: async (fn) => {
       const config = loadConfig({ ...process.env, ...e.env, ...shared });
-      const storage = await connectStorage(config);
+      const storage = await openDatabase(config);
       try {
         return await fn(createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) }));
       } finally {

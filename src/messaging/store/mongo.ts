@@ -17,25 +17,14 @@ import { Collection, Db, Filter, MongoBulkWriteError, Sort } from 'mongodb';
 import { COLLECTIONS } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
 import { GroupCommit, ItemFailure } from '../../storage/group-commit';
-import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
+import { encodeUserJson, UserJsonText } from '../../storage/user-json';
+import { decoded, encodedRules, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 import { ConflictError } from '../../errors';
 import type { EntityDoc } from '../../accounts/records';
-import type { ServiceRule } from '../schemas';
 import type { ExportSource } from '../export';
 import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 
-/** As stored: the user-controlled parts are JSON text (older documents: native). */
-type Stored<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] | UserJsonText };
-type StoredMessage = Stored<MessageDoc, 'data'>;
-type StoredInbox = Omit<InboxDoc, 'message'> & { message: Stored<DeliveredMessage, 'data'> };
-type StoredService = Omit<ServiceDoc, 'rules'> & { rules: Array<Stored<ServiceRule, 'schema'>> };
 type StoredState = Omit<EntityDoc, 'statusTable'> & { statusTable?: EntityDoc['statusTable'] | UserJsonText; stateVersion?: number };
-
-const decoded = <T>(v: T | UserJsonText): T => (typeof v === 'string' ? decodeUserJson<T>(v) : v);
-const messageOf = ({ data, ...m }: StoredMessage): MessageDoc => ({ ...m, data: decoded(data) });
-const inboxOf = ({ message: { data, ...message }, ...doc }: StoredInbox): InboxDoc => ({ ...doc, message: { ...message, data: decoded(data) } });
-const serviceOf = (s: StoredService | null): ServiceDoc | null => s && { ...s, rules: s.rules.map((r) => ({ name: r.name, schema: decoded(r.schema) })) };
-const encodedRules = (rules: ServiceRule[]) => rules.map((r) => ({ name: r.name, schema: encodeUserJson(r.schema) }));
 
 /** A state-table merge that keeps losing the race to other writers of the same table. */
 const STATE_MERGE_ATTEMPTS = 20;

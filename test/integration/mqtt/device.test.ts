@@ -6,7 +6,7 @@ import { api, newAccount, stack, Json } from '../../support/env';
 import { loadConfig } from '../../../src/config';
 import { createLogger } from '../../../src/log';
 import { loadSecrets } from '../../../src/secrets';
-import { connectStorage } from '../../../src/storage/mongo';
+import { openDatabase } from '../../../src/storage/engine';
 import { createServices } from '../../../src/services';
 import { connect, deliveredAfter, Device, inbox, newDevice, sleep, Topics, topicsOf, until, within } from './support';
 
@@ -232,7 +232,7 @@ test('a rotation made by another process closes the session too (signal log, no 
   const c = track(await connect(url(), d));
   const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
   const config = loadConfig({ ...process.env, ...stack().env });
-  const storage = await connectStorage(config);
+  const storage = await openDatabase(config);
   try {
     const other = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     await other.accounts.rotateEntityKey(account.accountId, 'rotated-elsewhere');

@@ -1,0 +1,63 @@
+/**
+ * The embedded store of file transfer: one record per file (`_id` is the public file id) and the
+ * bytes of its parts (raw upload, clip video, clip poster) as stored blobs keyed `<fileId>/<part>`
+ * (storage/blob-files.ts: written off the event loop, erased on delete). A status transition reads
+ * and writes the record under the write lock, so of two racing callers (two downloads of one
+ * delivered file) exactly one moves it.
+ */
+import type { Readable } from 'node:stream';
+import type { BlobFiles } from '../../storage/blob-files';
+import { DocTable, SqliteDatabase } from '../../storage/sqlite';
+import type { FileStatus } from '../schemas';
+import type { BlobPart } from '../service';
+import type { BlobRange, FileRecord, FileStore, Verdict } from '../records';
+
+const blobKey = (id: string, part: BlobPart) => `file/${id}/${part}`;
+
+export class SqliteFileStore implements FileStore {
+  private readonly files: DocTable<FileRecord>;
+
+  constructor(db: SqliteDatabase, private readonly blobs: BlobFiles) {
+    this.files = new DocTable(db, 'files');
+  }
+
+  async insert(doc: FileRecord): Promise<void> { this.files.insert(doc); }
+
+  async find(accountId: string, id: string): Promise<FileRecord | null> { return this.files.findOne('id = ? AND account_id = ?', [id, accountId]); }
+  async findById(id: string): Promise<FileRecord | null> { return this.files.get(id); }
+
+  async transition(id: string, from: FileStatus, set: Partial<FileRecord>): Promise<boolean> {
+    let moved = false;
+    this.files.update(id, (f) => {
+      if (f.status !== from) return undefined;
+      moved = true;
+      return { ...f, ...set };
+    });
+    return moved;
+  }
+
+  async setVerdict(id: string, verdict: Verdict, contentType: string): Promise<void> {
+    this.files.update(id, (f) => (f.status === 'scanning' ? { ...f, verdict, contentType } : undefined));
+  }
+
+  async inbox(accountId: string, dest: string, limit: number): Promise<FileRecord[]> {
+    return this.files.find("account_id = ? AND dest = ? AND status = 'delivered'", [accountId, dest], { order: 'created_at, id', limit });
+  }
+
+  async clips(accountId: string, opts: { source?: string; offset: number; limit: number }): Promise<FileRecord[]> {
+    const where = `account_id = ? AND kind = 'clip'${opts.source ? ' AND source = ?' : ''}`;
+    return this.files.find(where, opts.source ? [accountId, opts.source] : [accountId], { order: 'created_at DESC, id DESC', offset: opts.offset, limit: opts.limit });
+  }
+
+  async expiredIds(now: Date, limit: number): Promise<string[]> {
+    return this.files.ids('expires_at <= ?', [now.getTime()], limit);
+  }
+
+  async remove(id: string): Promise<void> { this.files.delete(id); }
+
+  saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> { return this.blobs.write(blobKey(id, part), source); }
+  blobSize(id: string, part: BlobPart): Promise<number | undefined> { return this.blobs.size(blobKey(id, part)); }
+  openBlob(id: string, part: BlobPart, range?: BlobRange): Promise<Readable | undefined> { return this.blobs.open(blobKey(id, part), range); }
+  readBlob(id: string, part: BlobPart): Promise<Buffer | undefined> { return this.blobs.read(blobKey(id, part)); }
+  deleteBlob(id: string, part: BlobPart): Promise<void> { return this.blobs.delete(blobKey(id, part)); }
+}
