@@ -3,7 +3,9 @@
  * knowing which engine raised it (and without loading either driver).
  */
 
-const hasCode = (err: unknown): err is Error & { code: unknown } => err instanceof Error && 'code' in err;
+/** Duck-typed: better-sqlite3's errors are not `instanceof Error` across realms (Jest's VM contexts). */
+const hasCode = (err: unknown): err is { name: unknown; code: unknown; message: string } =>
+  typeof err === 'object' && err !== null && 'code' in err && 'name' in err && typeof (err as { message?: unknown }).message === 'string';
 
 /**
  * A unique-key violation. MongoDB (and the local FerretDB on inserts): E11000. FerretDB v1 on an

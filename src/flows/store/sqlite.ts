@@ -79,7 +79,6 @@ export class SqliteRunStore implements RunStore {
     });
   }
   async get(accountId: string, runId: string): Promise<RunDoc | null> { return this.runs.findOne('id = ? AND account_id = ?', [runId, accountId]); }
-  async getById(runId: string): Promise<RunDoc | null> { return this.runs.get(runId); }
   async list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]> {
     return this.runs.find('account_id = ? AND workflow_id = ?', [accountId, workflowId], { order: 'queued_at DESC, id DESC', offset, limit }).map(summaryOf);
   }
@@ -106,7 +105,6 @@ export class SqliteRunStore implements RunStore {
   async countQueued(accountId?: string): Promise<number> {
     return accountId ? this.line.count('account_id = ?', [accountId]) : this.line.count('1', []);
   }
-  async countRunning(accountId: string): Promise<number> { return this.runs.count("status = 'running' AND account_id = ?", [accountId]); }
   async oldestQueued(accountId: string): Promise<RunDoc | null> {
     for (;;) {
       const entry = this.line.findOne('account_id = ?', [accountId], 'queued_at, id');

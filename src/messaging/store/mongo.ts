@@ -56,6 +56,8 @@ export class MongoMessageStore implements MessageStore {
   private readonly messageWriter: GroupCommit<StoredMessage, void>;
   private readonly inboxWriter: GroupCommit<StoredInbox, void>;
   private fifoSort?: Promise<Sort | undefined>;
+  /** The last state-table merge queued per entity (see mergeStatusTable). */
+  private readonly merging = new Map<string, Promise<void>>();
 
   constructor(private readonly db: Db, readDb: Db = db) {
     this.messages = db.collection<StoredMessage>(COLLECTIONS.messages);
@@ -150,8 +152,22 @@ export class MongoMessageStore implements MessageStore {
   }
 
   /** Shallow merge: each top-level key of `patch` is set, other keys stay. */
-  async mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  /**
+   * Merges of one table from this process go one after another: 40 at once each re-reading after
+   * every lost race ran out of attempts (the contract suite's 40 concurrent merges). Writers in
+   * other processes are still met by the version check.
+   */
+  mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     const _id = `${accountId}/${name}`;
+    const merge = () => this.mergeOnce(_id, patch);
+    const result = (this.merging.get(_id) ?? Promise.resolve()).then(merge, merge);
+    const tail = result.then(() => undefined, () => undefined);
+    this.merging.set(_id, tail);
+    void tail.then(() => { if (this.merging.get(_id) === tail) this.merging.delete(_id); });
+    return result;
+  }
+
+  private async mergeOnce(_id: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     for (let attempt = 0; attempt < STATE_MERGE_ATTEMPTS; attempt++) {
       const e = await this.entities.findOne({ _id }, { projection: { statusTable: 1, stateVersion: 1 } });
       if (!e) return undefined;
