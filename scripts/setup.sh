@@ -8,7 +8,8 @@
 #   .tools/schemathesis   schemathesis (API fuzzing of the local stack, scripts/fuzz.ts) in a Python venv
 #   .tools/bin/temporal-test-server   Temporal's time-skipping test server (jars from Maven Central,
 #                         tools/temporal-test-server/pom.xml) for @temporalio/testing
-# and, when running as root, the Debian packages the scan engines and tests use;
+# and, when running as root, the Debian packages the scan engines and tests use (and the C++
+# toolchain better-sqlite3 builds with, checked by check_sqlite_binding);
 # then builds the dashboard bundle into dist/dashboard (npm run build).
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -21,7 +22,7 @@ PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{un
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
 SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv default-jre-headless maven)
+APT_PACKAGES=(build-essential clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv default-jre-headless maven)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -181,6 +182,7 @@ install_schemathesis() {
 
 # ---------------------------------------------------------------- Debian packages
 declare -A DEGRADES=(
+  [build-essential]="better-sqlite3 (the embedded database) cannot be built from source on Node 20: run npm rebuild better-sqlite3 once it is installed"
   [clamav]="ClamAV engine: no clamscan/sigtool"
   [clamav-daemon]="ClamAV engine: no clamd, the local stack skips it and scans run without ClamAV coverage"
   [ffmpeg]="media handling (clips, thumbnails, media file inspection) is unavailable"
@@ -225,6 +227,26 @@ install_apt() {
     log "apt-get failed (exit $rc, full output in $aptlog); still missing:"
     for p in "${missing[@]}"; do installed "$p" || log "  $p: without it, ${DEGRADES[$p]}"; done
   fi
+}
+
+# ---------------------------------------------------------------- embedded database binding
+# better-sqlite3 12.x has no prebuilt binary for every Node 20 platform: npm ci builds it from
+# source against Node's headers, which needs a C++ toolchain (build-essential), make and python3.
+# Without them npm ci leaves the package unbuilt; install_apt (above) brings them, this rebuilds.
+check_sqlite_binding() {
+  if (cd "$ROOT" && node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null); then
+    log "better-sqlite3 (embedded database) loads"; return
+  fi
+  local tool missing=()
+  for tool in g++ make python3; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+  if [[ ${#missing[@]} != 0 ]]; then
+    log "WARNING: better-sqlite3 is not built and ${missing[*]} missing: the embedded database (DATABASE_ENGINE=embedded) cannot open."
+    log "  install build-essential and python3 (Debian), then: npm rebuild better-sqlite3"
+    return
+  fi
+  log "building better-sqlite3 from source (npm rebuild)"
+  (cd "$ROOT" && npm rebuild better-sqlite3 >&2) || { log "WARNING: npm rebuild better-sqlite3 failed: the embedded database cannot open"; return; }
+  (cd "$ROOT" && node -e 'new (require("better-sqlite3"))(":memory:").close()') || log "WARNING: better-sqlite3 still does not load after the rebuild"
 }
 
 # ---------------------------------------------------------------- dashboard bundle
@@ -285,6 +307,7 @@ install_pyenv
 install_moto
 install_schemathesis
 install_apt
+check_sqlite_binding
 install_temporal_test_server
 build_dashboard
 check_jail
