@@ -1,7 +1,7 @@
 /**
  * The audit log: append-only entries per account, listed newest first. `userEmail` names the
  * actor; this service has no dashboard users, so it holds the acting key ("api_key:<id>") or "cli".
- * Storage is audit-store.ts's.
+ * Storage is the AuditStore of records.ts.
  */
 import { randomUUID } from 'node:crypto';
 

@@ -18,7 +18,7 @@ export interface RoleView { name: string; permissions: Permission[]; builtIn: bo
 const view = (r: RoleDoc): RoleView => ({ name: r.name, permissions: r.permissions, builtIn: false, createdAt: r.createdAt.toISOString() });
 const DEFAULT_VIEW: RoleView = { name: DEFAULT_ROLE, permissions: [...DEFAULT_ROLE_PERMISSIONS], builtIn: true, createdAt: null };
 
-/** Where custom roles are kept (accounts/store.ts). */
+/** Where custom roles are kept (accounts/records.ts). */
 export interface RoleRecords {
   listRoles(accountId: string): Promise<RoleDoc[]>;
   findRole(accountId: string, name: string): Promise<RoleDoc | null>;

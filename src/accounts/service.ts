@@ -51,7 +51,7 @@ export class AccountEvents extends EventEmitter {}
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
-/** Where accounts, their keys, entities and entity keys are kept (accounts/store.ts). */
+/** Where accounts, their keys, entities and entity keys are kept (accounts/records.ts). */
 export interface AccountRecords {
   insertAccount(doc: AccountDoc): Promise<void>;
   findAccount(id: string): Promise<AccountDoc | null>;

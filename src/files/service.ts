@@ -24,7 +24,7 @@ import type { BlobRange, FileRecord, Verdict } from './records';
 export type BlobPart = 'raw' | 'video' | 'poster';
 export const BLOB_PARTS: readonly BlobPart[] = ['raw', 'video', 'poster'];
 
-/** The records and bytes of files (store.ts); a fake in unit tests. */
+/** The records and bytes of files (records.ts); a fake in unit tests. */
 export interface FileRecords {
   insert(doc: FileRecord): Promise<void>;
   find(accountId: string, id: string): Promise<FileRecord | null>;

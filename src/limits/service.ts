@@ -12,7 +12,7 @@ export const monthKey = (d: Date): string => d.toISOString().slice(0, 7);
 export const dayKey = (d: Date): string => d.toISOString().slice(0, 10);
 export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 
-/** Where counters are kept, shared by every replica (limits/store.ts). */
+/** Where counters are kept, shared by every replica (limits/records.ts). */
 export interface Counters {
   /** Adds the amounts to the named counters of the window and returns the new values. */
   hitWindow(id: string, amounts: Record<string, number>, expiresAt: Date): Promise<Record<string, number>>;

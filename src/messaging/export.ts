@@ -30,7 +30,7 @@ export const auditRow = (a: AuditEntry) => ({
 /** What an export reads: documents pulled page by page, closed when the client goes away. */
 export type ExportSource<D> = AsyncIterable<D> & { close(): Promise<void> };
 
-/** Message history as an export reads it (messaging/store.ts). */
+/** Message history as an export reads it (messaging/records.ts). */
 export interface MessageExport {
   /** The account's publish messages newest first, read `batchSize` at a time. */
   exportCursor(f: MessageFilter, batchSize: number): ExportSource<MessageDoc>;

@@ -80,7 +80,7 @@ const validateMessage = validatorFor(messageSchema);
 /** Message ids sort by creation time. */
 const newMessageId = newTimeOrderedId;
 
-/** What the pipeline writes: history, the inbox, state tables and heartbeats (messaging/store.ts). */
+/** What the pipeline writes: history, the inbox, state tables and heartbeats (messaging/records.ts). */
 export interface MessageBox {
   insertMessage(doc: MessageDoc): Promise<void>;
   enqueue(doc: InboxDoc): Promise<void>;

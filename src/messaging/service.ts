@@ -45,7 +45,7 @@ export class MessagingInfo {
 /** Who acts, for audit entries: this service has no dashboard users. */
 export type Actor = string;
 
-/** What messaging reads and changes outside the pipeline (messaging/store.ts). */
+/** What messaging reads and changes outside the pipeline (messaging/records.ts). */
 export interface MessagingRecords {
   /** Publish messages newest first, one page by offset. */
   listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]>;

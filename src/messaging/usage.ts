@@ -22,7 +22,7 @@ export class DataLimitExceededError extends AppError {
   }
 }
 
-/** In-app notifications, each raised once (messaging/store.ts). */
+/** In-app notifications, each raised once (messaging/records.ts). */
 export interface NotificationLog {
   /** Inserts the notification unless it exists already; true when it was new. */
   raiseNotification(doc: NotificationDoc): Promise<boolean>;

@@ -14,7 +14,7 @@ interface CompiledService { version: number; rules: Array<{ name: string; valida
 
 const MAX_CACHED_SERVICES = 1_000;
 
-/** Where validation services are read from (messaging/store.ts). */
+/** Where validation services are read from (messaging/records.ts). */
 export interface ServiceDefinitions {
   findService(accountId: string, id: string): Promise<ServiceDoc | null>;
 }

@@ -56,7 +56,7 @@ function isHeaderValue(value: string): boolean {
   }
 }
 
-/** Where scan profiles are kept (scan/store.ts). */
+/** Where scan profiles are kept (scan/records.ts). */
 export interface ScanProfiles {
   insertProfile(doc: ProfileDoc): Promise<void>;
   findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;

@@ -107,7 +107,7 @@ export function publicResult(analysis: AnalysisResult, meta: { scanId: string; r
   });
 }
 
-/** Where scans, their deferred uploads and the profiles they name are kept (scan/store.ts). */
+/** Where scans, their deferred uploads and the profiles they name are kept (scan/records.ts). */
 export interface ScanRecords {
   insertScan(scan: StoredScan): Promise<void>;
   findScan(accountId: string, scanId: string): Promise<StoredScan | null>;

@@ -1,7 +1,8 @@
 /**
  * The MongoDB connections of a process, its GridFS buckets, the collection names, and every
- * index, created idempotently at start. store.ts modules are the only other places that speak
- * MongoDB; they get their connection and bucket from here and open neither themselves.
+ * index, created idempotently at start. The Mongo*Store classes (`<capability>/store/mongo.ts`) are
+ * the only other places that speak MongoDB; they get their connection and bucket from here and
+ * open neither themselves.
  */
 import { Db, Document, GridFSBucket, IndexDescription, MongoClient } from 'mongodb';
 import { Config, mongoBlobUriOf, mongoUriOf, usesLocalBlobs } from '../config';
