@@ -54,6 +54,16 @@ export class BlobFiles {
     return bytes;
   }
 
+  /** The blob's file opened for reading; undefined when there is none. */
+  private async handleOf(key: string): Promise<fs.promises.FileHandle | undefined> {
+    try {
+      return await fs.promises.open(this.fileOf(key), 'r');
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
   async size(key: string): Promise<number | undefined> {
     try {
       return (await fs.promises.stat(this.fileOf(key))).size;
@@ -65,26 +75,16 @@ export class BlobFiles {
 
   /** The bytes, or `range` of them (end inclusive), as a stream; undefined when the blob is gone. */
   async open(key: string, range?: ByteRange): Promise<Readable | undefined> {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(this.fileOf(key), 'r');
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
+    const handle = await this.handleOf(key);
+    if (!handle) return undefined;
     // Opened here, so a delete after this point still lets this reader finish.
     return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
   /** The whole blob in memory from `alloc`; undefined when it is gone. */
   async read(key: string, alloc: (length: number) => Buffer = (n) => Buffer.alloc(n)): Promise<Buffer | undefined> {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(this.fileOf(key), 'r');
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
+    const handle = await this.handleOf(key);
+    if (!handle) return undefined;
     try {
       const { size } = await handle.stat();
       const content = alloc(size);
