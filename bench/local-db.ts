@@ -1,17 +1,21 @@
 /**
- * The local database at scale (issue 19): 1,000,000 publish messages of one account inserted
- * straight through the driver in the shape the service stores, then over HTTP on the local stack:
+ * The local database at scale (issues 19, 29): 1,000,000 publish messages of one account inserted
+ * straight into the engine in the shape the service stores, then over HTTP on the local stack,
+ * for each engine (`--engine embedded|mongodb`, default both, embedded first; the embedded rows
+ * are written by this process on the service's DATA_DIR, as a second process may):
  * - GET /api/entities/messages/{id} for random stored ids (a lookup by _id: the patched FerretDB
  *   reads it through the _id index);
  * - the first page of the list, and of a search by sender, once each (FerretDB v1 uses no other
  *   index, so these read and sort the whole collection);
  * - a full CSV export (time to the first byte and to the end).
  *
- *   npm run bench -- local-db [--count 1000000] [--lookups 500]
+ *   npm run bench -- local-db [--count 1000000] [--lookups 500] [--engine embedded|mongodb]
  */
 import http from 'node:http';
+import path from 'node:path';
 import { MongoClient, ObjectId } from 'mongodb';
-import { startServiceProcess } from '../test/support/service';
+import { DocTable, immediate, openSqlite } from '../src/storage/sqlite';
+import { startServiceProcess, StackEnv } from '../test/support/service';
 import { cliJson, fmt, httpClient, percentile } from './_messaging-common';
 
 function argOf(args: string[], name: string, dflt: number): number {
@@ -41,33 +45,67 @@ function exportTimes(url: string, key: string): Promise<{ firstByteMs: number; t
   });
 }
 
+type Engine = 'embedded' | 'mongodb';
+
+/** Stored messages of the account, in the shape the message stores write (data as JSON text). */
+function messageBatch(accountId: string, from: number, to: number, ids: string[]) {
+  const base = Date.UTC(2025, 0, 1);
+  const docs = [];
+  for (let j = from; j < to; j++) {
+    const id = new ObjectId().toHexString();
+    ids.push(id);
+    docs.push({
+      _id: id, accountId, msgType: 'publish', source: `accounts/${accountId}/entities/dev-${j % 100}`,
+      sourceName: `dev-${j % 100}`, destination: null, data: JSON.stringify({ seq: j, temp: 20 + (j % 50) / 10 }),
+      tags: ['bench'], timestamp: new Date(base + j * 1000), receivedAt: new Date(), validation: { result: 'skipped' }, bytes: 30,
+    });
+  }
+  return docs;
+}
+
+/** Inserts `count` messages straight into the engine; returns their ids. */
+async function insertMessages(engine: Engine, env: StackEnv, accountId: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  if (engine === 'embedded') {
+    const db = openSqlite(path.join(env.dataDir, 'db', 'records.sqlite'));
+    const messages = new DocTable<ReturnType<typeof messageBatch>[number]>(db, 'messages');
+    for (let i = 0; i < count; i += 5000) {
+      const docs = messageBatch(accountId, i, Math.min(count, i + 5000), ids);
+      immediate(db, () => { for (const d of docs) messages.insert(d); });
+    }
+    db.close();
+    return ids;
+  }
+  const mongo = new MongoClient(`mongodb://127.0.0.1:${env.mongoPort}/`, { maxPoolSize: 1 });
+  await mongo.connect();
+  const messages = mongo.db('sentinel').collection('messages');
+  for (let i = 0; i < count; i += 5000) {
+    const docs = messageBatch(accountId, i, Math.min(count, i + 5000), ids);
+    await messages.insertMany(docs.map((d) => ({ ...d, _id: d._id as unknown as ObjectId })), { ordered: false });
+  }
+  await mongo.close();
+  return ids;
+}
+
 export async function run(args: string[]): Promise<void> {
+  const i = args.indexOf('--engine');
+  const engines: Engine[] = i >= 0 ? [args[i + 1] as Engine] : ['embedded', 'mongodb'];
+  for (const engine of engines) {
+    if (engine !== 'embedded' && engine !== 'mongodb') throw new Error(`--engine ${engine}: embedded or mongodb`);
+    console.log(`\n## engine: ${engine}`);
+    await runOn(engine, args);
+  }
+}
+
+async function runOn(engine: Engine, args: string[]): Promise<void> {
   const count = argOf(args, 'count', 1_000_000);
   const lookups = argOf(args, 'lookups', 500);
-  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn', DATABASE_ENGINE: engine } });
   try {
     const env = svc.env;
     const acct = await cliJson(env, 'account', 'create', '--name', 'local-db-bench', '--plan', 'pro');
-    const mongo = new MongoClient(`mongodb://127.0.0.1:${env.mongoPort}/`, { maxPoolSize: 1 });
-    await mongo.connect();
-    const messages = mongo.db('sentinel').collection('messages');
-    const ids: string[] = [];
     const t0 = Date.now();
-    const base = Date.UTC(2025, 0, 1);
-    for (let i = 0; i < count; i += 5000) {
-      const docs = [];
-      for (let j = i; j < Math.min(count, i + 5000); j++) {
-        const id = new ObjectId().toHexString();
-        ids.push(id);
-        docs.push({
-          _id: id as unknown as ObjectId, accountId: acct.accountId, msgType: 'publish', source: `accounts/${acct.accountId}/entities/dev-${j % 100}`,
-          sourceName: `dev-${j % 100}`, destination: null, data: JSON.stringify({ seq: j, temp: 20 + (j % 50) / 10 }),
-          tags: ['bench'], timestamp: new Date(base + j * 1000), receivedAt: new Date(), validation: { result: 'skipped' }, bytes: 30,
-        });
-      }
-      await messages.insertMany(docs, { ordered: false });
-    }
-    await mongo.close();
+    const ids = await insertMessages(engine, env, acct.accountId, count);
     const insertSecs = (Date.now() - t0) / 1000;
     console.log(`\ninserted ${count} messages in ${fmt(insertSecs)} s (${fmt(count / insertSecs, 0)}/s)`);
 

@@ -39,9 +39,8 @@ export class BlobFiles {
     let bytes = 0;
     try {
       const out = fs.createWriteStream(tmp, { flags: 'wx' });
-      const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
-      input.on('data', (chunk: Buffer) => { bytes += chunk.length; });
-      await pipeline(input, out);
+      await pipeline(Buffer.isBuffer(source) ? Readable.from([source]) : source, out);
+      bytes = out.bytesWritten;
       // The data reaches the disk before the name does: a crash never leaves a short blob.
       const fd = await fs.promises.open(tmp, 'r');
       try { await fd.sync(); } finally { await fd.close(); }

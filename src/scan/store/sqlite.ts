@@ -53,10 +53,11 @@ export class SqliteScanStore implements ScanStore {
 
   async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
     const where = "account_id = ? AND status = 'complete'";
-    return immediate(this.db, () => ({
+    // One read transaction: the page and the total come from the same snapshot.
+    return this.db.transaction(() => ({
       items: this.scans.find(where, [accountId], { order: 'created_at DESC, id DESC', offset: (page - 1) * limit, limit }),
       total: this.scans.count(where, [accountId]),
-    }));
+    }))();
   }
 
   async saveUpload(_filename: string, content: Buffer): Promise<string> {
