@@ -14,6 +14,13 @@ import { pipeline } from 'node:stream/promises';
 
 export interface ByteRange { start: number; end: number }
 
+/** The keys of the stored bytes, one place: the stores and the import of MongoDB data use them. */
+export const BLOB_KEYS = {
+  scanUpload: (uploadId: string) => `scan-upload/${uploadId}`,
+  filePart: (fileId: string, part: string) => `file/${fileId}/${part}`,
+  nodeOutput: (fileId: string) => `output/${fileId}`,
+};
+
 const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 
 export class BlobFiles {

@@ -6,13 +6,11 @@
  * delivered file) exactly one moves it.
  */
 import type { Readable } from 'node:stream';
-import type { BlobFiles } from '../../storage/blob-files';
+import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
 import { DocTable, SqliteDatabase } from '../../storage/sqlite';
 import type { FileStatus } from '../schemas';
 import type { BlobPart } from '../service';
 import type { BlobRange, FileRecord, FileStore, Verdict } from '../records';
-
-const blobKey = (id: string, part: BlobPart) => `file/${id}/${part}`;
 
 export class SqliteFileStore implements FileStore {
   private readonly files: DocTable<FileRecord>;
@@ -55,9 +53,9 @@ export class SqliteFileStore implements FileStore {
 
   async remove(id: string): Promise<void> { this.files.delete(id); }
 
-  saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> { return this.blobs.write(blobKey(id, part), source); }
-  blobSize(id: string, part: BlobPart): Promise<number | undefined> { return this.blobs.size(blobKey(id, part)); }
-  openBlob(id: string, part: BlobPart, range?: BlobRange): Promise<Readable | undefined> { return this.blobs.open(blobKey(id, part), range); }
-  readBlob(id: string, part: BlobPart): Promise<Buffer | undefined> { return this.blobs.read(blobKey(id, part)); }
-  deleteBlob(id: string, part: BlobPart): Promise<void> { return this.blobs.delete(blobKey(id, part)); }
+  saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> { return this.blobs.write(BLOB_KEYS.filePart(id, part), source); }
+  blobSize(id: string, part: BlobPart): Promise<number | undefined> { return this.blobs.size(BLOB_KEYS.filePart(id, part)); }
+  openBlob(id: string, part: BlobPart, range?: BlobRange): Promise<Readable | undefined> { return this.blobs.open(BLOB_KEYS.filePart(id, part), range); }
+  readBlob(id: string, part: BlobPart): Promise<Buffer | undefined> { return this.blobs.read(BLOB_KEYS.filePart(id, part)); }
+  deleteBlob(id: string, part: BlobPart): Promise<void> { return this.blobs.delete(BLOB_KEYS.filePart(id, part)); }
 }

@@ -6,7 +6,7 @@
  * holds the write lock from its read to its write, so two processes never both win one.
  */
 import { FIXED_LIMITS } from '../../accounts/plans';
-import type { BlobFiles } from '../../storage/blob-files';
+import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
 import { DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
 import type { RunLogEntry } from '../../../temporal/limits';
 import { FINAL_STATUSES, RunStatus } from '../schemas';
@@ -146,9 +146,6 @@ export class SqliteRunStore implements RunStore {
   }
 }
 
-/** Blob keys of node outputs too large to keep inline. */
-const outputKey = (id: string) => `output/${id}`;
-
 export class SqliteOutputStore implements OutputStore {
   private readonly outputs: DocTable<OutputDoc>;
   constructor(db: SqliteDatabase, private readonly blobs: BlobFiles) {
@@ -160,13 +157,13 @@ export class SqliteOutputStore implements OutputStore {
     const bytes = Buffer.byteLength(json);
     const _id = `${runId}/${key}`;
     if (bytes > FIXED_LIMITS.workflowInlineOutputBytes) {
-      await this.blobs.write(outputKey(_id), Buffer.from(json));
+      await this.blobs.write(BLOB_KEYS.nodeOutput(_id), Buffer.from(json));
       this.outputs.put({ _id, runId, key, bytes, fileId: _id });
     } else {
       const previous = this.outputs.get(_id);
       this.outputs.put({ _id, runId, key, bytes, json });
       // A loop's earlier execution of the node left bytes that nothing points to any more.
-      if (previous?.fileId) await this.blobs.delete(outputKey(previous.fileId));
+      if (previous?.fileId) await this.blobs.delete(BLOB_KEYS.nodeOutput(previous.fileId));
     }
     return bytes;
   }
@@ -178,7 +175,7 @@ export class SqliteOutputStore implements OutputStore {
 
   async read(doc: OutputDoc): Promise<string> {
     if (doc.json !== undefined) return doc.json;
-    const bytes = await this.blobs.read(outputKey(doc.fileId as string));
+    const bytes = await this.blobs.read(BLOB_KEYS.nodeOutput(doc.fileId as string));
     if (!bytes) throw new Error(`stored output ${doc._id} lost its bytes`);
     return bytes.toString('utf8');
   }

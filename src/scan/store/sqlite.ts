@@ -3,13 +3,10 @@
  * their deferred scan (stored bytes, storage/blob-files.ts) and threat-feed hashes.
  */
 import { newTimeOrderedId } from '../../storage/ids';
-import type { BlobFiles } from '../../storage/blob-files';
+import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
 import { DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
 import type { FeedEntry, FeedLookup, HashAlgo } from '../engines/feeds';
 import type { FeedStore, ProfileDoc, ScanStore, StoredScan } from '../records';
-
-/** Blob keys of deferred-scan uploads. */
-const uploadKey = (id: string) => `scan-upload/${id}`;
 
 export class SqliteScanStore implements ScanStore {
   private readonly scans: DocTable<StoredScan>;
@@ -62,18 +59,18 @@ export class SqliteScanStore implements ScanStore {
 
   async saveUpload(_filename: string, content: Buffer): Promise<string> {
     const id = newTimeOrderedId();
-    await this.blobs.write(uploadKey(id), content);
+    await this.blobs.write(BLOB_KEYS.scanUpload(id), content);
     return id;
   }
 
   /** In memory shared with the engine threads (pool.ts hands it over without a copy). */
   async readUpload(id: string): Promise<Buffer> {
-    const content = await this.blobs.read(uploadKey(id), (length) => Buffer.from(new SharedArrayBuffer(length)));
+    const content = await this.blobs.read(BLOB_KEYS.scanUpload(id), (length) => Buffer.from(new SharedArrayBuffer(length)));
     if (!content) throw new Error(`stored upload ${id} not found`);
     return content;
   }
 
-  deleteUpload(id: string): Promise<void> { return this.blobs.delete(uploadKey(id)); }
+  deleteUpload(id: string): Promise<void> { return this.blobs.delete(BLOB_KEYS.scanUpload(id)); }
 
   async insertProfile(doc: ProfileDoc): Promise<void> { this.profiles.insert(doc); }
   async findProfile(accountId: string, id: string): Promise<ProfileDoc | null> { return this.profiles.findOne('id = ? AND account_id = ?', [id, accountId]); }
