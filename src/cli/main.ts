@@ -1,16 +1,19 @@
 /**
  * The operator CLI (decisions.md section 6): `npm run cli -- <command> [--flags]`.
  * JSON on stdout and exit 0; on error a message on stderr and a non-zero exit. It uses the
- * service's configuration and never starts a database: with MONGODB_URI unset it connects to the
- * local stack's MongoDB on MONGO_PORT.
+ * service's configuration and never starts a database: the embedded engine opens DATA_DIR/db/
+ * beside a running service; with MONGODB_URI unset the MongoDB engine connects to the local
+ * stack's FerretDB on MONGO_PORT.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { createLogger } from '../log';
 import { loadSecrets } from '../secrets';
+import { connectStorage } from '../storage/mongo';
 import { openDatabase } from '../storage/engine';
+import { importFromMongo } from '../storage/import-mongo';
 import { createServices, Services } from '../services';
-import { AppError } from '../errors';
+import { AppError, BadRequestError } from '../errors';
 import { loadFeedFiles } from '../scan/engines/feeds';
 import { refreshCveDataset } from '../scan/cve-import';
 import { operatorCveDatasetPath } from '../scan/datasets';
@@ -51,6 +54,19 @@ const COMMANDS: Record<string, Command> = {
     usage: 'feeds load --files a.txt,b.csv   (plain hash lists or abuse.ch-style CSV)',
     flags: ['files'], required: ['files'],
     run: (s, f) => loadFeedFiles(s.threatFeeds, (f.files as string).split(',').map((x) => x.trim()).filter(Boolean)),
+  },
+  migrate: {
+    usage: 'migrate --from mongodb://HOST:27017/ [--from-blobs mongodb://HOST:27018/]   (DATABASE_ENGINE=embedded: copy a MongoDB-era database in; safe to re-run)',
+    flags: ['from', 'from-blobs'], required: ['from'],
+    run: async (s, f) => {
+      if (s.storage.engine !== 'embedded') throw new BadRequestError('migrate copies into the embedded store: run it with DATABASE_ENGINE=embedded');
+      const source = await connectStorage({ ...s.config, databaseEngine: 'mongodb', mongodbUri: f.from, mongodbBlobUri: f['from-blobs'] ?? f.from });
+      try {
+        return await importFromMongo(source, s.storage.embedded);
+      } finally {
+        await source.close();
+      }
+    },
   },
   'cve refresh': {
     usage: 'cve refresh --files nvd-1.json,nvd-2.json   (NVD CVE JSON 2.0 files)',

@@ -3,9 +3,12 @@
  * bytes arrive equal, user JSON byte-equal (documents from before it was kept as text too), and an
  * import run again (as after an interruption) adds nothing twice.
  */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { EngineSpec, freshEngine, newTenant, openEngine, OpenEngine } from '../../support/engines';
 import { stack } from '../../support/env';
+import { ROOT } from '../../support/service';
 import { importFromMongo } from '../../../src/storage/import-mongo';
 import type { Database } from '../../../src/storage/engine';
 
@@ -85,4 +88,20 @@ test('records, state and bytes arrive equal; a second run adds nothing', async (
   expect(again.blobs).toEqual({ read: 3, added: 0 });
   const e = embedded.database as Extract<Database, { engine: 'embedded' }>;
   expect(e.embedded.db.prepare('SELECT count(*) AS n FROM messages').get()).toEqual({ n: 30 });
+});
+
+test('`npm run cli -- migrate` imports into the DATA_DIR of DATABASE_ENGINE=embedded, and says what it copied', async () => {
+  const acct = newTenant();
+  await mongo.stores.vault.put(acct, 'token', 'sealed', new Date(5));
+  const spec = from.spec as Extract<EngineSpec, { engine: 'mongodb' }>;
+  const dataDir = (to.spec as Extract<EngineSpec, { engine: 'embedded' }>).dataDir;
+  const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'migrate', '--from', spec.uri, '--from-blobs', spec.blobUri], {
+      cwd: ROOT, timeout: 120_000,
+      env: { ...process.env, DATABASE_ENGINE: 'embedded', DATA_DIR: dataDir, MONGODB_DB: spec.db, MONGODB_BLOB_DB: spec.blobDb, MONGODB_URI: '', LOG_LEVEL: 'silent' },
+    }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }));
+  });
+  expect(out).toMatchObject({ code: 0 });
+  expect(JSON.parse(out.stdout).records.vault).toEqual({ read: 1, added: 1 });
+  expect((await embedded.stores.vault.list(acct)).map((v) => v.valueSealed)).toEqual(['sealed']);
 });
