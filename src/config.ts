@@ -58,6 +58,8 @@ export interface Config {
   scanThreads: number;
   /** Content below this many bytes is analysed on the main thread. Default 65536. */
   scanThreadMinBytes: number;
+  /** Threads for workflow expressions and templates (src/flows/expression-pool.ts), in worker processes. Default 2, at least 1. */
+  expressionThreads: number;
   /** Directory of operator YARA rules loaded next to the bundled ones. */
   yaraRulesDir?: string;
   /** Data directory of the local stack (absolute). Default ./data. */
@@ -216,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     clamdPort: port('CLAMD_PORT', 3310),
     scanThreads: nonNegativeInt('SCAN_THREADS', Math.max(1, Math.min(4, os.availableParallelism() - 1))),
     scanThreadMinBytes: nonNegativeInt('SCAN_THREAD_MIN_BYTES', 65_536),
+    expressionThreads: positiveInt('EXPRESSION_THREADS', 2),
     yaraRulesDir: str('YARA_RULES_DIR') ? path.resolve(str('YARA_RULES_DIR') as string) : undefined,
     dataDir,
     region: str('REGION') ?? 'local',

@@ -100,6 +100,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       await pool.warm();
     }
     const services = createServices({ config, logger, storage, secrets, temporal, enginePool });
+    stoppers.push(() => services.expressions.close());
     // Stoppers run last-in first: this one after HTTP and MQTT stop taking runs, before the
     // Temporal client closes, so no run answered 202 is left without its execution.
     stoppers.push(async () => { await services.admission.drain(); });

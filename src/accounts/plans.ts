@@ -124,6 +124,8 @@ export const FIXED_LIMITS = {
   workflowFlowCallDepth: 10,
   /** Node outputs above this travel by reference (GridFS), never in Temporal history. */
   workflowInlineOutputBytes: 256 * 1024,
+  /** Heap of one expression thread (JSONata and templates run there, src/flows/expression-pool.ts); past it the expression fails. */
+  expressionHeapMb: 256,
 } as const;
 
 export const isPlanTier = (v: unknown): v is PlanTier => typeof v === 'string' && (PLAN_TIERS as readonly string[]).includes(v);

@@ -5,14 +5,13 @@
  * execution ended without writing it itself: the 10-minute timeout, a terminated execution.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ajv } from '../json-schema';
 import { LimitReachedError, NotFoundError, ValidationError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_ERROR } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
-import { ValidationDetail, checkRunBody, validateDefinition } from './validate';
+import { ValidationDetail, checkRunBody, compileInputSchema, validateDefinition } from './validate';
 import { FINAL_STATUSES, type EdgeDef, type NodeDef, type RunStatus, type WorkflowDefinition } from './schemas';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './store';
 
@@ -353,8 +352,7 @@ export class RunService {
 
 /** Run input against the workflow's input_schema; 422 with the failing path. */
 function checkInput(schema: Record<string, unknown>, input: unknown): void {
-  const validate = ajv.compile(schema);
-  ajv.removeSchema(schema);
+  const validate = compileInputSchema(schema);
   if (!validate(input ?? null)) {
     const e = validate.errors?.[0];
     const path = `input${(e?.instancePath ?? '').replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')}`;

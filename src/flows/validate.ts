@@ -2,9 +2,9 @@
  * Validation of a workflow definition (decisions section 7): every problem found is one
  * `{path, message}` detail of the 422 answer, with paths like `nodes[3].config.url`.
  */
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FIXED_LIMITS as L } from '../accounts/plans';
-import { ajv, validatorFor } from '../json-schema';
+import { userSchemaAjv, validatorFor } from '../json-schema';
 import { analyzeGraph, graphDepth } from './graph';
 import { nodeKind, NODE_TYPES } from './nodes';
 import { definitionSchema, runBodySchema, RunBody, WorkflowDefinition } from './schemas';
@@ -95,8 +95,7 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
   }
   if (def.input_schema !== undefined) {
     try {
-      ajv.compile(def.input_schema);
-      ajv.removeSchema(def.input_schema);
+      compileInputSchema(def.input_schema);
     } catch (err) {
       details.push({ path: 'input_schema', message: `not a valid JSON Schema: ${(err as Error).message}` });
     }
@@ -117,4 +116,13 @@ export function checkRunBody(raw: unknown, sizeBytes: number): { details: Valida
   if (deep !== undefined) return { details: [{ path: deep, message: `JSON nesting exceeds ${L.jsonNestingDepth} levels` }] };
   if (!validateRunBody(raw)) return { details: (validateRunBody.errors ?? []).map((e) => ajvDetail('', e)) };
   return { details: [], body: raw as RunBody };
+}
+
+/** A workflow's input_schema is the user's: its patterns run on RE2 (json-schema.ts); defaults fill the run input. */
+const inputSchemas = userSchemaAjv({ useDefaults: true });
+
+export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
+  const validate = inputSchemas.compile(schema);
+  inputSchemas.removeSchema(schema);
+  return validate;
 }

@@ -10,6 +10,7 @@ import { Worker, Runtime, DefaultLogger } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { createFlowActivities } from '../../../activities/flows';
 import { NodeRunner } from '../../../src/flows/node-runner';
+import { ExpressionPool } from '../../../src/flows/expression-pool';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/store';
 import { RunService, FlowService, RunEngine } from '../../../src/flows/service';
 import type { FlowRunArgs } from '../../../workflows/flow';
@@ -58,6 +59,7 @@ let env: TestWorkflowEnvironment;
 let worker: Worker;
 let running: Promise<void>;
 const outputs = new MemoryOutputs();
+const expressions = new ExpressionPool();
 const runs = new MemoryRuns();
 const taskQueue = 'flows-test';
 
@@ -68,9 +70,9 @@ beforeAll(async () => {
   env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
   const runner = new NodeRunner({
     outputs, runs, workflows: { get: async (_accountId, id) => flowDocs.get(id) ?? null },
-    vault: { withSecrets: (_accountId, config, use) => use(config, { text: (s) => s }) },
+    vault: { withSecrets: (_accountId, _definition, use) => use({}, { text: (s) => s }) },
     nodes: {
-      allowHosts: [], logger: createLogger('silent'),
+      expressions, allowHosts: [], logger: createLogger('silent'),
       snippets: { runSnippet: async () => { throw new Error('unused'); } },
       storage: { runS3: async () => { throw new Error('unused'); } },
       messenger: { sendToEntity: async (req) => { sent.push({ entity: req.entity, data: req.data }); return { messageId: req.messageId, duplicate: false }; } },
@@ -89,6 +91,7 @@ afterAll(async () => {
   worker?.shutdown();
   await running;
   await env?.teardown();
+  await expressions.close();
 });
 
 let seq = 0;
