@@ -5,6 +5,10 @@
  */
 import { ExpressionError, evaluateExpression, resolveTemplates } from './expressions';
 import type { ExpressionReply, ExpressionTask } from './expression-pool';
+import { lowerThreadPriority } from '../thread-priority';
+
+/** A spinning expression yields a core to the main thread, which answers every other account. */
+lowerThreadPriority(10);
 
 export default async function runTask(task: ExpressionTask): Promise<ExpressionReply> {
   try {
