@@ -5,6 +5,7 @@
  * The waits are bounded by what finished first, not by how fast the machine is.
  */
 import { api, cli, newAccount } from '../../support/env';
+import { newDevice, until } from '../mqtt/support';
 import { createWorkflow, node, startRun, transform, waitForRun } from './helpers';
 
 jest.setTimeout(300_000);
@@ -40,6 +41,21 @@ it('a run input holding {{ vault.NAME }} reaches the device as that text, direct
   const got = await inbox(entity.json?.apiKey as string);
   expect(got.map((m) => m.data.v)).toEqual(['{{ vault.LEAK }}', '{{ vault.LEAK }}']);
   expect(JSON.stringify(got)).not.toContain(SECRET);
+});
+
+it('a device message holding {{ vault.NAME }} that triggers an exposed workflow is echoed back as that text', async () => {
+  const device = await newDevice(victim.accountId, 'talker');
+  const wf = await createWorkflow(victim.apiKey, {
+    name: 'echo back', exposed: true, trigger: { tags: ['echo'], match: 'any' },
+    nodes: [{ id: 'reply', type: 'device.send', config: { entity: 'talker', data: { said: '{{ input.message.data.text }}' } } }], edges: [],
+  });
+  const sent = await api('POST', '/api/entities/message', { key: device.apiKey, body: { msg_type: 'publish', data: { text: 'hi {{ vault.LEAK }}' }, context: { tags: ['echo'] } } });
+  expect(sent.status).toBe(200);
+  const runs = async () => (await api('GET', `/api/workflows/${wf}/runs`, { key: victim.apiKey })).body.runs as Array<{ runId: string }>;
+  const first = await until(async () => (await runs())[0], 60_000, 'a run for the publish');
+  expect((await waitForRun(victim.apiKey, first.runId)).status).toBe('completed');
+  const got = await inbox(device.apiKey);
+  expect(got.map((m) => m.data)).toEqual([{ said: 'hi {{ vault.LEAK }}' }]);
 });
 
 it("one account's runaway expressions do not hold another account's requests or runs", async () => {
