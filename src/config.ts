@@ -74,7 +74,7 @@ export interface Config {
   /** Hosts a webhook may target even when they resolve to internal addresses. */
   webhookAllowHosts: string[];
   /**
-   * Overrides of the aws.s3 client's spec timeouts (connect 10 s, read 30 s), for test stacks
+   * Overrides of the aws.s3 client's timeouts (docs/contract.md §7: connect 10 s, read 30 s), for test stacks
    * that must see a dead endpoint fail quickly. Unset in production.
    */
   s3ConnectTimeoutMs?: number;

@@ -4,7 +4,7 @@
  * that node's timeout and retry policy (temporal/limits.ts); `delay`, `forEach` and `flow.call`
  * are sequenced here (a durable timer, chunked activities, a child workflow).
  *
- * Graph rules (decisions section 7): a run starts at every node with no incoming edge; a node
+ * Graph rules (docs/contract.md §7): a run starts at every node with no incoming edge; a node
  * runs once every forward incoming edge has been decided and at least one was taken (join);
  * a node whose incoming edges were all not taken is skipped and passes "not taken" on. An edge
  * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.

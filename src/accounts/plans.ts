@@ -1,5 +1,5 @@
 /**
- * The one plans table (decisions.md section 3). Every limit that scales with the plan is read
+ * The one plans table (docs/contract.md §3). Every limit that scales with the plan is read
  * from here; nothing else hard-codes these numbers.
  */
 export const PLAN_TIERS = ['free', 'starter', 'standard', 'pro'] as const;
@@ -19,7 +19,7 @@ export interface Plan {
   maxWorkflows: number;
   workflowRunsPerMonth: number;
   concurrentWorkflowRuns: number;
-  /** One unit per started second of node execution (decisions section 7). */
+  /** One unit per started second of node execution (docs/contract.md §3 "Compute units"). */
   computeUnitsPerMonth: number;
   maxConnectors: number;
   maxVaultEntries: number;
@@ -57,7 +57,7 @@ export const PLANS: Readonly<Record<PlanTier, Plan>> = {
   },
 };
 
-/** Limits that are the same on every plan (service-spec "Limits"). */
+/** Limits that are the same on every plan (docs/contract.md §3 "Limits"). */
 export const FIXED_LIMITS = {
   scanWritesPerMinute: 30,
   scanReadsPerMinute: 60,
@@ -85,7 +85,7 @@ export const FIXED_LIMITS = {
   webhookTimeoutMs: 10_000,
   workflowWritesPerMinute: 30,
   workflowRunsPerMinute: 60,
-  /** Waiting runs (decisions section 7): per account and in total; a run waits at most an hour. */
+  /** Waiting runs (docs/contract.md §7 "Limits and admission"): per account and in total; a run waits at most an hour. */
   workflowQueuedPerAccount: 500,
   workflowQueuedTotal: 10_000,
   workflowQueueWaitMs: 60 * 60_000,
@@ -106,7 +106,7 @@ export const FIXED_LIMITS = {
   /** Wall-clock limit of one ffmpeg/ffprobe run, and the address-space limit it runs under. */
   clipToolSeconds: 180,
   clipToolMemoryBytes: 2 * GB,
-  // User workflows (service-spec "Limits / Workflow execution"; decisions section 7).
+  // User workflows (docs/contract.md §7).
   workflowRunTimeoutMs: 10 * 60_000,
   workflowNodeTimeoutDefaultMs: 30_000,
   workflowNodeTimeoutCeilingMs: 5 * 60_000,

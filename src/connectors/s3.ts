@@ -1,6 +1,7 @@
 /**
- * The aws.s3 node's operations with the official AWS SDK v3 S3 client, configured as the spec
- * fixes it: connect timeout 10 s, read timeout 30 s, at most 2 retries (3 attempts). Outputs
+ * The aws.s3 node's operations with the official AWS SDK v3 S3 client, configured as the contract
+ * (docs/contract.md §7 "Connectors and vault") fixes it: connect timeout 10 s, read timeout 30 s,
+ * at most 2 retries (3 attempts). Outputs
  * are plain JSON. The endpoint host is checked against internal addresses before each call and
  * again at connect time (DNS rebinding), unless it is in WEBHOOK_ALLOW_HOSTS.
  */
@@ -12,7 +13,7 @@ import {
 import { assertPublicHost, safeLookup } from '../net/safe-target';
 import type { S3OperationConfig } from './schemas';
 
-/** Spec "Cloud connector" timeouts and retries. */
+/** The connector timeouts and retries of docs/contract.md §7 "Connectors and vault". */
 export const S3_CLIENT_POLICY = { connectionTimeoutMs: 10_000, readTimeoutMs: 30_000, maxAttempts: 3 } as const;
 export type S3ClientPolicy = { connectionTimeoutMs: number; readTimeoutMs: number; maxAttempts: number };
 

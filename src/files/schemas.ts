@@ -1,5 +1,5 @@
 /**
- * Schemas of file transfer and the clip gallery (decisions.md section 8): the single source for
+ * Schemas of file transfer and the clip gallery (docs/contract.md §8): the single source for
  * validation, the TypeScript types below and the OpenAPI document.
  */
 import type { FromSchema } from 'json-schema-to-ts';

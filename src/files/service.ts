@@ -1,5 +1,5 @@
 /**
- * File transfer rules (decisions.md section 8): an entity's upload is stored, scanned by the one
+ * File transfer rules (docs/contract.md §8): an entity's upload is stored, scanned by the one
  * scan pipeline inside the workflow `file-<id>`, then delivered to its recipient or blocked; a
  * clip is made into a video and poster for the account's gallery. Downloads consume; everything
  * is deleted when it expires. HTTP (routes.ts) and Temporal activities both call this.
@@ -84,7 +84,7 @@ export interface UploadRequest {
 
 export interface StoredPart { stream: Readable; size: number; contentType: string; filename: string; range: RangeAnswer }
 
-/** Threat levels a file may be delivered with (decisions.md section 8); anything else is blocked. */
+/** Threat levels a file may be delivered with (docs/contract.md §8 "Scanning and delivery"); anything else is blocked. */
 const DELIVERABLE = new Set(['Clean', 'Informational']);
 const DAY_MS = 24 * 60 * 60 * 1000;
 const EXPIRY_BATCH = 200;

@@ -47,7 +47,7 @@ export function snippetRunner(accounts: AccountService): SnippetRunner {
   };
 }
 
-/** `aws.s3` nodes: the account's connector with the spec's client policy (timeouts overridable by config for test stacks). */
+/** `aws.s3` nodes: the account's connector with the client policy of docs/contract.md §7 "Connectors and vault" (timeouts overridable by config for test stacks). */
 export function objectStorage(connectors: ConnectorService, timeouts: { connectMs?: number; readMs?: number }): ObjectStorage {
   const policy = {
     ...S3_CLIENT_POLICY,

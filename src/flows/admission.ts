@@ -1,5 +1,5 @@
 /**
- * Admission of workflow runs (decisions section 7 "Limits and admission"): a run starts at once
+ * Admission of workflow runs (docs/contract.md §7 "Limits and admission"): a run starts at once
  * while its account holds fewer slots than its plan's concurrent runs and nobody of the account
  * waits; otherwise it waits `queued` and is promoted in FIFO order. Slots and the waiting line
  * live in MongoDB, so API replicas and workers agree: a slot is a document per running run whose

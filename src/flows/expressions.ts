@@ -92,7 +92,7 @@ export interface TemplateOptions {
  * `"{{ nodes.a.body }}"` can be an object); otherwise each template is replaced by its text.
  * `{{ vault.NAME }}` becomes the secret only where it stands in the author's text: what an
  * expression yields is inserted as data and never read again, so a run input or a device message
- * holding `{{ vault.NAME }}` stays that literal text (decisions section 7).
+ * holding `{{ vault.NAME }}` stays that literal text (docs/contract.md §7 "Templating").
  */
 export async function resolveTemplates(value: unknown, context: ExpressionContext, timeoutMs: number, options: TemplateOptions = {}): Promise<unknown> {
   const secrets = options.secrets ?? {};

@@ -1,5 +1,5 @@
 /**
- * JSON Schemas of workflow definitions and runs (decisions section 7): the source of validation,
+ * JSON Schemas of workflow definitions and runs (docs/contract.md §7 "Definitions"): the source of validation,
  * of the TypeScript types and of the OpenAPI document. Each node kind's config schema lives in
  * its own file under nodes/; the documented definition schema is assembled from them.
  */

@@ -213,7 +213,7 @@ export class RunService {
         graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
       };
     };
-    // Device-event runs do not count toward the month's runs (decisions section 7).
+    // Device-event runs do not count toward the month's runs (docs/contract.md §7 "Device-event triggers").
     const monthRun = quota !== undefined && trigger.type === 'manual' ? {
       reserve: async () => {
         if (!(await quota.reserveRun(accountId, plan.workflowRunsPerMonth))) {

@@ -1,5 +1,5 @@
 /**
- * Device-event triggers (decisions section 7): a stored `publish` that passed or skipped
+ * Device-event triggers (docs/contract.md §7): a stored `publish` that passed or skipped
  * validation starts a run of every enabled, exposed workflow of the account whose trigger tags
  * match (`any` or `all`), with the message as input. At most 50 workflows per message (oldest
  * first; the rest are logged), 60 triggers per minute per workflow. Such runs do not count toward

@@ -1,5 +1,5 @@
 /**
- * Validation of a workflow definition (decisions section 7): every problem found is one
+ * Validation of a workflow definition (docs/contract.md §7 "Validation"): every problem found is one
  * `{path, message}` detail of the 422 answer, with paths like `nodes[3].config.url`.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -107,7 +107,7 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
   return details.length ? { details } : { details, definition: def };
 }
 
-/** The body of POST .../run: size and nesting answer 422 like a definition's (spec: Workflow component errors). */
+/** The body of POST .../run: size and nesting answer 422 like a definition's (docs/contract.md §7 "Validation"). */
 export function checkRunBody(raw: unknown, sizeBytes: number): { details: ValidationDetail[]; body?: RunBody } {
   if (sizeBytes > L.workflowDefinitionBytes) {
     return { details: [{ path: '', message: `body is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };

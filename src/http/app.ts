@@ -13,7 +13,7 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function areaOfPath(p: string): Area {
   if (p.startsWith('/api/scan') || p.startsWith('/api/account')) return 'scan';
-  // Workflow-side resources answer in the scanning shape (decisions.md section 7).
+  // Workflow-side resources answer in the scanning shape (docs/contract.md §4 "Error bodies").
   if (p.startsWith('/api/vault') || p.startsWith('/api/connectors')) return 'scan';
   if (p === '/api/workflows' || p.startsWith('/api/workflows/')) return 'workflow';
   if (p.startsWith('/api/')) return 'messaging';

@@ -30,7 +30,7 @@ function scanWindow(accountId: string, plan: PlanTier, rate: 'scan-read' | 'scan
   return { scope: `acct:${accountId}:scan`, windowMs: 60_000, rules: [cls, { name: 'plan', limit: planOf(plan).scanRequestsPerMinute }] };
 }
 
-/** Writes of workflows, connectors and vault entries share one counter per account (spec: 30 per minute). */
+/** Writes of workflows, connectors and vault entries share one counter per account (docs/contract.md §3 "Rate limits": 30 per minute). */
 function workflowWriteWindow(accountId: string): Window {
   return { scope: `acct:${accountId}:wf`, windowMs: 60_000, rules: [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }] };
 }

@@ -1,5 +1,5 @@
 /**
- * Runs a user's Python snippet in a jail (decisions.md section 7, "Python snippet"):
+ * Runs a user's Python snippet in a jail (docs/contract.md §7 "Python snippet"):
  * bubblewrap gives fresh user, pid, network, ipc, uts and mount namespaces with nothing but a
  * read-only /usr and an empty tmpfs, no environment and an unprivileged uid; prlimit bounds
  * address space (256 MB), CPU seconds (the node timeout), processes, open files and file size;

@@ -21,7 +21,7 @@ import type { ScanResult } from './schemas';
 import { round2Deep } from './rounding';
 import type { Finding, ScanType } from './types';
 
-/** Fields of the payload-scan report that the spec names at the top level of a payload result. */
+/** Fields of the payload-scan report that docs/contract.md §5 "Payload scans" names at the top level of a payload result. */
 const PAYLOAD_FIELDS = ['codeExtraction', 'promptInjection', 'sensitiveData', 'toolCallAnalysis'] as const;
 /** Fields that quote scanned content; persisted only cut to this many characters. */
 const EXCERPT_KEYS = new Set(['match', 'excerpt', 'evidence', 'redacted']);

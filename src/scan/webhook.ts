@@ -1,5 +1,5 @@
 /**
- * Scan-result webhooks: the payload of the spec's table, auth headers per auth type, and the
+ * Scan-result webhooks: the payload of docs/contract.md §5 "Webhooks", auth headers per auth type, and the
  * signature `X-Scanner-Signature: sha256=<hex HMAC-SHA256 of the raw body>` keyed by the
  * credential exactly as entered, sent with `X-Scanner-Request-ID` only when auth is configured.
  * Delivery is one attempt with a short timeout (fire-and-forget); the connection is refused when

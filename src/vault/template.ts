@@ -1,5 +1,5 @@
 /**
- * `{{ vault.NAME }}` in a node's config (decisions.md section 7, templating). The activity that
+ * `{{ vault.NAME }}` in a node's config (docs/contract.md §7 "Templating"). The activity that
  * runs the node finds the names in the author's config, reveals them, and fills them in during
  * the one templating pass over the author's text (src/flows/expressions.ts), so a value that came
  * from data is never read as a reference; it redacts them from what it reports.

@@ -1,5 +1,5 @@
 /**
- * Scan webhooks (src/scan/webhook.ts): the payload of the spec table, the auth headers per auth
+ * Scan webhooks (src/scan/webhook.ts): the payload of docs/contract.md §5 "Webhooks", the auth headers per auth
  * type, the HMAC over the exact raw body bytes keyed by the credential as entered, additional
  * headers outside the signature, and delivery against a local receiver (allow-listed 127.0.0.1):
  * bytes on the wire, status handling, no redirects, the timeout, and the connect-time DNS check.
