@@ -79,6 +79,14 @@ const VAULT_EXPRESSION = /^\s*vault\.([A-Za-z_][A-Za-z0-9_]{0,63})\s*$/;
 
 const hasTemplate = (s: string): boolean => /\{\{[\s\S]+?\}\}/.test(s);
 
+/** Whether `value` holds a `{{ expr }}` that needs JSONata (not only vault references), outside `skipKeys`. */
+export function hasExpressionTemplate(value: unknown, skipKeys: readonly string[]): boolean {
+  if (typeof value === 'string') return [...value.matchAll(TEMPLATE)].some((m) => !VAULT_EXPRESSION.test(m[1]));
+  if (Array.isArray(value)) return value.some((v) => hasExpressionTemplate(v, skipKeys));
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => !skipKeys.includes(k) && hasExpressionTemplate(v, skipKeys));
+  return false;
+}
+
 export interface TemplateOptions {
   /** Keys whose values are not templates (a python snippet, a JSONata expression): only the vault references in them are filled. */
   skipKeys?: readonly string[];

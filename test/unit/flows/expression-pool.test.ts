@@ -75,3 +75,12 @@ it('a cancelled task that still waits for a thread leaves the queue', async () =
   expect(pool.stats().waiting).toBe(0);
   expect(await busy).toBe('stopped');
 });
+
+it('a config with nothing to evaluate (vault references only) is filled without waiting for a thread', async () => {
+  pool = new ExpressionPool({ threads: 1 });
+  const busy = pool.evaluate('a', REDOS, ctx, 3_000).catch(() => 'stopped');
+  const filled = await pool.resolveTemplates('b', { h: 'Bearer {{ vault.K }}', code: 'print("{{ vault.K }}")', n: 3 }, ctx, 5_000, { skipKeys: ['code'], secrets: { K: 'v' } });
+  expect(filled).toEqual({ h: 'Bearer v', code: 'print("v")', n: 3 });
+  expect(pool.stats()).toEqual({ busy: 1, waiting: 0, threads: 1 });
+  expect(await busy).toBe('stopped');
+});
