@@ -2,11 +2,12 @@
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
 import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../scan/upload';
-import type { Services } from '../services';
+import type { Logger } from '../log';
+import type { ScanService } from '../scan/service';
 import {
   acceptedSchema, fileStatusSchema, galleryQuerySchema, GalleryQuery, gallerySchema, inboxQuerySchema, inboxSchema, uploadBodySchema,
 } from './schemas';
-import type { BlobPart, FileCaller, StoredPart } from './service';
+import type { BlobPart, FileCaller, FileService, StoredPart } from './service';
 
 const UPLOAD_FIELDS = textFieldsOf(uploadBodySchema);
 
@@ -40,7 +41,7 @@ const callerOf = (ctx: AppContext): FileCaller => {
 
 const binary = (contentType: string, description: string) => ({ description, contentType, schema: { type: 'string', format: 'binary' } });
 
-export function registerFileRoutes(r: RouteRegistry, s: Services): void {
+export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; scans: Pick<ScanService, 'fileSizeLimit'>; logger: Logger }): void {
   r.add({
     method: 'POST', path: '/api/entities/files', area: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
     summary: 'Send a file (or a clip) to another entity; it is malware-scanned before delivery',
