@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { parseAllowEntry } from './net/safe-target';
 
 export type Role = 'api' | 'worker' | 'mqtt';
 const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
@@ -69,7 +70,10 @@ export interface Config {
   entityKeySecret?: string;
   /** 32-byte key (hex or base64) for AES-256-GCM of webhook credentials. Same local default. */
   dataEncryptionKey?: string;
-  /** Hosts a webhook may target even when they resolve to internal addresses. */
+  /**
+   * Targets a webhook, connector or http node may reach although they resolve to internal
+   * addresses: `host:port`, `host:*` (every port), or a bare `host` (ports 80 and 443 only).
+   */
   webhookAllowHosts: string[];
   /**
    * Overrides of the aws.s3 client's spec timeouts (connect 10 s, read 30 s), for test stacks
@@ -187,6 +191,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const tlsWanted = certPath || caPath || serverName || str('TEMPORAL_TLS') === 'true';
 
+  const webhookAllowHosts = (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const entry of webhookAllowHosts) {
+    if (!parseAllowEntry(entry)) problems.push(`WEBHOOK_ALLOW_HOSTS entry "${entry}" must be host, host:port, host:* or [ipv6]:port`);
+  }
+
   const config: Config = {
     roles,
     port: port('PORT', 8080),
@@ -222,7 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     entityKeySecret,
     dataEncryptionKey,
-    webhookAllowHosts: (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    webhookAllowHosts,
     s3ConnectTimeoutMs: str('S3_CONNECT_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_CONNECT_TIMEOUT_MS', 0),
     s3ReadTimeoutMs: str('S3_READ_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_READ_TIMEOUT_MS', 0),
     rootDir,

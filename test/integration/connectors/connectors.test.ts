@@ -101,7 +101,7 @@ describe('connectors API', () => {
   });
 
   it('runs S3 operations through the stored connector (the aws.s3 entry point)', async () => {
-    const admin = createS3Client({ region: 'us-east-1', endpoint: moto.endpoint, accessKeyId: 'x', secretAccessKey: 'y' }, { allowHosts: ['127.0.0.1'] });
+    const admin = createS3Client({ region: 'us-east-1', endpoint: moto.endpoint, accessKeyId: 'x', secretAccessKey: 'y' }, { allowHosts: ['127.0.0.1:*'] });
     await admin.send(new CreateBucketCommand({ Bucket: 'conn-bucket' }));
     admin.destroy();
     await withDb(async (db) => {
