@@ -48,6 +48,8 @@ export interface Config {
   temporalAddress?: string;
   temporalPort: number;
   temporalUiPort: number;
+  /** Public address of the Temporal Web UI the dashboard links runs to; unset: the local UI, if any. */
+  temporalUiUrl?: string;
   temporalNamespace: string;
   temporalTaskQueue: string;
   temporalTls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
@@ -217,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
     temporalAddress: str('TEMPORAL_ADDRESS'),
     temporalPort: port('TEMPORAL_PORT', 7233),
     temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
+    temporalUiUrl: url('TEMPORAL_UI_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'sentinel',
     temporalTls: tlsWanted ? { certPath, keyPath, caPath, serverName } : undefined,
@@ -256,6 +259,17 @@ export function decodeKey(text: string): Buffer | undefined {
 /** True when this process should start the local stack's MongoDB-wire server. */
 export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
 export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
+
+/**
+ * Where the dashboard links a run in the Temporal Web UI: TEMPORAL_UI_URL; else the local dev
+ * server's UI on TEMPORAL_UI_PORT of the host the browser reached the dashboard on; else (a
+ * remote Temporal without TEMPORAL_UI_URL) nowhere, and the dashboard shows no link.
+ */
+export type TemporalUiLink = { url: string; namespace: string } | { port: number; namespace: string } | null;
+export const temporalUiOf = (c: Config): TemporalUiLink => {
+  if (c.temporalUiUrl) return { url: c.temporalUiUrl, namespace: c.temporalNamespace };
+  return usesLocalTemporal(c) ? { port: c.temporalUiPort, namespace: c.temporalNamespace } : null;
+};
 export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
 /** True when this process should start the local stack's second FerretDB, the one for stored bytes. */
 export const usesLocalBlobs = (c: Config): boolean => c.mongodbBlobUri === undefined && c.mongodbUri === undefined;
