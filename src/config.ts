@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { parseAllowEntry } from './net/safe-target';
 
 export type Role = 'api' | 'worker' | 'mqtt';
 const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
@@ -47,6 +48,8 @@ export interface Config {
   temporalAddress?: string;
   temporalPort: number;
   temporalUiPort: number;
+  /** Public address of the Temporal Web UI the dashboard links runs to; unset: the local UI, if any. */
+  temporalUiUrl?: string;
   temporalNamespace: string;
   temporalTaskQueue: string;
   temporalTls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
@@ -71,7 +74,10 @@ export interface Config {
   entityKeySecret?: string;
   /** 32-byte key (hex or base64) for AES-256-GCM of webhook credentials. Same local default. */
   dataEncryptionKey?: string;
-  /** Hosts a webhook may target even when they resolve to internal addresses. */
+  /**
+   * Targets a webhook, connector or http node may reach although they resolve to internal
+   * addresses: `host:port`, `host:*` (every port), or a bare `host` (ports 80 and 443 only).
+   */
   webhookAllowHosts: string[];
   /**
    * Overrides of the aws.s3 client's timeouts (docs/contract.md §7: connect 10 s, read 30 s), for test stacks
@@ -189,6 +195,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const tlsWanted = certPath || caPath || serverName || str('TEMPORAL_TLS') === 'true';
 
+  const webhookAllowHosts = (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const entry of webhookAllowHosts) {
+    if (!parseAllowEntry(entry)) problems.push(`WEBHOOK_ALLOW_HOSTS entry "${entry}" must be host, host:port, host:* or [ipv6]:port`);
+  }
+
   const config: Config = {
     roles,
     port: port('PORT', 8080),
@@ -210,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     temporalAddress: str('TEMPORAL_ADDRESS'),
     temporalPort: port('TEMPORAL_PORT', 7233),
     temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
+    temporalUiUrl: url('TEMPORAL_UI_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'sentinel',
     temporalTls: tlsWanted ? { certPath, keyPath, caPath, serverName } : undefined,
@@ -225,7 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     entityKeySecret,
     dataEncryptionKey,
-    webhookAllowHosts: (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    webhookAllowHosts,
     s3ConnectTimeoutMs: str('S3_CONNECT_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_CONNECT_TIMEOUT_MS', 0),
     s3ReadTimeoutMs: str('S3_READ_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_READ_TIMEOUT_MS', 0),
     rootDir,
@@ -250,6 +262,17 @@ export function decodeKey(text: string): Buffer | undefined {
 /** True when this process should start the local stack's MongoDB-wire server. */
 export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
 export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
+
+/**
+ * Where the dashboard links a run in the Temporal Web UI: TEMPORAL_UI_URL; else the local dev
+ * server's UI on TEMPORAL_UI_PORT of the host the browser reached the dashboard on; else (a
+ * remote Temporal without TEMPORAL_UI_URL) nowhere, and the dashboard shows no link.
+ */
+export type TemporalUiLink = { url: string; namespace: string } | { port: number; namespace: string } | null;
+export const temporalUiOf = (c: Config): TemporalUiLink => {
+  if (c.temporalUiUrl) return { url: c.temporalUiUrl, namespace: c.temporalNamespace };
+  return usesLocalTemporal(c) ? { port: c.temporalUiPort, namespace: c.temporalNamespace } : null;
+};
 export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
 /** True when this process should start the local stack's second FerretDB, the one for stored bytes. */
 export const usesLocalBlobs = (c: Config): boolean => c.mongodbBlobUri === undefined && c.mongodbUri === undefined;

@@ -20,7 +20,9 @@ export type JsonSchema = Record<string, unknown>;
 const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean; compare: (a: string, b: string) => number | undefined };
 const dateTime = { type: 'string' as const, validate: (s: string) => rfc3339.validate(s) && !Number.isNaN(Date.parse(s)), compare: rfc3339.compare };
 
-export const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true });
+// strictNumbers: `1e309` in a JSON body parses as Infinity, which no number field may hold (it
+// would be stored as null).
+export const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, strictNumbers: true });
 addFormats(ajv);
 ajv.addFormat('date-time', dateTime);
 /** Query strings arrive as text: this instance coerces "10" to 10 and "true" to true. */
@@ -48,6 +50,12 @@ export function userSchemaAjv(options: Options = {}): Ajv {
   a.addFormat('date-time', dateTime);
   return a;
 }
+
+/**
+ * The `offset` of every paged list: a query value like `1e400` coerces to Infinity and `1e300` is
+ * finite but absurd; both are 400 here rather than a database error later.
+ */
+export const pageOffsetProperty = { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 } as const;
 
 const cache = new WeakMap<JsonSchema, ValidateFunction>();
 const queryCache = new WeakMap<JsonSchema, ValidateFunction>();

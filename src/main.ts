@@ -8,7 +8,7 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { Config, ConfigError, loadConfig, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
+import { Config, ConfigError, loadConfig, temporalUiOf, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
 import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
 import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
@@ -55,7 +55,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
   try {
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
-    const dashboard = config.roles.includes('api') ? dashboardMiddleware() : undefined;
+    const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
     const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
     const startMongo = usesLocalMongo(config);
     const startBlobs = usesLocalBlobs(config);

@@ -10,7 +10,7 @@ import https from 'node:https';
 import {
   DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
 } from '@aws-sdk/client-s3';
-import { assertPublicHost, safeLookup } from '../net/safe-target';
+import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { S3OperationConfig } from './schemas';
 
 /** The connector timeouts and retries of docs/contract.md §7 "Connectors and vault". */
@@ -62,7 +62,8 @@ export type S3Output =
 
 export function createS3Client(settings: S3Settings, opts: S3CallOptions): S3Client {
   const policy = opts.policy ?? S3_CLIENT_POLICY;
-  const lookup = safeLookup(opts.allowHosts);
+  // No endpoint: AWS itself, over https.
+  const lookup = safeLookup(opts.allowHosts, settings.endpoint ? portOf(new URL(settings.endpoint)) : 443);
   const client = new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
@@ -110,7 +111,10 @@ function bodyBytes(body: unknown): { bytes: Buffer; contentType: string } {
 
 /** Runs one operation with a fresh client (its retry budget is this call's alone). */
 export async function runS3Operation(settings: S3Settings, op: Omit<S3OperationConfig, 'connector_id'>, opts: S3CallOptions): Promise<S3Output> {
-  if (settings.endpoint) await assertPublicHost(new URL(settings.endpoint).hostname, opts.allowHosts);
+  if (settings.endpoint) {
+    const endpoint = new URL(settings.endpoint);
+    await assertPublicHost(endpoint.hostname, portOf(endpoint), opts.allowHosts);
+  }
   const send = { abortSignal: opts.signal };
   let attempts = 0;
   const counted = createS3Client(settings, { ...opts, onAttempt: (a) => { attempts = a.attempt; opts.onAttempt?.(a); } });

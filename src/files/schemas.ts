@@ -3,6 +3,7 @@
  * validation, the TypeScript types below and the OpenAPI document.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { pageOffsetProperty } from '../json-schema';
 import { FIXED_LIMITS } from '../accounts/plans';
 
 export const FILE_STATUSES = ['scanning', 'delivered', 'blocked', 'downloaded', 'failed'] as const;
@@ -119,7 +120,7 @@ export const galleryQuerySchema = {
   properties: {
     kind: { type: 'string', enum: ['clip'], default: 'clip' },
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.filesPageMax, default: FIXED_LIMITS.filesPageDefault },
-    offset: { type: 'integer', minimum: 0, default: 0, description: 'Skip this many clips; next_cursor of the previous page' },
+    offset: { ...pageOffsetProperty, description: 'Skip this many clips; next_cursor of the previous page' },
     entity_name: { type: 'string', description: 'Only clips sent by this entity' },
   },
 } as const;

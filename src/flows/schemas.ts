@@ -4,6 +4,7 @@
  * its own file under nodes/; the documented definition schema is assembled from them.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { pageOffsetProperty } from '../json-schema';
 import { FIXED_LIMITS as L } from '../accounts/plans';
 import { NODE_KINDS } from './nodes';
 
@@ -108,7 +109,7 @@ export const listQuerySchema = {
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    offset: pageOffsetProperty,
   },
 } as const;
 export type ListQuery = FromSchema<typeof listQuerySchema>;

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { WebhookTarget } from './profiles';
-import { assertPublicHost, safeLookup } from '../net/safe-target';
+import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { ScanResult } from './schemas';
 
 /** The fields of a scan result a webhook reports. */
@@ -53,7 +53,7 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
   const url = new URL(target.url);
   try {
     // Literal IPs skip DNS lookups, so they are checked here; names are checked at connect time.
-    await assertPublicHost(url.hostname, opts.allowHosts);
+    await assertPublicHost(url.hostname, portOf(url), opts.allowHosts);
   } catch (err) {
     return { ok: false, error: (err as Error).message, ms: Date.now() - started };
   }
@@ -76,7 +76,7 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
       req?.destroy(err);
     }, opts.timeoutMs);
     try {
-      req = mod.request(url, { method: 'POST', headers, lookup: safeLookup(opts.allowHosts), timeout: opts.timeoutMs }, (res) => {
+      req = mod.request(url, { method: 'POST', headers, lookup: safeLookup(opts.allowHosts, portOf(url)), timeout: opts.timeoutMs }, (res) => {
         res.on('error', (err) => finish({ ok: false, status: res.statusCode, error: err.message }));
         res.on('end', () => finish({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, status: res.statusCode }));
         res.resume();

@@ -33,6 +33,8 @@ export const COLLECTIONS = {
   services: 'services',
   notifications: 'notifications',
   files: 'files',
+  // One document per download in progress (`_id` = file id): the claim that makes a download single.
+  fileDownloadClaims: 'file_download_claims',
   workflows: 'workflows',
   workflowRuns: 'workflow_runs',
   workflowOutputs: 'workflow_run_outputs',

@@ -103,7 +103,7 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
     TEMPORAL_UI_PORT: String(temporalUiPort),
     CLAMD_PORT: String(clamdPort),
     LOG_LEVEL: 'info',
-    WEBHOOK_ALLOW_HOSTS: '127.0.0.1,localhost',
+    WEBHOOK_ALLOW_HOSTS: '127.0.0.1:*,localhost:*',
     // A dead S3 endpoint fails its 3 attempts in seconds instead of the contract's 3 x 30 s read timeout (docs/contract.md §7).
     S3_CONNECT_TIMEOUT_MS: '3000',
     S3_READ_TIMEOUT_MS: '5000',

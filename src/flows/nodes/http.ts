@@ -1,7 +1,7 @@
 /** `http`: one request to a public address (the webhook SSRF guard applies). */
 import http from 'node:http';
 import https from 'node:https';
-import { assertPublicHost, safeLookup, UnsafeTargetError } from '../../net/safe-target';
+import { assertPublicHost, portOf, safeLookup, UnsafeTargetError } from '../../net/safe-target';
 import { FIXED_LIMITS } from '../../accounts/plans';
 import { defineKind, NodeFailure } from './types';
 
@@ -33,7 +33,7 @@ export const httpNode = defineKind<HttpConfig>({
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new NodeFailure(`url must be http or https, not ${url.protocol}`, false);
     try {
-      await assertPublicHost(url.hostname, deps.allowHosts);
+      await assertPublicHost(url.hostname, portOf(url), deps.allowHosts);
     } catch (err) {
       if (err instanceof UnsafeTargetError) throw new NodeFailure(`refused target: ${err.message}`, false);
       throw new NodeFailure(`cannot resolve ${url.hostname}: ${(err as Error).message}`);
@@ -53,7 +53,7 @@ export const httpNode = defineKind<HttpConfig>({
       const mod = url.protocol === 'https:' ? https : http;
       let req: http.ClientRequest;
       try {
-        req = mod.request(url, { method: config.method, headers, lookup: safeLookup(deps.allowHosts), signal: run.signal }, (r) => {
+        req = mod.request(url, { method: config.method, headers, lookup: safeLookup(deps.allowHosts, portOf(url)), signal: run.signal }, (r) => {
           const chunks: Buffer[] = [];
           let size = 0;
           r.on('data', (c: Buffer) => {

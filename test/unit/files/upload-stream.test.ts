@@ -72,4 +72,27 @@ describe('streamMultipartUpload', () => {
     r.end(body([{ name: 'file', filename: 'a.txt', data: 'abc' }]));
     await expect(p).rejects.toThrow('GridFS unavailable');
   });
+
+  it.each([
+    ['two file parts', [{ name: 'file', filename: 'a.pdf', data: 'first' }, { name: 'file', filename: 'b.pdf', data: 'second' }], 'Form field "file" given more than once'],
+    ['a file part under another name', [{ name: 'file', filename: 'a.pdf', data: 'first' }, { name: 'attachment', filename: 'b.pdf', data: 'x' }], 'Unknown form field "attachment"; expected file, dest'],
+    ['a text field given twice', [{ name: 'dest', data: 'b' }, { name: 'dest', data: 'c' }, { name: 'file', filename: 'a.pdf', data: 'x' }], 'Form field "dest" given more than once'],
+  ])('refuses %s with 400 invalid_upload, and the consumer sees its stream fail', async (_label, parts, message) => {
+    const r = req();
+    let consumerError: unknown;
+    const p = streamMultipartUpload(r as unknown as IncomingMessage, 1024 * 1024, 'x', ['dest'], async (file) => {
+      try {
+        return await lateReader(file);
+      } catch (err) {
+        consumerError = err;
+        throw err;
+      }
+    });
+    r.end(body(parts));
+    await expect(p).rejects.toMatchObject({ status: 400, code: 'invalid_upload', message });
+    if (parts[0].name === 'file') {
+      for (let i = 0; i < 50 && consumerError === undefined; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(consumerError).toBeDefined();
+    }
+  });
 });

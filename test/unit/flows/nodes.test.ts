@@ -35,12 +35,19 @@ describe('http node', () => {
   it('refuses loopback and metadata addresses unless the host is allowed', async () => {
     await expect(httpNode.execute?.({ method: 'GET', url }, ctx, run(), deps([]))).rejects.toThrow(/refused target/);
     await expect(httpNode.execute?.({ method: 'GET', url: 'http://169.254.169.254/latest/meta-data' }, ctx, run(), deps([]))).rejects.toThrow(/internal address/);
-    const ok = await httpNode.execute?.({ method: 'POST', url: `${url}/x`, body: { a: 1 } }, ctx, run(), deps(['127.0.0.1']));
+    const ok = await httpNode.execute?.({ method: 'POST', url: `${url}/x`, body: { a: 1 } }, ctx, run(), deps([new URL(url).host]));
     expect(ok?.output).toMatchObject({ status: 200, body: { method: 'POST', url: '/x' } });
   });
 
+  it('allows a host only on the port its allow-list entry names: a bare host is not every port', async () => {
+    await expect(httpNode.execute?.({ method: 'GET', url }, ctx, run(), deps(['127.0.0.1']))).rejects.toThrow(/refused target/);
+    await expect(httpNode.execute?.({ method: 'GET', url }, ctx, run(), deps(['127.0.0.1:1']))).rejects.toThrow(/refused target/);
+    const any = await httpNode.execute?.({ method: 'GET', url: `${url}/y` }, ctx, run(), deps(['127.0.0.1:*']));
+    expect(any?.output).toMatchObject({ status: 200 });
+  });
+
   it('fails the node on a status of 400 or more, without retry for a 404', async () => {
-    const err = await httpNode.execute?.({ method: 'GET', url: `${url}/fail` }, ctx, run(), deps(['127.0.0.1'])).catch((e: unknown) => e);
+    const err = await httpNode.execute?.({ method: 'GET', url: `${url}/fail` }, ctx, run(), deps(['127.0.0.1:*'])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NodeFailure);
     expect((err as NodeFailure).message).toContain('HTTP 404');
     expect((err as NodeFailure).retryable).toBe(false);
