@@ -1,7 +1,7 @@
 /** HTTP for file transfer (entity keys) and the clip gallery (account key): FileService calls only. */
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
-import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../scan/upload';
+import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../http/multipart';
 import type { Logger } from '../log';
 import type { ScanService } from '../scan/service';
 import {

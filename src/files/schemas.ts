@@ -43,7 +43,7 @@ export const uploadBodySchema = {
     kind: { type: 'string', enum: ['file', 'clip'] },
     meta: { type: 'string', description: 'JSON object, e.g. {"format": "jpeg_burst", "fps": 10}; kept as sent' },
   },
-  // Any other part, or one of these twice, is 400 invalid_upload (scan/upload.ts).
+  // Any other part, or one of these twice, is 400 invalid_upload (http/multipart.ts).
   additionalProperties: false,
 } as const;
 

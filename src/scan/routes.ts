@@ -9,7 +9,7 @@ import {
   type HistoryQuery, type PayloadBody, type ProfileInput, type ScanQuery,
 } from './schemas';
 import type { ScanOutcome, ScanService } from './service';
-import { readMultipartUpload, refuseDeclaredOverLimit, textFieldsOf } from './upload';
+import { readMultipartUpload, refuseDeclaredOverLimit, textFieldsOf } from '../http/multipart';
 
 const UPLOAD_FIELDS = textFieldsOf(scanUploadBody);
 

@@ -1,12 +1,12 @@
 /**
- * The streaming side of the multipart reader (src/scan/upload.ts `streamMultipartUpload`) as file
+ * The streaming side of the multipart reader (src/http/multipart.ts `streamMultipartUpload`) as file
  * transfer uses it: a consumer that starts late loses no bytes, fields after the file part are
  * seen, and passing the limit destroys the consumer's stream so it can drop what it wrote.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
-import { streamMultipartUpload } from '../../../src/scan/upload';
+import { streamMultipartUpload } from '../../../src/http/multipart';
 
 const B = 'FILESBOUNDARYx81';
 function body(parts: Array<{ name: string; filename?: string; data: Buffer | string }>): Buffer {

@@ -1,5 +1,5 @@
 /**
- * The streaming multipart reader of POST /api/scan (src/scan/upload.ts) with hostile bodies: the
+ * The streaming multipart reader of POST /api/scan (src/http/multipart.ts) with hostile bodies: the
  * plan limit while streaming, exactly-at-limit files, missing or several file parts, empty files,
  * wrong content types, path-traversal and control-character file names, and a form cut short.
  * The request is a PassThrough with headers, which is all busboy reads from an IncomingMessage.
@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { AppError } from '../../../src/errors';
-import { readMultipartUpload, type ParsedUpload } from '../../../src/scan/upload';
+import { readMultipartUpload, type ParsedUpload } from '../../../src/http/multipart';
 
 const B = 'TESTBOUNDARY7MA4YWxkTrZu0gW';
 

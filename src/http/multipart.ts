@@ -7,7 +7,6 @@ import type { IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
-import type { Plan } from '../accounts/plans';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 
 /** Multipart framing around the file: boundaries, part headers and the small fields. */
