@@ -63,7 +63,7 @@ export const FIXED_LIMITS = {
   scanReadsPerMinute: 60,
   autoDeferBytes: 25 * MB,
   maxPayloadDecodedBytes: 10 * MB,
-  /** Scan history pages (GET /api/scans). */
+  /** Scan history pages (GET /api/account/history). */
   historyPageDefault: 25,
   historyPageMax: 100,
   persistedExcerptChars: 200,
