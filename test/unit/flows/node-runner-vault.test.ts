@@ -36,7 +36,7 @@ const runner = new NodeRunner({
     read: async () => '',
     find: async () => [],
   },
-  runs: { recordProgress: async () => undefined, input: async () => JSON.stringify({ x: 5 }), finish: async () => true },
+  runs: { recordProgress: async () => undefined, input: async () => JSON.stringify({ x: 5 }), finish: async () => true, reserveChildRuns: async () => true },
   workflows: { get: async () => null },
   vault,
   nodes: {
