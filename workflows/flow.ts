@@ -69,7 +69,8 @@ const PROGRESS_EVERY_MS = 2_000;
 /**
  * A parent that stops (cancelled, or failed by a run limit) does not wait for its child runs to
  * acknowledge: it closes at once and Temporal terminates them (parent close policy), so a whole
- * tree stops in about one workflow task per level.
+ * tree stops in about one workflow task per level. A forEach waits for its batch workflow only,
+ * which answers a cancel at once with the counts of the child runs it started.
  */
 const CHILD_CANCELLATION = ChildWorkflowCancellationType.TRY_CANCEL;
 
@@ -274,7 +275,6 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
                 const done = await executeChild(forEachRuns, {
                   workflowId: `run-${prefix}.batch-${b}`,
                   workflowExecutionTimeout: Math.max(1_000, remaining()),
-                  cancellationType: CHILD_CANCELLATION,
                   args: [{
                     base: {
                       accountId: args.accountId, flowId: does.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
@@ -286,6 +286,12 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
                 });
                 count.started += done.started;
                 count.failed += done.failed;
+                if (done.cancelled) {
+                  // Cancelled with this run (the counts are in): the cancellation goes on from here.
+                  const scope = CancellationScope.current();
+                  if (scope.consideredCancelled) await scope.cancelRequested;
+                  throw new NodeError('its batch of child runs was cancelled', 1);
+                }
               } catch (err) {
                 const f = failureOf(err, 1);
                 count.started += f.childRuns?.started ?? 0;
@@ -442,7 +448,7 @@ export interface ForEachRunsArgs {
  * forEach continues on error; a child stopped by a run limit fails it at once, whatever
  * on_error says (the batch closes and its other children are terminated with it).
  */
-export async function forEachRuns(a: ForEachRunsArgs): Promise<ChildRunCount> {
+export async function forEachRuns(a: ForEachRunsArgs): Promise<ChildRunCount & { cancelled?: boolean }> {
   let next = a.from;
   let failure: string | undefined;
   const count: ChildRunCount = { started: 0, failed: 0 };
@@ -466,7 +472,13 @@ export async function forEachRuns(a: ForEachRunsArgs): Promise<ChildRunCount> {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, a.inFlight), a.to - a.from) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, a.inFlight), a.to - a.from) }, worker));
+  } catch (err) {
+    // Cancelled with its run: the parent gets the counts; the children are terminated as this batch closes.
+    if (isCancellation(err)) return { ...count, cancelled: true };
+    throw err;
+  }
   if (failure) throw runFailure(failure, failure, false, count);
   return count;
 }
