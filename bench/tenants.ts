@@ -5,8 +5,8 @@
  *   2. while a busy account has 40 runs of 3 parallel `http` nodes waiting on a slow target,
  *   3. while it has its whole plan (pro: 50 runs) of 12 parallel slow `http` nodes each,
  *   4. while it runs a forEach over its own workflow (on_error: continue) again and again.
- * The slow target is a local server that holds every request until the phase ends, so the busy
- * account's nodes wait for as long as the phase lasts. Each phase reports p50 / p95 / max and
+ * The slow target is a local server that holds every request until the phase ends (then answers
+ * at once), so the busy account's nodes wait for as long as the phase lasts. Each phase reports p50 / p95 / max and
  * the ratio of its p50 to the baseline's; a run that is not final after `--cap` seconds counts
  * as the cap.
  *
@@ -27,7 +27,12 @@ export async function run(args: string[]): Promise<void> {
   const samples = argOf(args, 'samples', 20);
   const capMs = argOf(args, 'cap', 60) * 1000;
   let held: http.ServerResponse[] = [];
-  const slow = http.createServer((_req, res) => { held.push(res); });
+  /** Outside a loaded phase the target answers at once, so what a phase left queued drains. */
+  let holding = false;
+  const slow = http.createServer((_req, res) => {
+    if (holding) held.push(res);
+    else res.end('{}');
+  });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', () => resolve()));
   const slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}/slow`;
   const release = () => {
@@ -74,6 +79,7 @@ export async function run(args: string[]): Promise<void> {
     /** A busy account (a fresh one per phase: POST .../run is 60 per minute) with `runs` runs held on the slow target. */
     const loaded = async (phase: string, runs: number, width: number) => {
       const key = await account(`busy-${rows.length}`, 'pro');
+      holding = true;
       const wf = await create(key, { name: 'wide', nodes: Array.from({ length: width }, (_, i) => slowHttp(`h${i}`)), edges: [] });
       const ids: string[] = [];
       for (let i = 0; i < runs; i++) ids.push(await start(key, wf));
@@ -86,10 +92,10 @@ export async function run(args: string[]): Promise<void> {
       }
       const during = held.length;
       rows.push({ phase, ms: await measure(), held: during });
+      holding = false;
       release();
       const settle = Date.now() + 120_000;
       for (const id of ids) await final(key, id, settle);
-      release();
     };
     await loaded('busy account: 40 runs x 3 slow http nodes', 40, 3);
     await loaded('busy account: 50 runs (pro) x 12 slow http nodes', 50, 12);
