@@ -10,6 +10,10 @@
  * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.
  * Outputs stay in MongoDB; only sizes and branch labels reach this code, so history stays small,
  * and the run continues-as-new every 2,000 events or sooner when Temporal suggests it.
+ *
+ * Tenants share the workers, so a top-level run's whole tree is bounded here: child runs (of
+ * flow.call and forEach) count toward one depth and one budget, and the run's width (node
+ * executions in flight) is shared with its child runs. A bound that is hit fails the tree.
  */
 import {
   ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowCancellationType, ChildWorkflowFailure, continueAsNew,
