@@ -7,6 +7,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } 
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
 import { createActivities, ActivityDeps } from '../activities';
+import { WORKER_ACTIVITY_SLOTS } from './limits';
 
 /** Routes the SDK's own logs (worker state, workflow and activity logs) into pino. Once per process. */
 let runtimeInstalled = false;
@@ -38,6 +39,8 @@ export async function startWorker(config: Config, connection: NativeConnection, 
     taskQueue: config.temporalTaskQueue,
     workflowBundle,
     activities: createActivities(deps),
+    // Node activities mostly wait on I/O; one account can hold at most half of these (temporal/limits.ts).
+    maxConcurrentActivityTaskExecutions: WORKER_ACTIVITY_SLOTS,
     shutdownGraceTime: '10s',
   });
   const done = worker.run();

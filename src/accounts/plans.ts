@@ -122,6 +122,10 @@ export const FIXED_LIMITS = {
   workflowStepOutputBytes: 10 * MB,
   workflowRunOutputBytes: 100 * MB,
   workflowFlowCallDepth: 10,
+  /** Child runs (flow.call and forEach, at every depth) one top-level run may start in all. */
+  workflowChildRunsPerRun: 10_000,
+  /** Node executions in flight at once in one run and all its child runs together. */
+  workflowRunWidth: 10,
   /** Node outputs above this travel by reference (GridFS), never in Temporal history. */
   workflowInlineOutputBytes: 256 * 1024,
   /** Heap of one expression thread (JSONata and templates run there, src/flows/expression-pool.ts); past it the expression fails. */

@@ -5,7 +5,7 @@
  * 256 KB) and only their size and the chosen branch return to the workflow.
  */
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
-import { runOutputError, stepOutputError } from '../../temporal/limits';
+import { CHILD_RUNS_PER_RUN, runOutputError, stepOutputError } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
 import { ExpressionContext, ExpressionError } from './expressions';
 import { nodeKind } from './nodes';
@@ -27,6 +27,7 @@ export interface RunProgress {
   recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
   input(runId: string): Promise<string | undefined>;
   finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
+  reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean>;
 }
 
 export interface NodeRunnerDeps {
@@ -286,6 +287,11 @@ export class NodeRunner {
     const text = (await this.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
     const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text));
     return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /** Child runs taken from the budget of the tree whose top-level run is `rootRunId`; false when refused. */
+  async reserveChildRuns(args: { rootRunId: string; count: number }): Promise<boolean> {
+    return this.deps.runs.reserveChildRuns(args.rootRunId, args.count, CHILD_RUNS_PER_RUN);
   }
 
   /** Progress of a top-level run while it runs (the interpreter sends what changed). */

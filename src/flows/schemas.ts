@@ -125,7 +125,8 @@ export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancel
 export type RunStatus = (typeof RUN_STATUSES)[number];
 /** A run in one of these never changes again. */
 export const FINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
-export const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
+/** `cancelled`: the node was in flight when its run was cancelled or stopped by a run limit. */
+export const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled'] as const;
 
 export const logEntrySchema = {
   type: 'object',
@@ -157,6 +158,12 @@ export const runNodeSchema = {
     outputBytes: { type: 'integer' },
     output: { description: 'The latest output, once the run has ended (an output over 256 KB is a reference object)' },
     error: { type: 'string' },
+    childRuns: {
+      type: 'object',
+      required: ['started', 'failed'],
+      description: 'flow.call and forEach over a workflow: the child runs the node started and how many of them failed',
+      properties: { started: { type: 'integer' }, failed: { type: 'integer' } },
+    },
   },
 } as const;
 
@@ -178,6 +185,7 @@ export const runSchema = {
     error: { type: ['string', 'null'] },
     log: { type: 'array', items: logEntrySchema },
     nodes: { type: 'array', items: runNodeSchema },
+    childRuns: { type: 'integer', description: 'Child runs taken from the run\'s budget by its whole tree (flow.call and forEach at every depth; at most 10,000)' },
     queuedAt: { type: 'string', format: 'date-time' },
     startedAt: { type: ['string', 'null'], format: 'date-time' },
     finishedAt: { type: ['string', 'null'], format: 'date-time' },

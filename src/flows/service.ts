@@ -344,7 +344,7 @@ export class RunService {
     }
     return {
       runId: run._id, workflowId: run.workflowId, workflowName: run.workflowName, trigger: run.trigger, status: run.status,
-      input: decodeUserJson(run.input), output, error: run.error, log: run.log, nodes,
+      input: decodeUserJson(run.input), output, error: run.error, log: run.log, nodes, childRuns: run.childRuns ?? 0,
       queuedAt: iso(run.queuedAt), startedAt: iso(run.startedAt), finishedAt: iso(run.finishedAt), temporal: run.temporal,
     };
   }

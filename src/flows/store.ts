@@ -31,12 +31,14 @@ export interface WorkflowDoc {
 }
 
 export interface NodeStat {
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
   executions: number;
   attempts: number;
   durationMs: number;
   outputBytes: number;
   error?: string;
+  /** flow.call and forEach over a workflow: the child runs this node started, and how many failed. */
+  childRuns?: { started: number; failed: number };
 }
 
 export interface RunDoc {
@@ -64,6 +66,8 @@ export interface RunDoc {
   graph?: string;
   /** The plan's concurrent runs when the run was admitted. */
   slotLimit?: number;
+  /** Child runs reserved so far by the run's whole tree (flow.call and forEach, every depth). */
+  childRuns?: number;
 }
 
 /** A run's entry in the waiting line (`_id` = runId), present while its record is `queued`. */
@@ -165,6 +169,17 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
     const set: Record<string, unknown> = { outputBytes, ...(temporalRunId ? { 'temporal.runId': temporalRunId } : {}) };
     for (const [id, stat] of Object.entries(nodes)) set[`nodes.${id}`] = stat;
     await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
+  }
+  /**
+   * Takes `count` child runs from the run tree's budget in one conditional update, so the runs of
+   * one tree on several workers never pass `limit` together; false when they would.
+   */
+  async reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean> {
+    const r = await this.col.updateOne(
+      { _id: runId, $or: [{ childRuns: { $exists: false } }, { childRuns: { $lte: limit - count } }] },
+      { $inc: { childRuns: count } },
+    );
+    return r.modifiedCount === 1;
   }
   /** Final state; only a record not already final is changed (the first writer wins). */
   async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = [], from?: RunStatus): Promise<boolean> {

@@ -42,7 +42,7 @@ const runner = new NodeRunner({
     read: async () => '',
     find: async () => [],
   },
-  runs: { recordProgress: async () => undefined, input: async () => JSON.stringify(runInput), finish: async () => true },
+  runs: { recordProgress: async () => undefined, input: async () => JSON.stringify(runInput), finish: async () => true, reserveChildRuns: async () => true },
   workflows: { get: async () => null },
   vault,
   nodes: {
