@@ -3,8 +3,11 @@
  * sandbox at start) and the activities under activities/.
  */
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { DefaultLogger, InjectedSink, NativeConnection, Runtime, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
+import {
+  makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, type OpenTelemetryWorkflowExporter,
+} from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
 import { createActivities, ActivityDeps } from '../activities';
@@ -52,7 +55,26 @@ function tracingOptions(): Pick<WorkerOptions, 'interceptors' | 'sinks'> & { wor
     interceptors: {
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
     },
-    sinks: { exporter: makeWorkflowExporter(t.spanProcessor, t.resource) },
+    sinks: { exporter: idsOnlyExporter(makeWorkflowExporter(t.spanProcessor, t.resource)) },
+  };
+}
+
+/**
+ * The SDK's workflow span sink merges the whole WorkflowInfo into every workflow span's
+ * attributes, search attributes (AccountId, FlowName) and memo (the workflow's name) included:
+ * it is handed the execution's ids only.
+ */
+function idsOnlyExporter(sink: InjectedSink<OpenTelemetryWorkflowExporter>): InjectedSink<OpenTelemetryWorkflowExporter> {
+  return {
+    export: {
+      ...sink.export,
+      fn: (info, spans) => {
+        const ids: Pick<WorkflowInfo, 'workflowId' | 'runId' | 'workflowType' | 'taskQueue' | 'namespace' | 'attempt'> = {
+          workflowId: info.workflowId, runId: info.runId, workflowType: info.workflowType, taskQueue: info.taskQueue, namespace: info.namespace, attempt: info.attempt,
+        };
+        sink.export.fn(ids as WorkflowInfo, spans);
+      },
+    },
   };
 }
 
