@@ -3,7 +3,8 @@
  * poll and a workflow run, GET /metrics on METRICS_PORT has the series per route template,
  * engine, message type and run status, and the Temporal SDK's worker series; no key, account id
  * or name appears in it; and a real Prometheus (Debian's `prometheus`, started here on a free
- * port) scrapes it and answers queries for those series.
+ * port) scrapes it and answers queries for those series. Every series the Grafana dashboard
+ * queries is in the exposition.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,8 @@ import { upload } from '../../support/multipart';
 import { pickPorts } from '../../support/service';
 import { findOnPath } from '../../support/tools';
 import { createWorkflow, startRun, waitForRun } from '../workflows/helpers';
+import { exposedSeries, seriesOf } from '../../support/promql';
+import { dashboardQueries } from '../../../tools/grafana-dashboard';
 
 const metricsUrl = () => `http://127.0.0.1:${stack().metricsPort}/metrics`;
 let prometheus: ChildProcess | undefined;
@@ -82,6 +85,10 @@ test('after each kind of traffic /metrics has its series, bounded labels only, a
   expect(text).toMatch(/^nodejs_heap_size_used_bytes /m);
   expect(text).toMatch(/^temporal_workflow_completed_total\{.*workflow_type="flowRun".*\} \d+/m);
   expect(text).toMatch(/^temporal_activity_execution_latency_bucket\{/m);
+  // Every series the Grafana dashboard reads is in the live exposition, the SDK's temporal_* ones included.
+  const exposed = exposedSeries(text);
+  const missing = dashboardQueries().flatMap(seriesOf).filter((series) => !exposed.has(series));
+  expect(missing).toEqual([]);
   for (const secret of [account.apiKey, account.apiKeyId, account.accountId, entityKey, 'Metrics Labels Inc', 'boiler-room-sensor', 'quarterly-report', 'Confidential Flow Name', wf, runId]) {
     expect(text).not.toContain(secret);
   }
