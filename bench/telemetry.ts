@@ -1,0 +1,189 @@
+/**
+ * What metrics and traces cost (decisions section 12; goal: at most 5% for metrics and 10% for
+ * tracing): HTTP publish and payload-scan throughput of three `api` processes that share one local
+ * stack and differ only in telemetry:
+ *   off      METRICS_PORT=0, no OTEL_* variables;
+ *   metrics  GET /metrics on, scraped every 5 s during its turns (as Prometheus would);
+ *   tracing  METRICS_PORT=0, traces exported (OTLP/HTTP protobuf, the default) to a receiver in
+ *            this process that reads and drops them.
+ * The variants take turns, in a rotating order, for `--rounds` rounds of `--seconds` per phase, so
+ * load from other work on the machine falls on all three alike; each figure is the median of its
+ * rounds and the cost is reported against `off` of the same run.
+ *
+ *   npm run bench -- telemetry [--rounds 5] [--seconds 8]
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/log';
+import { loadSecrets } from '../src/secrets';
+import { createServices } from '../src/services';
+import { connectStorage } from '../src/storage/mongo';
+import { pickPorts, startServiceProcess, StartedService, storageEnvOf } from '../test/support/service';
+import { fmt, httpClient } from './_messaging-common';
+
+const DEVICES = 16;
+const SCAN_CLIENTS = 8;
+/** Scan writes allowed per account and minute window (FIXED_LIMITS.scanWritesPerMinute is 30), with a margin. */
+const SCANS_PER_ACCOUNT_WINDOW = 28;
+
+function argOf(args: string[], name: string, dflt: number): number {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** `width` loops for `seconds`; returns successful operations per second and the failures. */
+async function throughput(width: number, seconds: number, op: (w: number, i: number) => Promise<boolean>): Promise<{ perSecond: number; failed: number }> {
+  let ok = 0;
+  let failed = 0;
+  const started = Date.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(Array.from({ length: width }, async (_, w) => {
+    for (let i = 0; Date.now() < deadline; i++) {
+      if (await op(w, i)) ok++;
+      else failed++;
+    }
+  }));
+  return { perSecond: ok / ((Date.now() - started) / 1000), failed };
+}
+
+/** Accounts for payload scans, each used at most SCANS_PER_ACCOUNT_WINDOW times per minute window. */
+class ScanKeys {
+  private window = -1;
+  private used = new Map<string, number>();
+  private next = 0;
+  constructor(private readonly keys: string[]) {}
+  take(): string | undefined {
+    const w = Math.floor(Date.now() / 60_000);
+    if (w !== this.window) {
+      this.window = w;
+      this.used.clear();
+    }
+    for (let tries = 0; tries < this.keys.length; tries++) {
+      const key = this.keys[this.next++ % this.keys.length];
+      const n = this.used.get(key) ?? 0;
+      if (n < SCANS_PER_ACCOUNT_WINDOW) {
+        this.used.set(key, n + 1);
+        return key;
+      }
+    }
+    return undefined;
+  }
+}
+
+export async function run(args: string[]): Promise<void> {
+  const rounds = argOf(args, 'rounds', 5);
+  const seconds = argOf(args, 'seconds', 8);
+  const accounts = argOf(args, 'accounts', 300);
+
+  // The receiver of the tracing variant: reads each export and answers 200, as a collector would.
+  let spanBytes = 0;
+  const receiver = http.createServer((req, res) => {
+    req.on('data', (c: Buffer) => { spanBytes += c.length; });
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+  const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' };
+  const base = await startServiceProcess({ extraEnv: { ...shared, METRICS_PORT: '0' } });
+  const started: StartedService[] = [];
+  try {
+    const e = base.env;
+    const apiEnv = {
+      ...shared, ROLES: 'api', ...storageEnvOf(e), TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`, CLAMD_HOST: '127.0.0.1', CLAMD_PORT: String(e.clamdPort),
+    };
+    const [metricsPort] = await pickPorts(1);
+    const variants: Array<{ name: 'off' | 'metrics' | 'tracing'; env: Record<string, string> }> = [
+      { name: 'off', env: { METRICS_PORT: '0' } },
+      { name: 'metrics', env: { METRICS_PORT: String(metricsPort) } },
+      { name: 'tracing', env: { METRICS_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl } },
+    ];
+    const procs = new Map<string, StartedService>();
+    for (const v of variants) {
+      const p = await startServiceProcess({ extraEnv: { ...apiEnv, ...v.env } });
+      started.push(p);
+      procs.set(v.name, p);
+    }
+
+    // Devices and scan accounts, made through the service objects on the shared database.
+    const config = loadConfig({ ...process.env, ...e.env, ...shared });
+    const storage = await connectStorage(config);
+    const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
+    const owner = await services.accounts.createAccount({ name: 'bench-telemetry', plan: 'pro' });
+    const scanKeys: string[] = [];
+    for (let i = 0; i < accounts; i++) scanKeys.push((await services.accounts.createAccount({ name: `bench-scan-${i}`, plan: 'pro' })).apiKey);
+    await storage.close();
+    const firstClient = httpClient(base.env.baseUrl, 1);
+    const bulk = await firstClient.request('POST', '/api/entities/bulk', owner.apiKey, { count: DEVICES, prefix: 'bench-dev' });
+    firstClient.agent.destroy();
+    const devices = (JSON.parse(bulk.body) as { results: Array<{ apiKey: string }> }).results;
+    if (devices.length !== DEVICES) throw new Error(`bulk registration failed: ${bulk.body}`);
+    const keys = new ScanKeys(scanKeys);
+
+    const results = new Map<string, { publish: number[]; scan: number[]; failed: number }>(variants.map((v) => [v.name, { publish: [], scan: [], failed: 0 }]));
+    const phase = async (variant: string, warm: boolean) => {
+      const p = procs.get(variant) as StartedService;
+      const client = httpClient(p.env.baseUrl, DEVICES);
+      // The metrics variant is scraped as Prometheus would, every 5 s, while it works.
+      const scraper = variant === 'metrics'
+        ? setInterval(() => { void fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).catch(() => undefined); }, 5_000)
+        : undefined;
+      try {
+        const secs = warm ? 1 : seconds;
+        const publish = await throughput(DEVICES, secs, async (w, i) =>
+          (await client.request('POST', '/api/entities/message', devices[w].apiKey, { msg_type: 'publish', data: { temp: 20 + (i % 10) / 10, seq: i } })).status === 200);
+        // Publishes count in 1 s windows per key: the scan phase starts in a fresh one.
+        await new Promise((r) => setTimeout(r, 1_100));
+        const scan = await throughput(SCAN_CLIENTS, secs, async (_w, i) => {
+          const key = keys.take();
+          if (!key) return false;
+          return (await client.request('POST', '/api/scan/payload', key, { payload: `order ${i}: ship 3 boxes to the north depot before friday` })).status === 200;
+        });
+        if (!warm) {
+          const r = results.get(variant) as { publish: number[]; scan: number[]; failed: number };
+          r.publish.push(publish.perSecond);
+          r.scan.push(scan.perSecond);
+          r.failed += publish.failed + scan.failed;
+        }
+      } finally {
+        clearInterval(scraper);
+        client.agent.destroy();
+      }
+    };
+
+    for (const v of variants) await phase(v.name, true);
+    for (let round = 0; round < rounds; round++) {
+      const order = variants.map((_, i) => variants[(i + round) % variants.length].name);
+      for (const name of order) await phase(name, false);
+      console.log(`round ${round + 1}/${rounds}: ${order.map((n) => {
+        const r = results.get(n) as { publish: number[]; scan: number[] };
+        return `${n} ${fmt(r.publish[round], 0)} publish/s ${fmt(r.scan[round], 1)} scan/s`;
+      }).join(' | ')}`);
+    }
+
+    const off = results.get('off') as { publish: number[]; scan: number[] };
+    const offPublish = median(off.publish);
+    const offScan = median(off.scan);
+    console.log(`\n${rounds} rounds of ${seconds} s per phase; ${DEVICES} devices publishing, ${SCAN_CLIENTS} clients scanning payloads; medians`);
+    console.log('| telemetry | publish/s | vs off | payload scans/s | vs off | non-200 |');
+    console.log('|---|---|---|---|---|---|');
+    for (const v of variants) {
+      const r = results.get(v.name) as { publish: number[]; scan: number[]; failed: number };
+      const p = median(r.publish);
+      const s = median(r.scan);
+      console.log(`| ${v.name} | ${fmt(p, 0)} | ${fmt(p / offPublish, 3)}x | ${fmt(s, 1)} | ${fmt(s / offScan, 3)}x | ${r.failed} |`);
+    }
+    console.log(`spans exported by the tracing variant: ${fmt(spanBytes / 1024, 0)} KB`);
+  } finally {
+    for (const p of started.reverse()) await p.stop();
+    await base.stop();
+    receiver.close();
+  }
+}
