@@ -8,12 +8,16 @@
  *            this process that reads and drops them.
  * The variants take turns, in a rotating order, for `--rounds` rounds of `--seconds` per phase, so
  * load from other work on the machine falls on all three alike; each figure is the median of its
- * rounds and the cost is reported against `off` of the same run.
+ * rounds and the cost is reported against `off` of the same run. Besides operations per second,
+ * each phase measures the CPU time the variant's process spent per operation (/proc/<pid>/stat):
+ * on a machine shared with other work, throughput swings with their load, while CPU per operation
+ * is what telemetry adds and what bounds throughput once the process is the bottleneck.
  *
  *   npm run bench -- telemetry [--rounds 5] [--seconds 8]
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
@@ -38,10 +42,20 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** `width` loops for `seconds`; returns successful operations per second and the failures. */
-async function throughput(width: number, seconds: number, op: (w: number, i: number) => Promise<boolean>): Promise<{ perSecond: number; failed: number }> {
+/** CPU time (user + system) a process has used, in ms (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  // Fields after the command name (which may hold spaces) start at the state, field 3: utime is 14, stime 15.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Phase { perSecond: number; cpuMsPerOp: number; failed: number }
+
+/** `width` loops for `seconds` against the process `pid`; successful operations per second, its CPU ms per operation, failures. */
+async function throughput(pid: number, width: number, seconds: number, op: (w: number, i: number) => Promise<boolean>): Promise<Phase> {
   let ok = 0;
   let failed = 0;
+  const cpuBefore = cpuMsOf(pid);
   const started = Date.now();
   const deadline = started + seconds * 1000;
   await Promise.all(Array.from({ length: width }, async (_, w) => {
@@ -50,7 +64,7 @@ async function throughput(width: number, seconds: number, op: (w: number, i: num
       else failed++;
     }
   }));
-  return { perSecond: ok / ((Date.now() - started) / 1000), failed };
+  return { perSecond: ok / ((Date.now() - started) / 1000), cpuMsPerOp: (cpuMsOf(pid) - cpuBefore) / Math.max(1, ok), failed };
 }
 
 /** Accounts for payload scans, each used at most SCANS_PER_ACCOUNT_WINDOW times per minute window. */
@@ -127,7 +141,8 @@ export async function run(args: string[]): Promise<void> {
     if (devices.length !== DEVICES) throw new Error(`bulk registration failed: ${bulk.body}`);
     const keys = new ScanKeys(scanKeys);
 
-    const results = new Map<string, { publish: number[]; scan: number[]; failed: number }>(variants.map((v) => [v.name, { publish: [], scan: [], failed: 0 }]));
+    type Tally = { publish: Phase[]; scan: Phase[]; failed: number };
+    const results = new Map<string, Tally>(variants.map((v) => [v.name, { publish: [], scan: [], failed: 0 }]));
     const phase = async (variant: string, warm: boolean) => {
       const p = procs.get(variant) as StartedService;
       const client = httpClient(p.env.baseUrl, DEVICES);
@@ -137,19 +152,19 @@ export async function run(args: string[]): Promise<void> {
         : undefined;
       try {
         const secs = warm ? 1 : seconds;
-        const publish = await throughput(DEVICES, secs, async (w, i) =>
+        const publish = await throughput(p.env.pid, DEVICES, secs, async (w, i) =>
           (await client.request('POST', '/api/entities/message', devices[w].apiKey, { msg_type: 'publish', data: { temp: 20 + (i % 10) / 10, seq: i } })).status === 200);
         // Publishes count in 1 s windows per key: the scan phase starts in a fresh one.
         await new Promise((r) => setTimeout(r, 1_100));
-        const scan = await throughput(SCAN_CLIENTS, secs, async (_w, i) => {
+        const scan = await throughput(p.env.pid, SCAN_CLIENTS, secs, async (_w, i) => {
           const key = keys.take();
           if (!key) return false;
           return (await client.request('POST', '/api/scan/payload', key, { payload: `order ${i}: ship 3 boxes to the north depot before friday` })).status === 200;
         });
         if (!warm) {
-          const r = results.get(variant) as { publish: number[]; scan: number[]; failed: number };
-          r.publish.push(publish.perSecond);
-          r.scan.push(scan.perSecond);
+          const r = results.get(variant) as Tally;
+          r.publish.push(publish);
+          r.scan.push(scan);
           r.failed += publish.failed + scan.failed;
         }
       } finally {
@@ -163,22 +178,22 @@ export async function run(args: string[]): Promise<void> {
       const order = variants.map((_, i) => variants[(i + round) % variants.length].name);
       for (const name of order) await phase(name, false);
       console.log(`round ${round + 1}/${rounds}: ${order.map((n) => {
-        const r = results.get(n) as { publish: number[]; scan: number[] };
-        return `${n} ${fmt(r.publish[round], 0)} publish/s ${fmt(r.scan[round], 1)} scan/s`;
+        const r = results.get(n) as Tally;
+        return `${n} ${fmt(r.publish[round].perSecond, 0)} publish/s (${fmt(r.publish[round].cpuMsPerOp, 2)} CPU ms each) ${fmt(r.scan[round].perSecond, 1)} scan/s (${fmt(r.scan[round].cpuMsPerOp, 1)})`;
       }).join(' | ')}`);
     }
 
-    const off = results.get('off') as { publish: number[]; scan: number[] };
-    const offPublish = median(off.publish);
-    const offScan = median(off.scan);
-    console.log(`\n${rounds} rounds of ${seconds} s per phase; ${DEVICES} devices publishing, ${SCAN_CLIENTS} clients scanning payloads; medians`);
-    console.log('| telemetry | publish/s | vs off | payload scans/s | vs off | non-200 |');
-    console.log('|---|---|---|---|---|---|');
+    const med = (name: string, which: 'publish' | 'scan', field: keyof Omit<Phase, 'failed'>) => median((results.get(name) as Tally)[which].map((ph) => ph[field]));
+    console.log(`\n${rounds} rounds of ${seconds} s per phase; ${DEVICES} devices publishing, ${SCAN_CLIENTS} clients scanning payloads; medians, and against off`);
+    console.log('| telemetry | publish/s | vs off | CPU ms per publish | vs off | payload scans/s | vs off | CPU ms per scan | vs off | non-200 |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const v of variants) {
-      const r = results.get(v.name) as { publish: number[]; scan: number[]; failed: number };
-      const p = median(r.publish);
-      const s = median(r.scan);
-      console.log(`| ${v.name} | ${fmt(p, 0)} | ${fmt(p / offPublish, 3)}x | ${fmt(s, 1)} | ${fmt(s / offScan, 3)}x | ${r.failed} |`);
+      const cells = (['publish', 'scan'] as const).flatMap((which) => {
+        const rate = med(v.name, which, 'perSecond');
+        const cpu = med(v.name, which, 'cpuMsPerOp');
+        return [fmt(rate, 1), `${fmt(rate / med('off', which, 'perSecond'), 3)}x`, fmt(cpu, 2), `${fmt(cpu / med('off', which, 'cpuMsPerOp'), 3)}x`];
+      });
+      console.log(`| ${v.name} | ${cells.join(' | ')} | ${(results.get(v.name) as Tally).failed} |`);
     }
     console.log(`spans exported by the tracing variant: ${fmt(spanBytes / 1024, 0)} KB`);
   } finally {
