@@ -13,12 +13,19 @@
  * on a machine shared with other work, throughput swings with their load, while CPU per operation
  * is what telemetry adds and what bounds throughput once the process is the bottleneck.
  *
+ * Then, in this process, the CPU each piece of telemetry adds to one request, which the load of a
+ * shared machine hardly moves: the HTTP middleware with everything off, with traces on, and with
+ * metrics on too; and a MongoDB round trip (insert + find) on a client with command monitoring
+ * (what db_operation_duration_seconds needs) against one without. With the database commands per
+ * request read from the metrics variant, that gives the added CPU per publish and per scan.
+ *
  *   npm run bench -- telemetry [--rounds 5] [--seconds 8]
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
@@ -26,6 +33,9 @@ import { createServices } from '../src/services';
 import { connectStorage } from '../src/storage/mongo';
 import { pickPorts, startServiceProcess, StartedService, storageEnvOf } from '../test/support/service';
 import { fmt, httpClient } from './_messaging-common';
+import { observeRequests } from '../src/telemetry/http';
+import { countMessage, enableMetrics, watchDbCommands } from '../src/telemetry/metrics';
+import { startTracing } from '../src/telemetry/sdk';
 
 const DEVICES = 16;
 const SCAN_CLIENTS = 8;
@@ -89,6 +99,67 @@ class ScanKeys {
     }
     return undefined;
   }
+}
+
+/**
+ * CPU µs per call of each of `fns`, median of 7 blocks of `n` calls, the functions taking turns
+ * block by block after a warm-up; `settle` runs inside each block's measurement (a span flush).
+ */
+async function cpuMicros(n: number, fns: Array<() => Promise<unknown>>, settle: () => Promise<unknown> = async () => undefined): Promise<number[]> {
+  for (const fn of fns) for (let i = 0; i < n; i++) await fn();
+  const blocks: number[][] = fns.map(() => []);
+  for (let b = 0; b < 7; b++) {
+    for (const [k, fn] of fns.entries()) {
+      const t = process.cpuUsage();
+      for (let i = 0; i < n; i++) await fn();
+      await settle();
+      const d = process.cpuUsage(t);
+      blocks[k].push((d.user + d.system) / n);
+    }
+  }
+  return blocks.map(median);
+}
+
+/**
+ * The telemetry of one request measured in this process: the middleware around an empty handler
+ * with everything off, then with traces (exported to `receiverUrl`), then with metrics as well
+ * (the switches are one-way, as in the service); and a MongoDB insert + find with and without
+ * command monitoring.
+ */
+async function inProcessCosts(mongoUri: string, receiverUrl: string) {
+  const middleware = observeRequests<{ requestId?: string }>({ match: () => ({ path: [] }) });
+  const request = () => {
+    const ctx = { method: 'POST', path: '/api/entities/message', status: 200, headers: {}, state: { requestId: 'bench' }, _matchedRoute: '/api/entities/message' };
+    return middleware(ctx as unknown as Parameters<typeof middleware>[0], () => countMessage('http', { msg_type: 'publish' }, async () => undefined));
+  };
+  // Blocks of 2,000: the batch processor queues at most 2,048 spans, and each block's spans are
+  // exported (flushed) inside its measurement.
+  const [off] = await cpuMicros(2_000, [request]);
+  // The exporter reads its endpoint from the standard variable, as in the service.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiverUrl;
+  const tracing = startTracing({ kind: 'otlp', protocol: 'http/protobuf' }, 'bench');
+  const flush = () => tracing.spanProcessor.forceFlush();
+  const [traced] = await cpuMicros(2_000, [request], flush);
+  enableMetrics();
+  const [both] = await cpuMicros(2_000, [request], flush);
+  await tracing.shutdown();
+
+  const plain = new MongoClient(mongoUri, { maxPoolSize: 1 });
+  const monitored = new MongoClient(mongoUri, { maxPoolSize: 1, monitorCommands: true });
+  watchDbCommands(monitored, 'records');
+  await plain.connect();
+  await monitored.connect();
+  const roundTrip = (c: MongoClient) => async () => {
+    const col = c.db('sentinel_bench').collection<{ _id: string; n: number; tags: string[] }>('telemetry');
+    const _id = randomBytes(8).toString('hex');
+    await col.insertOne({ _id, n: 1, tags: ['a', 'b'] });
+    await col.findOne({ _id });
+  };
+  const [dbPlain, dbMonitored] = await cpuMicros(300, [roundTrip(plain), roundTrip(monitored)]);
+  await monitored.db('sentinel_bench').dropDatabase();
+  await plain.close();
+  await monitored.close();
+  return { off, traced, both, dbPlain, dbMonitored, dbPerCommand: (dbMonitored - dbPlain) / 2 };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -196,6 +267,23 @@ export async function run(args: string[]): Promise<void> {
       console.log(`| ${v.name} | ${cells.join(' | ')} | ${(results.get(v.name) as Tally).failed} |`);
     }
     console.log(`spans exported by the tracing variant: ${fmt(spanBytes / 1024, 0)} KB`);
+
+    // Database commands per request, from the metrics variant's own series.
+    const exposition = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const total = (re: RegExp) => [...exposition.matchAll(re)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const dbPerRequest = total(/^db_operation_duration_seconds_count\{[^}]*\} (\d+)/gm) / total(/^http_requests_total\{[^}]*\} (\d+)/gm);
+    const costs = await inProcessCosts(`mongodb://127.0.0.1:${e.mongoPort}/`, receiverUrl);
+    const cpuOff = { publish: med('off', 'publish', 'cpuMsPerOp') * 1000, scan: med('off', 'scan', 'cpuMsPerOp') * 1000 };
+    console.log('\nIn this process, CPU µs per call (median of 7 blocks):');
+    console.log(`  HTTP middleware + message count: off ${fmt(costs.off, 2)}, traces on ${fmt(costs.traced, 2)}, metrics on too ${fmt(costs.both, 2)}`);
+    console.log(`  MongoDB insert + find: plain ${fmt(costs.dbPlain, 1)}, with command monitoring and the histogram ${fmt(costs.dbMonitored, 1)} (per command ${fmt(costs.dbPerCommand, 2)} more)`);
+    console.log(`  database commands per request (metrics variant): ${fmt(dbPerRequest, 1)}`);
+    const metricsAdds = costs.both - costs.traced + dbPerRequest * costs.dbPerCommand;
+    const tracesAdd = costs.traced - costs.off;
+    console.log('| telemetry | added CPU µs per request | share of a publish (off) | share of a payload scan (off) |');
+    console.log('|---|---|---|---|');
+    console.log(`| metrics | ${fmt(metricsAdds, 1)} | ${fmt((100 * metricsAdds) / cpuOff.publish, 2)}% | ${fmt((100 * metricsAdds) / cpuOff.scan, 2)}% |`);
+    console.log(`| tracing (server span + export) | ${fmt(tracesAdd, 1)} | ${fmt((100 * tracesAdd) / cpuOff.publish, 2)}% | ${fmt((100 * tracesAdd) / cpuOff.scan, 2)}% |`);
   } finally {
     for (const p of started.reverse()) await p.stop();
     await base.stop();
