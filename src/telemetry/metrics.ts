@@ -3,7 +3,6 @@
  * `enableMetrics` (main.ts, when METRICS_PORT is not 0): a process without the endpoint (the CLI,
  * METRICS_PORT=0) pays nothing but a flag check. Every label value goes through labels.ts.
  */
-import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MESSAGE_TYPES } from '../messaging/schemas';
 import { dbCommandLabel, methodLabel, oneOf, statusLabel } from './labels';
@@ -138,11 +137,16 @@ const dbDuration = new Histogram({
 const DB_POOLS = ['records', 'reads', 'blobs'] as const;
 
 
+/** What of a MongoClient the timing needs (only src/storage/ and stores import the driver). */
+export interface CommandEvents {
+  on(event: 'commandSucceeded' | 'commandFailed', listener: (e: { commandName: string; duration: number }) => void): unknown;
+}
+
 /**
  * Times every command of a client (the driver's command monitoring, which the client must have
  * been created with: `monitorCommands: metricsEnabled()`).
  */
-export function watchDbCommands(client: MongoClient, pool: (typeof DB_POOLS)[number]): void {
+export function watchDbCommands(client: CommandEvents, pool: (typeof DB_POOLS)[number]): void {
   if (!enabled) return;
   client.on('commandSucceeded', (e) => dbDuration.observe({ pool, command: dbCommandLabel(e.commandName), outcome: 'ok' }, e.duration / 1000));
   client.on('commandFailed', (e) => dbDuration.observe({ pool, command: dbCommandLabel(e.commandName), outcome: 'error' }, e.duration / 1000));
