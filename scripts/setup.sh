@@ -21,7 +21,7 @@ PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{un
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
 SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless maven)
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless maven prometheus)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllowEntry } from './net/safe-target';
+import { tracesExporterFromEnv, type TracesExporter } from './telemetry/otel-env';
 
 export type Role = 'api' | 'worker' | 'mqtt';
 const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
@@ -85,6 +86,12 @@ export interface Config {
    */
   s3ConnectTimeoutMs?: number;
   s3ReadTimeoutMs?: number;
+  /** Port of the Prometheus endpoint (GET /metrics); 0 = no endpoint and no recording. Default 9464. */
+  metricsPort: number;
+  /** Address the metrics endpoint binds. Default 127.0.0.1. */
+  metricsHost: string;
+  /** Trace exporter asked for by the standard OTEL_* variables; unset = tracing off. */
+  traces?: TracesExporter;
   /** Repository root (where .tools/, signatures/ and rules/ live). */
   rootDir: string;
 }
@@ -193,6 +200,15 @@ export function loadConfig(env: Env = process.env): Config {
   if ((certPath === undefined) !== (keyPath === undefined)) {
     problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together');
   }
+  let traces: TracesExporter | undefined;
+  try {
+    traces = tracesExporterFromEnv(env);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const metricsPortRaw = str('METRICS_PORT');
+  const metricsPort = metricsPortRaw === '0' ? 0 : port('METRICS_PORT', 9464);
+
   const tlsWanted = certPath || caPath || serverName || str('TEMPORAL_TLS') === 'true';
 
   const webhookAllowHosts = (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
@@ -240,6 +256,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowHosts,
     s3ConnectTimeoutMs: str('S3_CONNECT_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_CONNECT_TIMEOUT_MS', 0),
     s3ReadTimeoutMs: str('S3_READ_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_READ_TIMEOUT_MS', 0),
+    metricsPort,
+    metricsHost: str('METRICS_HOST') ?? '127.0.0.1',
+    traces,
     rootDir,
   };
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(config.mqttShareGroup)) problems.push(`MQTT_SHARE_GROUP="${config.mqttShareGroup}" must match [A-Za-z0-9_-]{1,64}`);

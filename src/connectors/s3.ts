@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { S3OperationConfig } from './schemas';
+import { inClientSpan } from '../telemetry/tracing';
 
 /** The connector timeouts and retries of docs/contract.md §7 "Connectors and vault". */
 export const S3_CLIENT_POLICY = { connectionTimeoutMs: 10_000, readTimeoutMs: 30_000, maxAttempts: 3 } as const;
@@ -81,6 +82,11 @@ export function createS3Client(settings: S3Settings, opts: S3CallOptions): S3Cli
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  // One client span per operation (all its attempts); the build step runs before signing, so the traceparent is signed too.
+  client.middlewareStack.add((next, context) => (args) => inClientSpan(
+    `S3 ${context.commandName ?? 'command'}`, { 'rpc.system': 'aws-api', 'rpc.service': 'S3', 'rpc.method': context.commandName ?? 'unknown' },
+    (args.request as { headers?: Record<string, string> }).headers ?? {}, () => next(args), (out) => (out.response as { statusCode?: number }).statusCode,
+  ), { step: 'build', name: 'sentinelTrace' });
   if (opts.onAttempt) {
     const onAttempt = opts.onAttempt;
     let attempt = 0;

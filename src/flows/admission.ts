@@ -296,6 +296,18 @@ export class RunAdmission {
     return started;
   }
 
+  /**
+   * The queue and slot gauges of GET /metrics (read at each scrape): the whole queue, the longest
+   * account queue (against the 500 per account, without naming the account) and held slots.
+   */
+  async gauges(): Promise<{ queued: number; deepestAccountQueue: number; slotsHeld: number }> {
+    const [queued, accounts, slots] = await Promise.all([
+      this.deps.queue.countQueued(), this.deps.queue.accountsWithQueued(), this.deps.slots.all(FIXED_LIMITS.workflowQueuedTotal),
+    ]);
+    const perAccount = await Promise.all(accounts.map((a) => this.deps.queue.countQueued(a)));
+    return { queued, deepestAccountQueue: Math.max(0, ...perAccount), slotsHeld: slots.length };
+  }
+
   /** Queued and running now, for the usage answer. */
   async occupancy(accountId: string): Promise<{ queued: number; running: number }> {
     const [queued, running] = await Promise.all([this.deps.queue.countQueued(accountId), this.deps.slots.count(accountId)]);

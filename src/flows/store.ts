@@ -10,7 +10,8 @@ import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { chunkedSource } from '../storage/gridfs';
 import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
-import type { RunLogEntry } from '../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../temporal/limits';
+import { observeRunEnded } from '../telemetry/metrics';
 import { FINAL_STATUSES, RunStatus } from './schemas';
 import type { OutputRepository, RunRepository, WorkflowRepository } from './service';
 import type { RunQueue, SlotTable } from './admission';
@@ -189,6 +190,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
     const r = await this.col.updateOne({ _id: runId, status: from ?? { $nin: [...FINAL_STATUSES] } }, update);
     // A queued run that ends (a cancel) leaves the line.
     if (from === 'queued') await this.line.deleteOne({ _id: runId });
+    if (r.modifiedCount === 1) observeRunEnded(fields.status, fields.error === RUN_TIMEOUT_ERROR);
     return r.modifiedCount === 1;
   }
   countQueued(accountId?: string): Promise<number> {
@@ -221,6 +223,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
       { $set: { status: 'expired', finishedAt, error } },
     );
     await this.line.deleteMany(runId ? { _id: runId } : { queuedAt: { $lte: before } });
+    observeRunEnded('expired', false, r.modifiedCount);
     return r.modifiedCount;
   }
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>> {

@@ -19,6 +19,7 @@ import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload } from './webhook';
 import type { ScanResult } from './schemas';
 import { round2Deep } from './rounding';
+import { observeScan } from '../telemetry/scan';
 import type { Finding, ScanType } from './types';
 
 /** Fields of the payload-scan report that docs/contract.md §5 "Payload scans" names at the top level of a payload result. */
@@ -226,6 +227,7 @@ export class ScanService {
       this.logger.error({ err, scanId: meta.scanId }, 'scan could not run');
       analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name, meta.type);
     }
+    observeScan(meta.scanType, analysis);
     return publicResult(analysis, meta);
   }
 

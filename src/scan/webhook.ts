@@ -11,6 +11,7 @@ import https from 'node:https';
 import type { WebhookTarget } from './profiles';
 import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { ScanResult } from './schemas';
+import { inClientSpan } from '../telemetry/tracing';
 
 /** The fields of a scan result a webhook reports. */
 export type ScanResultBody = Pick<ScanResult, 'requestId' | 'name' | 'hash' | 'size' | 'contentType' | 'safetyScore' | 'scanTimeMs'>;
@@ -59,7 +60,7 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
   }
   const headers = { ...webhookHeaders(target, body, requestId), 'content-length': String(body.length) };
   const mod = url.protocol === 'https:' ? https : http;
-  return new Promise<DeliveryOutcome>((resolve) => {
+  return inClientSpan('webhook POST', { 'http.request.method': 'POST' }, headers, () => new Promise<DeliveryOutcome>((resolve) => {
     let settled = false;
     const finish = (outcome: Omit<DeliveryOutcome, 'ms'>) => {
       if (settled) return;
@@ -89,5 +90,5 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.on('error', (err) => finish({ ok: false, error: err.message }));
     req.end(body);
-  });
+  }), (o) => o.status);
 }

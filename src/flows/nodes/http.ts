@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { assertPublicHost, portOf, safeLookup, UnsafeTargetError } from '../../net/safe-target';
 import { FIXED_LIMITS } from '../../accounts/plans';
+import { inClientSpan } from '../../telemetry/tracing';
 import { defineKind, NodeFailure } from './types';
 
 export const httpConfigSchema = {
@@ -49,7 +50,8 @@ export const httpNode = defineKind<HttpConfig>({
       headers['content-length'] = String(payload.length);
     }
     const limit = FIXED_LIMITS.workflowStepOutputBytes;
-    const res = await new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
+    // The request is a client span of the node's activity; the target receives its traceparent.
+    const res = await inClientSpan(`HTTP ${config.method}`, { 'http.request.method': config.method }, headers, () => new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
       const mod = url.protocol === 'https:' ? https : http;
       let req: http.ClientRequest;
       try {
@@ -78,7 +80,7 @@ export const httpNode = defineKind<HttpConfig>({
       }
       req.on('error', (err) => reject(err instanceof UnsafeTargetError ? new NodeFailure(`refused target: ${err.message}`, false) : new NodeFailure(`request failed: ${err.message}`)));
       req.end(payload);
-    });
+    }), (r) => r.status);
     const text = res.body.toString('utf8');
     let body: unknown = text;
     if (/[/+]json\b/i.test(res.headers['content-type'] ?? '')) {
