@@ -12,7 +12,8 @@
  * Output (git-ignored): `<out>/pi.jsonl` and `<out>/scripts.jsonl`, one record a line:
  * { id, source, split: 'train' | 'heldout', label: 0 | 1, text, name? }; and
  * `<out>/categories.json`, record id -> the benchmark's own attack categories from its metadata
- * (never its text), for `npm run bench -- detection --by` (CyberSecEval only so far).
+ * (never its text), for `npm run bench -- detection --by` (CyberSecEval, and the held-out package
+ * sets' language, channel and category fields).
  * Training (scripts/train-*.ts) reads only split 'train'; bench/detection.ts reports 'heldout'.
  * The two never share a source: held-out sources are ones no rule or model was written or
  * trained on (the issue's evaluation-only sets and others), and every held-out text is also
@@ -821,7 +822,8 @@ function pypiHeldOut(): void {
   if (b) {
     const p = 'bastioncorpus/corpus/injections.jsonl';
     const recs = b.read(p).split('\n').filter((l) => l.trim()).map((l): Rec => {
-      const row = JSON.parse(l) as { id: string; label: string; text: string };
+      const row = JSON.parse(l) as { id: string; label: string; text: string; lang: string; channel: string; category: string };
+      categories[`bastioncorpus:${row.id}`] = { lang: row.lang, channel: row.channel, category: row.category };
       return { id: `bastioncorpus:${row.id}`, source: 'bastioncorpus', split: 'heldout', label: row.label === 'malicious' ? 1 : 0, text: row.text.trim() };
     }).filter((x) => x.text.length > 0);
     pypiHeld.push({ entry: b.entry('bastioncorpus', 'heldout', [p], 'MIT (wheel licence file and License-Expression)', 'bastioncorpus 0.6.0 (PyPI; github.com/Rinkia/bastioncorpus), written by its author', 'label field (malicious 1, benign 0: false-positive traps); user input, tool output and memory channels; en, de, fr, es, it'), recs });
@@ -830,7 +832,8 @@ function pypiHeldOut(): void {
   if (a) {
     const p = 'aib/data/attacks.jsonl';
     const recs = a.read(p).split('\n').filter((l) => l.trim()).map((l): Rec => {
-      const row = JSON.parse(l) as { id: string; family: string; injected: string };
+      const row = JSON.parse(l) as { id: string; family: string; injected: string; channel: string };
+      categories[`agent-injection-bench:${row.id}`] = { lang: 'en', channel: row.channel, category: row.family };
       return { id: `agent-injection-bench:${row.id}`, source: 'agent-injection-bench', split: 'heldout', label: row.family === 'control' ? 0 : 1, text: row.injected.trim() };
     }).filter((x) => x.text.length > 0);
     pypiHeld.push({ entry: a.entry('agent-injection-bench', 'heldout', [p], 'MIT (wheel licence file and metadata)', 'agent-injection-bench 0.1.0 (PyPI; github.com/sentinelden/agent-injection-bench), written by its authors', 'field injected (the text an agent reads); family control 0, every other family 1 (the in-band baseline row too: it is an injection text)'), recs });
@@ -854,11 +857,17 @@ function pypiHeldOut(): void {
       'for n in body:',
       '    if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and (n.targets[0].id == "CANARY" or n.targets[0].id in sys.argv[2:]):',
       '        names[n.targets[0].id] = lit(n.value)',
-      'print(json.dumps({k: [x["prompt"] for x in names[k]] for k in sys.argv[2:]}))',
+      'print(json.dumps({k: [[x["prompt"], x.get("lang", "tr")] for x in names[k]] for k in sys.argv[2:]}))',
     ].join('\n');
-    const sets = JSON.parse(execFileSync('python3', ['-c', code, path.join(g.dir, p), ...GARAK_ML_SETS], { encoding: 'utf8' })) as Record<string, string[]>;
+    const sets = JSON.parse(execFileSync('python3', ['-c', code, path.join(g.dir, p), ...GARAK_ML_SETS], { encoding: 'utf8' })) as Record<string, Array<[string, string]>>;
     const recs: Rec[] = [];
-    for (const [set, texts] of Object.entries(sets)) texts.forEach((t, i) => recs.push({ id: `garak-multilingual:${set}#${i}`, source: 'garak-multilingual', split: 'heldout', label: 1, text: t.trim() }));
+    for (const [set, items] of Object.entries(sets)) {
+      items.forEach(([t, lang], i) => {
+        // The Turkish lists carry no language field (the module's BCP-47 tag for them is tr).
+        categories[`garak-multilingual:${set}#${i}`] = { lang, category: set.toLowerCase() };
+        recs.push({ id: `garak-multilingual:${set}#${i}`, source: 'garak-multilingual', split: 'heldout', label: 1, text: t.trim() });
+      });
+    }
     pypiHeld.push({ entry: g.entry('garak-multilingual', 'heldout', [p], 'Apache-2.0 (wheel LICENSE and NOTICE)', 'garak-multilingual 0.1.0 (PyPI; github.com/fevziegeyurtsevenler/garak-multilingual-probes), written by its author', 'all 1 (the prompts of TURKISH_INJECTION, MULTILINGUAL_INJECTION, TURKISH_CASEFOLD_EVASION, TURKISH_JAILBREAK: Turkish injections, jailbreaks and casefold evasions; de, es, ru, ar, zh, fr, fa injections)'), recs });
   }
 }
