@@ -36,12 +36,16 @@ export function installNanoGuard(): string | undefined {
 
 const key = (t: string): string => createHash('sha256').update(t).digest('hex');
 
-/** NanoGuard's injection probability per text (cached), scored by one python process on one core. */
-export async function nanoGuardScores(texts: string[]): Promise<number[]> {
+/**
+ * NanoGuard's injection probability per text (cached; undefined for a text not scored), scored by
+ * one python process on one core. At most `maxNew` texts not in the cache are scored, in the order
+ * of their SHA-256, so the scored rows of a partial run are a uniform sample that later runs extend.
+ */
+export async function nanoGuardScores(texts: string[], maxNew = Infinity): Promise<Array<number | undefined>> {
   const cache = existsSync(CACHE) ? (JSON.parse(readFileSync(CACHE, 'utf8')) as Record<string, number>) : {};
-  const todo = [...new Set(texts.filter((t) => cache[key(t)] === undefined))];
+  const todo = [...new Set(texts.filter((t) => cache[key(t)] === undefined))].sort((a, b) => key(a).localeCompare(key(b))).slice(0, maxNew);
   if (todo.length) {
-    console.log(`  NanoGuard: scoring ${todo.length} texts not in ${path.relative(ROOT, CACHE)} (about a second each)`);
+    console.log(`  NanoGuard: scoring ${todo.length} texts not in ${path.relative(ROOT, CACHE)} (about a second of CPU each)`);
     const child = spawn('python3', [path.join(__dirname, 'nanoguard.py'), path.join(PKGS)], {
       env: { ...process.env, PYTHONPATH: PKGS, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1' },
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -54,7 +58,7 @@ export async function nanoGuardScores(texts: string[]): Promise<number[]> {
       out = lines.pop() ?? '';
       for (const l of lines) {
         cache[key(todo[done++])] = Number(JSON.parse(l));
-        if (done % 200 === 0) writeFileSync(CACHE, JSON.stringify(cache));
+        if (done % 20 === 0) writeFileSync(CACHE, JSON.stringify(cache));
       }
     });
     const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));

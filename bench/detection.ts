@@ -3,10 +3,11 @@
  * payload latency.
  *
  *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N] [--only pi|scripts]
- *                              [--groups 'NAME=source,source;NAME=source'] [--by FILE] [--no-nanoguard]
+ *                              [--groups 'NAME=source,source;NAME=source'] [--by FILE] [--no-nanoguard] [--nanoguard-max N]
  *
  * On the held-out prompt-injection rows the peer detector NanoGuard (bench/_nanoguard.ts) is run
- * too and printed beside this service at equal false-positive rates (`--no-nanoguard` skips it).
+ * too and printed beside this service at equal false-positive rates (`--no-nanoguard` skips it;
+ * `--nanoguard-max N` scores at most N rows not yet cached, and both are compared on the scored rows).
  *
  * `--groups` adds a line per named group of sources (summed as `all` is), e.g. an older and a newer
  * held-out set and the two pooled. `--by FILE` (JSON: record id -> {field: value}, e.g. a
@@ -58,7 +59,7 @@ const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[
 
 type Categories = Record<string, Record<string, string>>;
 
-async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}, peer = false): Promise<void> {
+async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}, peer = false, peerMax = Infinity): Promise<void> {
   const overall = counts();
   const hits: boolean[] = [];
   const perSource = new Map<string, Counts>();
@@ -102,7 +103,7 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   console.log(' per engine (finding of medium or worse):');
   for (const [k, t] of [...perEngine].sort()) if (t.tp + t.fp > 0) console.log(line(k, t));
   for (const m of misses) console.log(`   ${m}`);
-  if (peer) await sideBySide(recs, hits, grouped);
+  if (peer) await sideBySide(recs, hits, grouped, peerMax);
 }
 
 /** NanoGuard's recall and FPR on a set of rows, at a threshold. */
@@ -118,13 +119,19 @@ function peerCounts(recs: Rec[], scores: number[], keep: (r: Rec) => boolean, t:
  * the service does (per source: the threshold of all rows). Also NanoGuard alone at its default
  * threshold 0.5 and at 3% and 5% FPR over all rows.
  */
-async function sideBySide(recs: Rec[], hits: boolean[], groups: Array<[string, string[]]>): Promise<void> {
+async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[string, string[]]>, maxNew: number): Promise<void> {
   const why = installNanoGuard();
   if (why) {
     console.log(`\n NanoGuard not run: pip could not install it (${why})`);
     return;
   }
-  const scores = await nanoGuardScores(recs.map((r) => r.text));
+  const all = await nanoGuardScores(allRecs.map((r) => r.text), maxNew);
+  // Both detectors are compared on the rows NanoGuard has scored (all of them unless --nanoguard-max cut the run short).
+  const kept = all.flatMap((s, i) => (s === undefined ? [] : [i]));
+  const recs = kept.map((i) => allRecs[i]);
+  const hits = kept.map((i) => allHits[i]);
+  const scores = kept.map((i) => all[i] as number);
+  if (recs.length < allRecs.length) console.log(`  NanoGuard has scored ${recs.length} of ${allRecs.length} rows (a sample in SHA-256 order); both columns below are over those rows only`);
   const ours = (keep: (r: Rec) => boolean): Counts => {
     const c = counts();
     recs.forEach((r, i) => keep(r) && tally(c, hits[i], r.label === 1));
@@ -140,9 +147,9 @@ async function sideBySide(recs: Rec[], hits: boolean[], groups: Array<[string, s
     return `  ${label.padEnd(30)} ${a.padEnd(58)} | NanoGuard >= ${t.toFixed(4)}: ${b}`;
   };
   console.log(' side by side with NanoGuard (metatronnanoguard 0.1.0) at equal false-positive rates (this service | NanoGuard):');
-  const all = (): boolean => true;
-  const tAll = matched(all);
-  console.log(row('all', all, tAll));
+  const every = (): boolean => true;
+  const tAll = matched(every);
+  console.log(row('all', every, tAll));
   for (const [name, members] of groups) {
     const keep = (r: Rec): boolean => members.includes(r.source);
     console.log(row(name, keep, matched(keep)));
@@ -150,7 +157,7 @@ async function sideBySide(recs: Rec[], hits: boolean[], groups: Array<[string, s
   for (const source of [...new Set(recs.map((r) => r.source))].sort()) console.log(row(source, (r) => r.source === source, tAll));
   const benign = recs.flatMap((r, i) => (r.label === 0 ? [scores[i]] : []));
   for (const [label, t] of [['NanoGuard at its default 0.5', 0.5], ['NanoGuard at 3% FPR (all rows)', thresholdAtFpr(benign, 0.03)], ['NanoGuard at 5% FPR (all rows)', thresholdAtFpr(benign, 0.05)]] as const) {
-    console.log(`  ${label.padEnd(30)} ${line('', peerCounts(recs, scores, all, t)).trim()} (threshold ${t.toFixed(4)})`);
+    console.log(`  ${label.padEnd(30)} ${line('', peerCounts(recs, scores, every, t)).trim()} (threshold ${t.toFixed(4)})`);
   }
 }
 
@@ -232,7 +239,8 @@ export async function run(args: string[]): Promise<void> {
     const by = byFile ? (JSON.parse(readFileSync(byFile, 'utf8')) as Categories) : {};
     // NanoGuard is compared on the held-out prompt-injection rows unless `--no-nanoguard`.
     const peer = split === 'heldout' && !args.includes('--no-nanoguard');
-    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by, peer);
+    const peerMax = Number(opt(args, '--nanoguard-max', 'Infinity'));
+    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by, peer, peerMax);
     if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses, groups, by);
     if (only) return;
   }
