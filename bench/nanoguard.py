@@ -7,7 +7,7 @@ The package needs torch (a multi-GB download from PyPI, since PyPI's Linux wheel
 to run a 4-layer, 16.8M-parameter encoder. This file is that forward pass in numpy, step for step
 as nanoguard/model.py and nanoguard/scanner.py do it on a CPU: the checkpoint (a torch zip) is read
 with a restricted unpickler that only rebuilds tensors, the tokenizer is the package's own bundled
-tiktoken encoding, and each text is padded to 512 tokens (the pads take part in attention, as in
+tiktoken encoding (its pickle is loaded allowing that one class only), and each text is padded to 512 tokens (the pads take part in attention, as in
 NanoGuard.scan). `--check` compares with the confidences the package's README prints.
 """
 
@@ -66,6 +66,16 @@ def load_checkpoint(path):
     return ck['model_state_dict'], ck['config']
 
 
+class EncodingOnly(pickle.Unpickler):
+    """The bundled tokenizer pickle names one class, tiktoken's Encoding; nothing else is loaded."""
+
+    def find_class(self, module, name):
+        if (module, name) == ('tiktoken.core', 'Encoding'):
+            import tiktoken.core
+            return tiktoken.core.Encoding
+        raise pickle.UnpicklingError(f'refusing {module}.{name}')
+
+
 def rms(x):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + np.finfo(np.float32).eps)
 
@@ -74,7 +84,7 @@ class NanoGuard:
     def __init__(self, pkg_dir):
         assets = Path(pkg_dir) / 'nanoguard' / 'assets'
         with open(assets / 'tokenizer.pkl', 'rb') as f:
-            self.enc = pickle.load(f)  # the package's own tiktoken Encoding, as nanoguard/tokenizer.py loads it
+            self.enc = EncodingOnly(f).load()  # the package's own tiktoken Encoding, as nanoguard/tokenizer.py loads it
         self.bos = self.enc.encode_single_token(BOS)
         self.pad = self.enc.encode_single_token(PAD)
         self.w, cfg = load_checkpoint(assets / 'model.pt')
