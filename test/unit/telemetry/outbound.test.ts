@@ -55,7 +55,7 @@ async function inActivity(fn: () => Promise<unknown>): Promise<string> {
 test('a webhook delivery is a client span whose traceparent the receiver gets', async () => {
   let outcome: Awaited<ReturnType<typeof deliverWebhook>> | undefined;
   const traceId = await inActivity(async () => {
-    outcome = await deliverWebhook({ url: `${base}/hook`, authType: 'none', headers: {} }, Buffer.from('{}'), 'req-1', { timeoutMs: 5_000, allowHosts: ['127.0.0.1'] });
+    outcome = await deliverWebhook({ url: `${base}/hook`, authType: 'none', headers: {} }, Buffer.from('{}'), 'req-1', { timeoutMs: 5_000, allowHosts: ['127.0.0.1:*'] });
   });
   expect(outcome).toMatchObject({ ok: true, status: 204 });
   const span = exporter.getFinishedSpans().find((s) => s.name === 'webhook POST');
@@ -68,7 +68,7 @@ test('an S3 operation is one client span, and its traceparent is among the signe
   let got: unknown;
   const traceId = await inActivity(async () => {
     got = await runS3Operation({ region: 'us-east-1', endpoint: base, accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-real-secret' },
-      { operation: 'get', bucket: 'private-bucket-name', key: 'customer/secret-report.txt' }, { allowHosts: ['127.0.0.1'] });
+      { operation: 'get', bucket: 'private-bucket-name', key: 'customer/secret-report.txt' }, { allowHosts: ['127.0.0.1:*'] });
   });
   expect(got).toMatchObject({ operation: 'get' });
   const span = exporter.getFinishedSpans().find((s) => s.name === 'S3 GetObjectCommand');
