@@ -61,14 +61,17 @@ export async function evaluateExpression(expression: string, context: Expression
 }
 
 /**
- * JSONata sequences are arrays with extra flags; undefined (no match) becomes null in JSON. A
- * value larger than a node output may be is refused here, before it crosses to another thread.
+ * JSONata sequences are arrays with extra flags; undefined (no match) becomes null in JSON. A value
+ * past twice a node output's limit does not leave the thread (the node's own 10 MB check, which
+ * names the node, answers everything below that).
  */
+const MAX_RESULT_CHARS = 2 * FIXED_LIMITS.workflowStepOutputBytes;
+
 function toJson(value: unknown): unknown {
   if (value === undefined) return null;
   const json = JSON.stringify(value);
   if (json === undefined) return null;
-  if (json.length > FIXED_LIMITS.workflowStepOutputBytes) {
+  if (json.length > MAX_RESULT_CHARS) {
     throw new ExpressionError(`expression produced ${json.length} characters; a node output may be at most ${FIXED_LIMITS.workflowStepOutputBytes} bytes`);
   }
   return JSON.parse(json) as unknown;
