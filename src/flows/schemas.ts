@@ -61,7 +61,7 @@ export const definitionSchema = {
       },
     },
     exposed: { type: 'boolean', default: false },
-    input_schema: { type: 'object', description: 'JSON Schema the run input must satisfy' },
+    input_schema: { type: 'object', description: 'JSON Schema the run input must satisfy. Its patterns run on RE2 (linear time): lookaround and backreferences are refused with 422' },
     nodes: { type: 'array', items: nodeBaseSchema, minItems: 1, maxItems: L.workflowMaxNodes },
     edges: { type: 'array', items: edgeSchema, maxItems: L.workflowMaxEdges },
   },
