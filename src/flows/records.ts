@@ -23,12 +23,14 @@ export interface WorkflowDoc {
 }
 
 export interface NodeStat {
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
   executions: number;
   attempts: number;
   durationMs: number;
   outputBytes: number;
   error?: string;
+  /** flow.call and forEach over a workflow: the child runs this node started, and how many failed. */
+  childRuns?: { started: number; failed: number };
 }
 
 export interface RunDoc {
@@ -56,6 +58,8 @@ export interface RunDoc {
   graph?: string;
   /** The plan's concurrent runs when the run was admitted. */
   slotLimit?: number;
+  /** Child runs reserved so far by the run's whole tree (flow.call and forEach, every depth). */
+  childRuns?: number;
 }
 
 /** A run's entry in the waiting line (`_id` = runId), present while its record is `queued`. */

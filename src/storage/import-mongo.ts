@@ -18,7 +18,7 @@ const TABLE_OF: Record<keyof typeof COLLECTIONS, string> = {
   threatFeedHashes: 'threat_feed_hashes', messages: 'messages', messageInbox: 'message_inbox', services: 'services',
   notifications: 'notifications', files: 'files', workflows: 'workflows', workflowRuns: 'workflow_runs',
   workflowOutputs: 'workflow_run_outputs', workflowRunSlots: 'workflow_run_slots', workflowRunQueue: 'workflow_run_queue',
-  connectors: 'connectors', vault: 'vault', mqttSignals: 'mqtt_signals', mqttPresence: 'mqtt_presence',
+  fileDownloadClaims: 'file_download_claims', connectors: 'connectors', vault: 'vault', mqttSignals: 'mqtt_signals', mqttPresence: 'mqtt_presence',
 };
 
 const BATCH = 1000;

@@ -96,6 +96,8 @@ export const TABLES: Record<string, TableDef> = {
       files_expiry: { on: 'expires_at' },
     },
   },
+  // One row per download in progress (`id` = file id): the claim that makes a download single.
+  file_download_claims: { columns: {}, indexes: {} },
   workflows: {
     columns: { account_id: field('accountId'), created_at: date('createdAt') },
     indexes: { workflows_account_time: { on: 'account_id, created_at, id' } },

@@ -7,16 +7,21 @@
  */
 import type { Readable } from 'node:stream';
 import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
-import { DocTable, SqliteDatabase } from '../../storage/sqlite';
+import { DocTable, immediate, SqliteDatabase } from '../../storage/sqlite';
 import type { FileStatus } from '../schemas';
 import type { BlobPart } from '../service';
 import type { BlobRange, FileRecord, FileStore, Verdict } from '../records';
 
+/** A download in progress; `until` lets another process take over a claim whose holder died. */
+interface DownloadClaim { _id: string; token: string; until: Date }
+
 export class SqliteFileStore implements FileStore {
   private readonly files: DocTable<FileRecord>;
+  private readonly claims: DocTable<DownloadClaim>;
 
-  constructor(db: SqliteDatabase, private readonly blobs: BlobFiles) {
+  constructor(private readonly db: SqliteDatabase, private readonly blobs: BlobFiles) {
     this.files = new DocTable(db, 'files');
+    this.claims = new DocTable(db, 'file_download_claims');
   }
 
   async insert(doc: FileRecord): Promise<void> { this.files.insert(doc); }
@@ -51,7 +56,28 @@ export class SqliteFileStore implements FileStore {
     return this.files.ids('expires_at <= ?', [now.getTime()], limit);
   }
 
-  async remove(id: string): Promise<void> { this.files.delete(id); }
+  /** Removes the record and any download claim on it. */
+  async remove(id: string): Promise<void> {
+    immediate(this.db, () => { this.files.delete(id); this.claims.delete(id); });
+  }
+
+  /** One transaction under the write lock: of any number of requests, in any process, one holds the claim. */
+  async claimDownload(id: string, token: string, until: Date, now: Date): Promise<boolean> {
+    return immediate(this.db, () => {
+      const held = this.claims.get(id);
+      if (held && held.until > now) return false;
+      this.claims.put({ _id: id, token, until });
+      return true;
+    });
+  }
+
+  async renewDownloadClaim(id: string, token: string, until: Date): Promise<void> {
+    this.claims.update(id, (c) => (c.token === token ? { ...c, until } : undefined));
+  }
+
+  async releaseDownloadClaim(id: string, token: string): Promise<void> {
+    immediate(this.db, () => { if (this.claims.get(id)?.token === token) this.claims.delete(id); });
+  }
 
   saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> { return this.blobs.write(BLOB_KEYS.filePart(id, part), source); }
   blobSize(id: string, part: BlobPart): Promise<number | undefined> { return this.blobs.size(BLOB_KEYS.filePart(id, part)); }

@@ -11,7 +11,8 @@ import { FIXED_LIMITS } from '../../accounts/plans';
 import { chunkedSource } from '../../storage/gridfs';
 import { COLLECTIONS } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
-import type { RunLogEntry } from '../../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../../temporal/limits';
+import { observeRunEnded } from '../../telemetry/metrics';
 import { FINAL_STATUSES, RunStatus } from '../schemas';
 import type { LineEntry, NodeStat, OutputDoc, OutputStore, RunDoc, RunStore, SlotDoc, SlotStore, WorkflowDoc, WorkflowStore } from '../records';
 
@@ -99,6 +100,17 @@ export class MongoRunStore implements RunStore {
     for (const [id, stat] of Object.entries(nodes)) set[`nodes.${id}`] = stat;
     await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
   }
+  /**
+   * Takes `count` child runs from the run tree's budget in one conditional update, so the runs of
+   * one tree on several workers never pass `limit` together; false when they would.
+   */
+  async reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean> {
+    const r = await this.col.updateOne(
+      { _id: runId, $or: [{ childRuns: { $exists: false } }, { childRuns: { $lte: limit - count } }] },
+      { $inc: { childRuns: count } },
+    );
+    return r.modifiedCount === 1;
+  }
   /** Final state; only a record not already final is changed (the first writer wins). */
   async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = [], from?: RunStatus): Promise<boolean> {
     const update = fields.log
@@ -107,6 +119,7 @@ export class MongoRunStore implements RunStore {
     const r = await this.col.updateOne({ _id: runId, status: from ?? { $nin: [...FINAL_STATUSES] } }, update);
     // A queued run that ends (a cancel) leaves the line.
     if (from === 'queued') await this.line.deleteOne({ _id: runId });
+    if (r.modifiedCount === 1) observeRunEnded(fields.status, fields.error === RUN_TIMEOUT_ERROR);
     return r.modifiedCount === 1;
   }
   countQueued(accountId?: string): Promise<number> {
@@ -139,6 +152,7 @@ export class MongoRunStore implements RunStore {
       { $set: { status: 'expired', finishedAt, error } },
     );
     await this.line.deleteMany(runId ? { _id: runId } : { queuedAt: { $lte: before } });
+    observeRunEnded('expired', false, r.modifiedCount);
     return r.modifiedCount;
   }
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>> {

@@ -8,7 +8,8 @@
 import { FIXED_LIMITS } from '../../accounts/plans';
 import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
 import { DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
-import type { RunLogEntry } from '../../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../../temporal/limits';
+import { observeRunEnded } from '../../telemetry/metrics';
 import { FINAL_STATUSES, RunStatus } from '../schemas';
 import type { LineEntry, NodeStat, OutputDoc, OutputStore, RunDoc, RunStore, SlotDoc, SlotStore, WorkflowDoc, WorkflowStore } from '../records';
 
@@ -89,6 +90,21 @@ export class SqliteRunStore implements RunStore {
       ...(temporalRunId ? { temporal: { ...r.temporal, runId: temporalRunId } } : {}),
     }));
   }
+  /**
+   * Takes `count` child runs from the run tree's budget in one transaction, so the runs of one tree
+   * on several workers never pass `limit` together; false when they would.
+   */
+  async reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean> {
+    return immediate(this.db, () => {
+      let taken = false;
+      this.runs.update(runId, (r) => {
+        if ((r.childRuns ?? 0) > limit - count) return undefined;
+        taken = true;
+        return { ...r, childRuns: (r.childRuns ?? 0) + count };
+      });
+      return taken;
+    });
+  }
   async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = [], from?: RunStatus): Promise<boolean> {
     return immediate(this.db, () => {
       let changed = false;
@@ -99,6 +115,7 @@ export class SqliteRunStore implements RunStore {
       });
       // A queued run that ends (a cancel) leaves the line.
       if (from === 'queued') this.line.delete(runId);
+      if (changed) observeRunEnded(fields.status, fields.error === RUN_TIMEOUT_ERROR);
       return changed;
     });
   }
@@ -134,6 +151,7 @@ export class SqliteRunStore implements RunStore {
       const n = this.runs.updateWhere(where, params, (r) => ({ ...r, status: 'expired', finishedAt, error }));
       if (runId) this.line.delete(runId);
       else this.line.deleteWhere('queued_at <= ?', [before.getTime()]);
+      observeRunEnded('expired', false, n);
       return n;
     });
   }

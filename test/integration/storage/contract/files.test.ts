@@ -46,6 +46,24 @@ forEachEngine(({ stores }) => {
     expect(await stores().files.findById(file(acct, 2)._id)).toMatchObject({ contentType: 'image/png', verdict: { score: 1 } });
   });
 
+  test('download claims: one holder among concurrent claimers; renewed, released, taken over once expired', async () => {
+    const id = `claim-${newTenant()}`;
+    const now = new Date(Date.UTC(2026, 0, 1));
+    const later = (s: number) => new Date(now.getTime() + s * 1000);
+    const got = await Promise.all(Array.from({ length: 10 }, (_, i) => stores().files.claimDownload(id, `t${i}`, later(30), now)));
+    expect(got.filter(Boolean)).toHaveLength(1);
+    const holder = `t${got.indexOf(true)}`;
+    await stores().files.releaseDownloadClaim(id, 'not-the-holder');
+    expect(await stores().files.claimDownload(id, 'x', later(30), later(10))).toBe(false);
+    await stores().files.renewDownloadClaim(id, holder, later(60));
+    expect(await stores().files.claimDownload(id, 'x', later(90), later(45))).toBe(false);
+    expect(await stores().files.claimDownload(id, 'late', later(120), later(61))).toBe(true);
+    await stores().files.releaseDownloadClaim(id, 'late');
+    expect(await stores().files.claimDownload(id, 'next', later(200), later(62))).toBe(true);
+    await stores().files.remove(id);
+    expect(await stores().files.claimDownload(id, 'after-remove', later(300), later(63))).toBe(true);
+  });
+
   test('bytes: saved from a stream, sized, read whole and by range, replaced, deleted idempotently', async () => {
     const id = `blob-${newTenant()}`;
     const content = Buffer.from('0123456789'.repeat(300_000)); // 3 MB: several GridFS chunks

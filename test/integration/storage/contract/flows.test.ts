@@ -71,6 +71,18 @@ forEachEngine(({ stores }) => {
     expect(listed[1].log).toBeUndefined();
   });
 
+  test('child-run budget: concurrent reservations of one tree never pass the limit together', async () => {
+    const acct = newTenant();
+    await stores().runs.insert(run(acct, 1, { status: 'running', startedAt: new Date(1) }));
+    const id = run(acct, 1)._id;
+    const taken = await Promise.all(Array.from({ length: 12 }, () => stores().runs.reserveChildRuns(id, 3, 20)));
+    expect(taken.filter(Boolean)).toHaveLength(6);
+    expect((await stores().runs.get(acct, id))?.childRuns).toBe(18);
+    expect(await stores().runs.reserveChildRuns(id, 2, 20)).toBe(true);
+    expect(await stores().runs.reserveChildRuns(id, 1, 20)).toBe(false);
+    expect(await stores().runs.reserveChildRuns(`missing-${acct}`, 1, 20)).toBe(false);
+  });
+
   test('slots: numbers below the limit, one per run, never two runs on one number', async () => {
     const acct = newTenant();
     const won = await Promise.all(Array.from({ length: 6 }, (_, i) => stores().slots.claim(acct, `run${i}-${acct}`, 3, new Date())));

@@ -191,3 +191,19 @@ describe('ml', () => {
     expect(pdfOut.findings.every((f) => f.severity === 'low')).toBe(true);
   });
 });
+
+describe('script engine: PowerShell tick escapes', () => {
+  // Tagged template literals put letters on both sides of backticks, a dozen times in styled code.
+  const js = Buffer.from(Array.from({ length: 12 }, (_, i) => `const s${i} = css\`color\` + css\`margin\`;`).join('\n'));
+  const ps = Buffer.from(Array.from({ length: 12 }, () => 'I`E`X (N`ew-Ob`ject Net.WebClient)').join('\n'));
+
+  it('count in PowerShell, not in JavaScript template literals', async () => {
+    const { subject } = await import('./helpers');
+    const ctx = { signal: new AbortController().signal, budgetMs: 1000 };
+    const jsIds = (await script.scan(subject(js, 'javascript'), ctx)).findings.map((f) => f.id);
+    const psIds = (await script.scan(subject(ps, 'powershell'), ctx)).findings.map((f) => f.id);
+    expect(analyzeScriptText(js.toString()).stats.psTicks).toBeGreaterThanOrEqual(10);
+    expect(jsIds).not.toContain('script.obfuscation.backtick');
+    expect(psIds).toContain('script.obfuscation.backtick');
+  });
+});
