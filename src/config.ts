@@ -34,8 +34,8 @@ export interface Config {
   publicMqttUrl: string;
   /**
    * Which engine keeps the records (decisions section 11): `embedded` (SQLite in the process, files
-   * in DATA_DIR/db/) or `mongodb` (MONGODB_URI, or the local FerretDB when that is unset).
-   * DATABASE_ENGINE; default `mongodb` while the embedded engine is being finished (in progress).
+   * in DATA_DIR/db/), the default when MONGODB_URI is unset, or `mongodb` (MONGODB_URI). DATABASE_ENGINE=mongodb
+   * without MONGODB_URI starts the legacy local FerretDB, kept as the tests' MongoDB-wire stand-in.
    */
   databaseEngine: 'embedded' | 'mongodb';
   /** External MongoDB URI; unset = the local FerretDB started by the service on mongoPort. */
@@ -185,7 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str('DATA_DIR') ?? path.join(rootDir, 'data'));
 
   const mongodbUri = url('MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
-  const engineRaw = str('DATABASE_ENGINE') ?? 'mongodb';
+  const engineRaw = str('DATABASE_ENGINE') ?? (mongodbUri === undefined ? 'embedded' : 'mongodb');
   let databaseEngine: Config['databaseEngine'] = 'mongodb';
   if (engineRaw === 'embedded' || engineRaw === 'mongodb') databaseEngine = engineRaw;
   else problems.push(`DATABASE_ENGINE="${engineRaw}" must be embedded or mongodb`);

@@ -24,6 +24,7 @@ import { dashboardMiddleware } from './dashboard/routes';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
 import { startLocalStack, LocalStack } from './stack';
+import { inUseMessage, takeStackLock } from './stack/lock';
 import { canConnect } from './stack/net';
 import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
 import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/worker';
@@ -77,8 +78,21 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const startTemporal = needsTemporal && usesLocalTemporal(config);
     const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
     let stack: LocalStack | undefined;
+    let shareClamd = false;
     if (startMongo || startBlobs || startTemporal || startClamd) {
-      stack = await startLocalStack({
+      const lock = takeStackLock(config.dataDir);
+      if ('holder' in lock) {
+        // Another service runs this DATA_DIR's stack: a full start refuses; a process that only
+        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's.
+        if (startMongo || startBlobs || startTemporal || !lock.holder.clamd) throw new Error(inUseMessage(config.dataDir, lock.holder));
+        config.clamdHost = lock.holder.clamd.host;
+        config.clamdPort = lock.holder.clamd.port;
+        shareClamd = true;
+        logger.info({ pid: lock.holder.pid, clamd: lock.holder.clamd }, 'sharing the local stack of the service that holds DATA_DIR');
+      } else {
+        stoppers.push(async () => lock.held.release());
+      }
+      if (!shareClamd) stack = await startLocalStack({
         rootDir: config.rootDir,
         dataDir: config.dataDir,
         mongo: startMongo ? { port: config.mongoPort } : false,
@@ -87,11 +101,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         clamd: startClamd ? { port: config.clamdPort, signatureDirs: [path.join(config.rootDir, 'signatures', 'clamav')] } : false,
         logger: logger.child({ component: 'local-stack' }),
       });
-      const s = stack;
-      stoppers.push(() => s.stop());
-      if (startClamd && s.clamdAddress) {
-        config.clamdHost = s.clamdAddress.host;
-        config.clamdPort = s.clamdAddress.port;
+      if (stack) {
+        const s = stack;
+        stoppers.push(() => s.stop());
+        if (startClamd && s.clamdAddress) {
+          config.clamdHost = s.clamdAddress.host;
+          config.clamdPort = s.clamdAddress.port;
+        }
+        if ('held' in lock) lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress });
       }
     }
 

@@ -128,7 +128,7 @@ function removePidFile(pidPath: string, pid: number | undefined): void {
 }
 
 /** argv of a live process, or undefined when it does not exist (Linux /proc). */
-function processArgv(pid: number): string[] | undefined {
+export function processArgv(pid: number): string[] | undefined {
   try {
     const raw = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     const argv = raw.split('\0');

@@ -168,6 +168,8 @@ export function openSqlite(file: string): SqliteDatabase {
   // With WAL, NORMAL keeps every committed transaction through a crash of the process; an OS
   // crash may lose the last ones, never consistency (decisions section 11).
   db.pragma('synchronous = NORMAL');
+  // Deleted records (a vault entry, an erased account's messages) are overwritten, not left in free pages.
+  db.pragma('secure_delete = ON');
   migrate(db);
   return db;
 }

@@ -15,13 +15,15 @@ describe('scan engine settings', () => {
 });
 
 describe('database engine', () => {
-  it('DATABASE_ENGINE picks the engine; embedded starts no FerretDB; a contradiction or an unknown engine stops start-up', () => {
-    const embedded = loadConfig({ DATABASE_ENGINE: 'embedded' });
+  it('embedded is the default without MONGODB_URI and starts no FerretDB; MONGODB_URI means MongoDB; a contradiction or an unknown engine stops start-up', () => {
+    const embedded = loadConfig({});
     expect(embedded.databaseEngine).toBe('embedded');
     expect([usesLocalMongo(embedded), usesLocalBlobs(embedded)]).toEqual([false, false]);
-    const local = loadConfig({});
-    expect(local.databaseEngine).toBe('mongodb');
-    expect([usesLocalMongo(local), usesLocalBlobs(local)]).toEqual([true, true]);
+    const remote = loadConfig({ MONGODB_URI: 'mongodb://db/' });
+    expect(remote.databaseEngine).toBe('mongodb');
+    expect([usesLocalMongo(remote), usesLocalBlobs(remote)]).toEqual([false, false]);
+    const standIn = loadConfig({ DATABASE_ENGINE: 'mongodb' });
+    expect([usesLocalMongo(standIn), usesLocalBlobs(standIn)]).toEqual([true, true]);
     expect(() => loadConfig({ DATABASE_ENGINE: 'embedded', MONGODB_URI: 'mongodb://db/' })).toThrow(/DATABASE_ENGINE=embedded and MONGODB_URI/);
     expect(() => loadConfig({ DATABASE_ENGINE: 'postgres' })).toThrow(/DATABASE_ENGINE="postgres" must be embedded or mongodb/);
   });
