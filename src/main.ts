@@ -59,6 +59,25 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   };
 
   try {
+    const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
+    const startMongo = usesLocalMongo(config);
+    const startBlobs = usesLocalBlobs(config);
+    const startTemporal = needsTemporal && usesLocalTemporal(config);
+    const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
+    // The DATA_DIR's lock before anything binds a port: a second full start refuses, naming the running service.
+    const lock = startMongo || startBlobs || startTemporal || startClamd ? takeStackLock(config.dataDir) : undefined;
+    if (lock) {
+      if ('holder' in lock) {
+        // Another service runs this DATA_DIR's stack: a full start refuses; a process that only
+        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's.
+        if (startMongo || startBlobs || startTemporal || !lock.holder.clamd) throw new Error(inUseMessage(config.dataDir, lock.holder));
+        config.clamdHost = lock.holder.clamd.host;
+        config.clamdPort = lock.holder.clamd.port;
+        logger.info({ pid: lock.holder.pid, clamd: lock.holder.clamd }, 'sharing the local stack of the service that holds DATA_DIR');
+      } else {
+        stoppers.push(async () => lock.held.release());
+      }
+    }
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
     // spans of the shutdown are still sent.
     if (config.traces) {
@@ -72,27 +91,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
     const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
-    const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
-    const startMongo = usesLocalMongo(config);
-    const startBlobs = usesLocalBlobs(config);
-    const startTemporal = needsTemporal && usesLocalTemporal(config);
-    const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
     let stack: LocalStack | undefined;
-    let shareClamd = false;
-    if (startMongo || startBlobs || startTemporal || startClamd) {
-      const lock = takeStackLock(config.dataDir);
-      if ('holder' in lock) {
-        // Another service runs this DATA_DIR's stack: a full start refuses; a process that only
-        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's.
-        if (startMongo || startBlobs || startTemporal || !lock.holder.clamd) throw new Error(inUseMessage(config.dataDir, lock.holder));
-        config.clamdHost = lock.holder.clamd.host;
-        config.clamdPort = lock.holder.clamd.port;
-        shareClamd = true;
-        logger.info({ pid: lock.holder.pid, clamd: lock.holder.clamd }, 'sharing the local stack of the service that holds DATA_DIR');
-      } else {
-        stoppers.push(async () => lock.held.release());
-      }
-      if (!shareClamd) stack = await startLocalStack({
+    if (lock && 'held' in lock) {
+      const s = await startLocalStack({
         rootDir: config.rootDir,
         dataDir: config.dataDir,
         mongo: startMongo ? { port: config.mongoPort } : false,
@@ -101,15 +102,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         clamd: startClamd ? { port: config.clamdPort, signatureDirs: [path.join(config.rootDir, 'signatures', 'clamav')] } : false,
         logger: logger.child({ component: 'local-stack' }),
       });
-      if (stack) {
-        const s = stack;
-        stoppers.push(() => s.stop());
-        if (startClamd && s.clamdAddress) {
-          config.clamdHost = s.clamdAddress.host;
-          config.clamdPort = s.clamdAddress.port;
-        }
-        if ('held' in lock) lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress });
+      stack = s;
+      stoppers.push(() => s.stop());
+      if (startClamd && s.clamdAddress) {
+        config.clamdHost = s.clamdAddress.host;
+        config.clamdPort = s.clamdAddress.port;
       }
+      lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress });
     }
 
     const secrets = loadSecrets(config);
