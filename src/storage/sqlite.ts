@@ -14,6 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BlobFiles } from './blob-files';
+import { metricsEnabled, observeDbOperation } from '../telemetry/metrics';
+import type { DB_COMMANDS } from '../telemetry/labels';
 
 export type SqliteDatabase = Database.Database;
 
@@ -237,18 +239,32 @@ export class DocTable<T extends { _id: string }> {
     return s;
   }
 
+  /** Runs one statement, timed for db_operation_duration_seconds when metrics are on. */
+  private timed<R>(command: (typeof DB_COMMANDS)[number], run: () => R): R {
+    if (!metricsEnabled()) return run();
+    const started = performance.now();
+    try {
+      const r = run();
+      observeDbOperation(command, 'ok', (performance.now() - started) / 1000);
+      return r;
+    } catch (err) {
+      observeDbOperation(command, 'error', (performance.now() - started) / 1000);
+      throw err;
+    }
+  }
+
   /** Throws the engine's duplicate-key error (storage/errors.ts) when the id or a unique index is taken. */
   insert(doc: T): void {
-    this.stmt(`INSERT INTO ${this.name} (id, doc) VALUES (?, ?)`).run(doc._id, encodeDoc(doc));
+    this.timed('insert', () => this.stmt(`INSERT INTO ${this.name} (id, doc) VALUES (?, ?)`).run(doc._id, encodeDoc(doc)));
   }
 
   /** Inserts or replaces the record with this id. */
   put(doc: T): void {
-    this.stmt(`INSERT INTO ${this.name} (id, doc) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET doc = excluded.doc`).run(doc._id, encodeDoc(doc));
+    this.timed('update', () => this.stmt(`INSERT INTO ${this.name} (id, doc) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET doc = excluded.doc`).run(doc._id, encodeDoc(doc)));
   }
 
   get(id: string): T | null {
-    const row = this.stmt(`SELECT doc FROM ${this.name} WHERE id = ?`).get(id) as { doc: string } | undefined;
+    const row = this.timed('find', () => this.stmt(`SELECT doc FROM ${this.name} WHERE id = ?`).get(id)) as { doc: string } | undefined;
     return row ? decodeDoc<T>(row.doc) : null;
   }
 
@@ -256,7 +272,7 @@ export class DocTable<T extends { _id: string }> {
     const sql = `SELECT doc FROM ${this.name} WHERE ${where}${opts.order ? ` ORDER BY ${opts.order}` : ''}`
       + `${opts.limit !== undefined || opts.offset ? ' LIMIT ? OFFSET ?' : ''}`;
     const args = opts.limit !== undefined || opts.offset ? [...params, opts.limit ?? -1, opts.offset ?? 0] : params;
-    return (this.stmt(sql).all(...args) as Array<{ doc: string }>).map((r) => decodeDoc<T>(r.doc));
+    return (this.timed('find', () => this.stmt(sql).all(...args)) as Array<{ doc: string }>).map((r) => decodeDoc<T>(r.doc));
   }
 
   findOne(where: string, params: unknown[], order?: string): T | null {
@@ -265,16 +281,16 @@ export class DocTable<T extends { _id: string }> {
 
   ids(where: string, params: unknown[], limit?: number): string[] {
     const sql = `SELECT id FROM ${this.name} WHERE ${where}${limit !== undefined ? ' LIMIT ?' : ''}`;
-    return (this.stmt(sql).all(...(limit !== undefined ? [...params, limit] : params)) as Array<{ id: string }>).map((r) => r.id);
+    return (this.timed('find', () => this.stmt(sql).all(...(limit !== undefined ? [...params, limit] : params))) as Array<{ id: string }>).map((r) => r.id);
   }
 
   count(where: string, params: unknown[]): number {
-    return (this.stmt(`SELECT count(*) AS n FROM ${this.name} WHERE ${where}`).get(...params) as { n: number }).n;
+    return (this.timed('count', () => this.stmt(`SELECT count(*) AS n FROM ${this.name} WHERE ${where}`).get(...params)) as { n: number }).n;
   }
 
   /** Distinct values of a generated column. */
   distinct(column: string): unknown[] {
-    return (this.stmt(`SELECT DISTINCT ${column} AS v FROM ${this.name}`).all() as Array<{ v: unknown }>).map((r) => r.v);
+    return (this.timed('distinct', () => this.stmt(`SELECT DISTINCT ${column} AS v FROM ${this.name}`).all()) as Array<{ v: unknown }>).map((r) => r.v);
   }
 
   /**
@@ -304,25 +320,25 @@ export class DocTable<T extends { _id: string }> {
 
   /** Deletes the record and returns it, in one statement: of several takers exactly one gets it. */
   take(id: string): T | null {
-    const row = this.stmt(`DELETE FROM ${this.name} WHERE id = ? RETURNING doc`).get(id) as { doc: string } | undefined;
+    const row = this.timed('findAndModify', () => this.stmt(`DELETE FROM ${this.name} WHERE id = ? RETURNING doc`).get(id)) as { doc: string } | undefined;
     return row ? decodeDoc<T>(row.doc) : null;
   }
 
   /** Takes (deletes and returns) the first record matching `where` in `order`, under the write lock. */
   takeFirst(where: string, params: unknown[], order: string): T | null {
     return immediate(this.db, () => {
-      const row = this.stmt(`SELECT id FROM ${this.name} WHERE ${where} ORDER BY ${order} LIMIT 1`).get(...params) as { id: string } | undefined;
+      const row = this.timed('find', () => this.stmt(`SELECT id FROM ${this.name} WHERE ${where} ORDER BY ${order} LIMIT 1`).get(...params)) as { id: string } | undefined;
       return row ? this.take(row.id) : null;
     });
   }
 
   /** True when the record existed. */
   delete(id: string): boolean {
-    return this.stmt(`DELETE FROM ${this.name} WHERE id = ?`).run(id).changes === 1;
+    return this.timed('delete', () => this.stmt(`DELETE FROM ${this.name} WHERE id = ?`).run(id)).changes === 1;
   }
 
   deleteWhere(where: string, params: unknown[]): number {
-    return this.stmt(`DELETE FROM ${this.name} WHERE ${where}`).run(...params).changes;
+    return this.timed('delete', () => this.stmt(`DELETE FROM ${this.name} WHERE ${where}`).run(...params)).changes;
   }
 
   /**
@@ -336,7 +352,7 @@ export class DocTable<T extends { _id: string }> {
       if (!doc) return null;
       const next = change(doc);
       if (next === undefined) return doc;
-      this.stmt(`UPDATE ${this.name} SET doc = ? WHERE id = ?`).run(encodeDoc(next), id);
+      this.timed('update', () => this.stmt(`UPDATE ${this.name} SET doc = ? WHERE id = ?`).run(encodeDoc(next), id));
       return next;
     });
   }
@@ -348,7 +364,7 @@ export class DocTable<T extends { _id: string }> {
       for (const doc of this.find(where, params)) {
         const next = change(doc);
         if (next === undefined) continue;
-        this.stmt(`UPDATE ${this.name} SET doc = ? WHERE id = ?`).run(encodeDoc(next), doc._id);
+        this.timed('update', () => this.stmt(`UPDATE ${this.name} SET doc = ? WHERE id = ?`).run(encodeDoc(next), doc._id));
         changed++;
       }
       return changed;

@@ -1,20 +1,28 @@
 /**
  * A second process on the same store, for the contract suite's cross-process cases. Argument: JSON
- * `{spec, task}`; prints the task's result as JSON. Tasks start together at `startAt` (epoch ms) so
- * the processes really race.
+ * `{spec, task}`; prints the task's result as JSON. The processes of one case start their task
+ * together, once all have opened the store (a barrier of files, so how long each takes to start
+ * does not matter), and so really race.
  */
-import { openEngine, EngineSpec } from './engines';
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { openEngine, EngineSpec, Barrier } from './engines';
 
 type Task =
-  | { kind: 'claim'; accountId: string; dest: string; claimers: number; startAt: number }
-  | { kind: 'count'; accountId: string; period: string; times: number; startAt: number }
-  | { kind: 'merge'; accountId: string; entity: string; keys: string[]; startAt: number };
+  | { kind: 'claim'; accountId: string; dest: string; claimers: number; barrier: Barrier }
+  | { kind: 'count'; accountId: string; period: string; times: number; barrier: Barrier }
+  | { kind: 'merge'; accountId: string; entity: string; keys: string[]; barrier: Barrier };
 
 async function main(): Promise<void> {
   const { spec, task } = JSON.parse(process.argv[2]) as { spec: EngineSpec; task: Task };
   const engine = await openEngine(spec);
   try {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, task.startAt - Date.now())));
+    writeFileSync(path.join(task.barrier.dir, String(process.pid)), '');
+    const deadline = Date.now() + 120_000;
+    while (readdirSync(task.barrier.dir).length < task.barrier.parties) {
+      if (Date.now() > deadline) throw new Error('the other processes of the case never opened the store');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const { stores } = engine;
     let result: unknown;
     if (task.kind === 'claim') {

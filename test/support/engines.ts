@@ -61,6 +61,10 @@ export async function freshEngine(engine: EngineSpec['engine'], ports: () => { m
   };
 }
 
+/** Where the processes of one cross-process case meet before they start (contract-worker.ts). */
+export interface Barrier { dir: string; parties: number }
+export const newBarrier = (parties: number): Barrier => ({ dir: mkdtempSync(path.join(os.tmpdir(), 'sentinel-barrier-')), parties });
+
 /** Runs contract-worker.ts in its own process on the same store; resolves with what it printed (JSON). */
 export function inOtherProcess<T>(spec: EngineSpec, task: Record<string, unknown>): Promise<T> {
   return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { api, clearOfWindowEdge, Json, stack } from '../../support/env';
+import { api, clearOfWindowEdge, Json, newAccount, stack } from '../../support/env';
 import { pickPorts, ROOT, startServiceProcess, StartedService } from '../../support/service';
 import { fleet, publish } from '../messaging/helpers';
 
@@ -91,15 +91,15 @@ test('1,000 directed messages polled by 20 pollers over both processes are deliv
 test('40 concurrent state merges over both processes keep all 40 keys', async () => {
   const f = await fleet('pro', ['dev']);
   const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0
-    ? api('PATCH', '/api/entities/state', { key: f.devices.dev.apiKey, body: { [`k${i}`]: i } })
-    : besideApi('PATCH', '/api/entities/state', f.devices.dev.apiKey, { [`k${i}`]: i }))));
+    ? api('PATCH', '/api/entities/status-table', { key: f.devices.dev.apiKey, body: { [`k${i}`]: i } })
+    : besideApi('PATCH', '/api/entities/status-table', f.devices.dev.apiKey, { [`k${i}`]: i }))));
   expect(results.map((r) => r.status)).toEqual(Array(40).fill(200));
-  const table = (await api('GET', '/api/entities/state', { key: f.devices.dev.apiKey })).body.statusTable as Record<string, number>;
+  const table = (await api('GET', '/api/entities/status-table', { key: f.devices.dev.apiKey })).body.statusTable as Record<string, number>;
   expect(Object.keys(table).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `k${i}`).sort());
 });
 
 test('20 scans over both processes count exactly 20', async () => {
-  const f = await fleet('pro', []);
+  const f = await newAccount('pro');
   const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0
     ? api('POST', '/api/scan/payload', { key: f.apiKey, body: { payload: `hello ${i}` } })
     : besideApi('POST', '/api/scan/payload', f.apiKey, { payload: `hello ${i}` }))));

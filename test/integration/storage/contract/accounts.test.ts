@@ -1,6 +1,6 @@
 /** The account, audit and counter stores' contract, on both engines (decisions section 11). */
 import { isDuplicateKey } from '../../../../src/storage/errors';
-import { forEachEngine, inOtherProcess, newTenant } from '../../../support/engines';
+import { forEachEngine, inOtherProcess, newTenant, newBarrier } from '../../../support/engines';
 import type { AuditEntry } from '../../../../src/accounts/audit';
 
 const account = (id: string) => ({ _id: id, name: 'n', plan: 'free' as const, region: 'local', entityCount: 0, createdAt: new Date(1000) });
@@ -123,8 +123,8 @@ forEachEngine(({ engine, spec, stores }) => {
   if (engine === 'embedded') {
     test('counters are exact across two processes (2 x 500 increments)', async () => {
       const acct = newTenant();
-      const startAt = Date.now() + 1500;
-      const task = { kind: 'count', accountId: acct, period: '2026-03', times: 500, startAt };
+      const barrier = newBarrier(2);
+      const task = { kind: 'count', accountId: acct, period: '2026-03', times: 500, barrier };
       await Promise.all([inOtherProcess(spec(), task), inOtherProcess(spec(), task)]);
       expect((await stores().counters.getUsage(`${acct}:2026-03`))?.scans).toBe(1000);
     });

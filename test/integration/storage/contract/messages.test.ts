@@ -1,6 +1,6 @@
 /** The message store's contract, on both engines (decisions section 11). */
 import { isDuplicateKey } from '../../../../src/storage/errors';
-import { forEachEngine, inOtherProcess, newTenant } from '../../../support/engines';
+import { forEachEngine, inOtherProcess, newTenant, newBarrier } from '../../../support/engines';
 import type { InboxDoc, MessageDoc } from '../../../../src/messaging/records';
 
 /** User JSON that native documents would not keep: `$` and `.` keys, spaced keys, nested arrays. */
@@ -134,8 +134,8 @@ forEachEngine(({ engine, spec, stores }) => {
     test('20 claimers split over two processes take 1,000 messages exactly once', async () => {
       const acct = newTenant();
       for (let n = 0; n < 1000; n++) await stores().messages.enqueue(inboxDoc(acct, 'dev', n));
-      const startAt = Date.now() + 1500;
-      const task = { kind: 'claim', accountId: acct, dest: 'dev', claimers: 10, startAt };
+      const barrier = newBarrier(2);
+      const task = { kind: 'claim', accountId: acct, dest: 'dev', claimers: 10, barrier };
       const [a, b] = await Promise.all([inOtherProcess<string[]>(spec(), task), inOtherProcess<string[]>(spec(), task)]);
       expect(a.length + b.length).toBe(1000);
       expect(new Set([...a, ...b]).size).toBe(1000);
@@ -147,10 +147,10 @@ forEachEngine(({ engine, spec, stores }) => {
       const acct = newTenant();
       await stores().accounts.insertEntity(entity(acct, 'd'));
       const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
-      const startAt = Date.now() + 1500;
+      const barrier = newBarrier(2);
       await Promise.all([
-        inOtherProcess(spec(), { kind: 'merge', accountId: acct, entity: 'd', keys: keys.slice(0, 20), startAt }),
-        inOtherProcess(spec(), { kind: 'merge', accountId: acct, entity: 'd', keys: keys.slice(20), startAt }),
+        inOtherProcess(spec(), { kind: 'merge', accountId: acct, entity: 'd', keys: keys.slice(0, 20), barrier }),
+        inOtherProcess(spec(), { kind: 'merge', accountId: acct, entity: 'd', keys: keys.slice(20), barrier }),
       ]);
       expect(Object.keys((await stores().messages.getStatusTable(acct, 'd')) ?? {}).sort()).toEqual([...keys].sort());
     });
