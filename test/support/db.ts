@@ -5,7 +5,7 @@
  * record table's raw documents for the few set-ups no store method makes (a month's usage counter
  * pushed near its limit, a run's times moved into the past).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DocTable } from '../../src/storage/sqlite';
 import type { Stores } from '../../src/services';
@@ -31,14 +31,24 @@ export async function withStackRecords<T>(fn: (r: StackRecords) => Promise<T>, e
   }
 }
 
+/** The file's bytes; undefined when it went between listing and reading (a blob deleted or renamed into place meanwhile). */
+function readIfPresent(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 /** Every file under the stack's DATA_DIR/db (records, write-ahead log, stored bytes) that holds `needle`. */
 export function filesHolding(needle: Buffer, env: StackEnv = stack()): string[] {
   const hits: string[] = [];
   const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const p = path.join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (readFileSync(p).includes(needle)) hits.push(path.relative(env.dataDir, p));
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (readIfPresent(p)?.includes(needle)) hits.push(path.relative(env.dataDir, p));
     }
   };
   walk(path.join(env.dataDir, 'db'));

@@ -1,7 +1,8 @@
 /**
  * A scaled-out deployment in miniature for tests that kill workers: an api process that owns the
  * local stack, and worker processes pointed at it, sharing the secrets so either side can read
- * what the other wrote.
+ * what the other wrote. The records are the api process's embedded store (the workers open the
+ * same DATA_DIR), or with `extraEnv: { DATABASE_ENGINE: 'mongodb' }` its own local FerretDB.
  */
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -21,9 +22,10 @@ export interface SplitStack {
   stop(): Promise<void>;
 }
 
-export async function startSplitStack(): Promise<SplitStack> {
+/** `extraEnv`: more environment for the api process (the workers follow its storage engine). */
+export async function startSplitStack(opts: { extraEnv?: Record<string, string> } = {}): Promise<SplitStack> {
   const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' };
-  const api = await startServiceProcess({ extraEnv: { ...shared, ROLES: 'api,mqtt' } });
+  const api = await startServiceProcess({ extraEnv: { ...opts.extraEnv, ...shared, ROLES: 'api,mqtt' } });
   const e = api.env;
   const workerEnv = {
     ...shared,
