@@ -17,7 +17,7 @@ import { createLogger, Logger } from '../log';
 import { findFreePort, startLocalStack } from '../stack';
 import { procStat } from '../stack/child';
 import { sleep } from '../stack/net';
-import { importFromMongo, ImportCounts } from './import-mongo';
+import { importFromMongo } from './import-mongo';
 import { connectStorage } from './mongo';
 import { EmbeddedStorage, getMeta, immediate, putMeta } from './sqlite';
 
@@ -92,14 +92,9 @@ export async function importFerretdbDataDir(config: Config, storage: EmbeddedSto
   const stack = await startLocalStack({
     rootDir: config.rootDir, dataDir: config.dataDir, mongo: { port: mongoPort }, blobs: { port: mongoBlobPort }, logger: log.child({ component: 'import' }),
   });
-  let counts: ImportCounts;
   try {
     const source = await connectStorage({ ...config, databaseEngine: 'mongodb', mongodbUri: undefined, mongodbBlobUri: undefined, mongoPort, mongoBlobPort });
-    try {
-      counts = await importFromMongo(source, storage, { afterBatch: haltHook(log) });
-    } finally {
-      await source.close();
-    }
+    const counts = await importFromMongo(source, storage, { afterBatch: haltHook(log) }).finally(() => source.close());
     const tables = Object.values(counts.records);
     const records = tables.reduce((n, c) => n + c.read, 0);
     putMeta(storage.db, IMPORT_META_KEY, { state: 'finished', at: new Date().toISOString(), records, blobs: counts.blobs.read } satisfies ImportState);
