@@ -2,8 +2,9 @@
  * The operator CLI (docs/contract.md §6): `npm run cli -- <command> [--flags]`.
  * JSON on stdout and exit 0; on error a message on stderr and a non-zero exit. It uses the
  * service's configuration and never starts a database: the embedded engine opens DATA_DIR/db/
- * beside a running service; with MONGODB_URI unset the MongoDB engine connects to the local
- * stack's FerretDB on MONGO_PORT.
+ * beside a running service (on a FerretDB-era DATA_DIR not imported yet, it imports first, as a
+ * start does: storage/import-ferretdb.ts); with MONGODB_URI unset the MongoDB engine connects to
+ * the local stack's FerretDB on MONGO_PORT.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
@@ -111,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger('silent');
-  const storage = await openDatabase(config);
+  const storage = await openDatabase(config, logger);
   try {
     const services = createServices({ config, logger, storage, secrets: loadSecrets(config) });
     const result = await cmd.run(services, values);

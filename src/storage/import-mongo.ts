@@ -12,7 +12,7 @@ import { encodeDoc, immediate, EmbeddedStorage } from './sqlite';
 import { encodeUserJson } from './user-json';
 
 /** The table of each collection (storage/sqlite.ts TABLES). */
-const TABLE_OF: Record<keyof typeof COLLECTIONS, string> = {
+export const TABLE_OF: Record<keyof typeof COLLECTIONS, string> = {
   accounts: 'accounts', apiKeys: 'api_keys', entities: 'entities', entityKeys: 'entity_keys', roles: 'roles',
   rateCounters: 'rate_counters', usageDaily: 'usage', auditLog: 'audit_log', scans: 'scans', scanProfiles: 'scan_profiles',
   threatFeedHashes: 'threat_feed_hashes', messages: 'messages', messageInbox: 'message_inbox', services: 'services',
@@ -44,25 +44,35 @@ function recordOf(collection: keyof typeof COLLECTIONS, doc: Document): Document
 
 export interface ImportCounts { records: Record<string, { read: number; added: number }>; blobs: { read: number; added: number } }
 
-export async function importFromMongo(from: Storage, to: EmbeddedStorage): Promise<ImportCounts> {
+export interface ImportOptions {
+  /** Awaited after each batch of records is committed, with the number of records read so far. */
+  afterBatch?: (records: number) => Promise<void>;
+}
+
+export async function importFromMongo(from: Storage, to: EmbeddedStorage, opts: ImportOptions = {}): Promise<ImportCounts> {
   const counts: ImportCounts = { records: {}, blobs: { read: 0, added: 0 } };
+  let records = 0;
   for (const [key, collection] of Object.entries(COLLECTIONS) as Array<[keyof typeof COLLECTIONS, string]>) {
     const table = TABLE_OF[key];
     const insert = to.db.prepare(`INSERT INTO ${table} (id, doc) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`);
     const c = (counts.records[table] = { read: 0, added: 0 });
     let batch: Document[] = [];
-    const flush = () => {
+    // A batch is one transaction: an interrupted import leaves whole batches, and the next run
+    // skips their records by id.
+    const flush = async () => {
       immediate(to.db, () => {
         for (const doc of batch) c.added += insert.run(String(doc._id), encodeDoc(doc)).changes;
       });
       c.read += batch.length;
+      records += batch.length;
       batch = [];
+      await opts.afterBatch?.(records);
     };
     for await (const doc of from.db.collection(collection).find({}, { batchSize: BATCH })) {
       batch.push(recordOf(key, doc));
-      if (batch.length >= BATCH) flush();
+      if (batch.length >= BATCH) await flush();
     }
-    flush();
+    await flush();
   }
   const copy = async (blobKey: string, length: number, read: () => Promise<Readable | Buffer | undefined>) => {
     counts.blobs.read++;

@@ -148,6 +148,8 @@ function createTable(name: string, def: TableDef): string {
  */
 const MIGRATIONS: Array<(db: SqliteDatabase) => void> = [
   (db) => { for (const [name, def] of Object.entries(TABLES)) db.exec(createTable(name, def)); },
+  // Facts about the database itself (getMeta/putMeta), such as how far the import of a FerretDB-era DATA_DIR got.
+  (db) => { db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)'); },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -192,6 +194,18 @@ export async function openEmbedded(dataDir: string): Promise<EmbeddedStorage> {
   const blobs = new BlobFiles(path.join(dir, 'blobs'));
   await blobs.sweepTemporary(STALE_BLOB_WRITE_MS);
   return { db, blobs, close: () => db.close() };
+}
+
+/** A value kept in the `meta` table (JSON), or undefined. */
+export function getMeta<T>(db: SqliteDatabase, key: string): T | undefined {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  return row ? (JSON.parse(row.value) as T) : undefined;
+}
+
+/** Sets (undefined: removes) a value of the `meta` table. */
+export function putMeta(db: SqliteDatabase, key: string, value: unknown): void {
+  if (value === undefined) db.prepare('DELETE FROM meta WHERE key = ?').run(key);
+  else db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, JSON.stringify(value));
 }
 
 /** Runs `fn` in a transaction that takes the write lock first (BEGIN IMMEDIATE); a savepoint when nested. */
