@@ -1,8 +1,10 @@
 /**
- * Starts the roles this process plays (ROLES, default api,worker,mqtt) and, for any part whose
- * address is not configured, the local stack (FerretDB, Temporal dev server, clamd). Prints one
- * line containing `ready` once HTTP, MQTT, MongoDB and Temporal all answer; SIGINT/SIGTERM stop
- * everything this process started.
+ * Starts the roles this process plays (ROLES, default api,worker,mqtt) on its database (the
+ * embedded store in DATA_DIR/db/ unless MONGODB_URI is set) and, for any part whose address is not
+ * configured, the local stack (Temporal dev server, clamd; the FerretDB stand-in only with
+ * DATABASE_ENGINE=mongodb and no MONGODB_URI), holding DATA_DIR/run/service.lock meanwhile.
+ * Prints one line containing `ready` once HTTP, MQTT, the database and Temporal all answer;
+ * SIGINT/SIGTERM stop everything this process started.
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
