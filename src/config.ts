@@ -38,7 +38,7 @@ export interface Config {
    * without MONGODB_URI starts the legacy local FerretDB, kept as the tests' MongoDB-wire stand-in.
    */
   databaseEngine: 'embedded' | 'mongodb';
-  /** External MongoDB URI; unset = the local FerretDB started by the service on mongoPort. */
+  /** External MongoDB URI (scale-out). Unset: the embedded store, or with DATABASE_ENGINE=mongodb the local FerretDB stand-in on mongoPort. */
   mongodbUri?: string;
   mongoPort: number;
   /** Database name. Default `sentinel`. */
@@ -46,8 +46,8 @@ export interface Config {
   /** The database that holds the GridFS buckets (uploads, file parts, workflow outputs). */
   mongodbBlobDb: string;
   /**
-   * Server of MONGODB_BLOB_DB. Unset: MONGODB_URI's server, or with no MONGODB_URI a second local
-   * FerretDB on mongoBlobPort, run at a lower CPU priority so bulk bytes never slow other requests.
+   * Server of MONGODB_BLOB_DB. Unset: MONGODB_URI's server, or on the FerretDB stand-in (no
+   * MONGODB_URI) its second server on mongoBlobPort, run at a lower CPU priority.
    */
   mongodbBlobUri?: string;
   mongoBlobPort: number;

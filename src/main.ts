@@ -1,8 +1,10 @@
 /**
- * Starts the roles this process plays (ROLES, default api,worker,mqtt) and, for any part whose
- * address is not configured, the local stack (FerretDB, Temporal dev server, clamd). Prints one
- * line containing `ready` once HTTP, MQTT, MongoDB and Temporal all answer; SIGINT/SIGTERM stop
- * everything this process started.
+ * Starts the roles this process plays (ROLES, default api,worker,mqtt) on its database (the
+ * embedded store in DATA_DIR/db/ unless MONGODB_URI is set) and, for any part whose address is not
+ * configured, the local stack (Temporal dev server, clamd; the FerretDB stand-in only with
+ * DATABASE_ENGINE=mongodb and no MONGODB_URI), holding DATA_DIR/run/service.lock meanwhile.
+ * Prints one line containing `ready` once HTTP, MQTT, the database and Temporal all answer;
+ * SIGINT/SIGTERM stop everything this process started.
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -69,10 +71,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     if (lock) {
       if ('holder' in lock) {
         // Another service runs this DATA_DIR's stack: a full start refuses; a process that only
-        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's.
-        if (startMongo || startBlobs || startTemporal || !lock.holder.clamd) throw new Error(inUseMessage(config.dataDir, lock.holder));
-        config.clamdHost = lock.holder.clamd.host;
-        config.clamdPort = lock.holder.clamd.port;
+        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's, or scans
+        // without ClamAV as the holder does when it has none.
+        if (startMongo || startBlobs || startTemporal) throw new Error(inUseMessage(config.dataDir, lock.holder));
+        if (lock.holder.clamd) {
+          config.clamdHost = lock.holder.clamd.host;
+          config.clamdPort = lock.holder.clamd.port;
+        }
         logger.info({ pid: lock.holder.pid, clamd: lock.holder.clamd }, 'sharing the local stack of the service that holds DATA_DIR');
       } else {
         stoppers.push(async () => lock.held.release());
@@ -112,7 +117,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
 
     const secrets = loadSecrets(config);
-    const storage: Database = await openDatabase(config);
+    const storage: Database = await openDatabase(config, logger.child({ component: 'storage' }));
     stoppers.push(() => storage.close());
 
     let temporal: Client | undefined;

@@ -119,17 +119,17 @@ export interface Storage {
   /** Every write goes here. */
   db: Db;
   /**
-   * Plain reads. The local FerretDB (SQLite) can lose concurrent updates of one document made over
-   * several connections, so `db` has a single connection there; reads need no such serialising
-   * and must not queue behind writes on it. A real MongoDB: the same pool as `db`.
+   * Plain reads. The local FerretDB stand-in (SQLite) can lose concurrent updates of one document
+   * made over several connections, so `db` has a single connection there; reads need no such
+   * serialising and must not queue behind writes on it. A real MongoDB: the same pool as `db`.
    */
   readDb: Db;
   /**
    * The stored bytes (GridFS streams through `buckets`, and the keyed upload chunks) in a database
-   * of their own, MONGODB_BLOB_DB, on the server of MONGODB_BLOB_URI. Locally that is a second
-   * FerretDB at a lower CPU priority (stack/index.ts): one 60 MB upload is 60 chunk inserts, and in
-   * the records' FerretDB they held its single SQLite writer and most of its CPU, which every other
-   * request's reads and writes waited for. A real MongoDB: the same pool as `db` unless
+   * of their own, MONGODB_BLOB_DB, on the server of MONGODB_BLOB_URI. On the FerretDB stand-in
+   * that is its second server, at a lower CPU priority (stack/index.ts): one 60 MB upload is 60
+   * chunk inserts, and in the records' FerretDB they held its single SQLite writer and most of its
+   * CPU, which every other request's reads and writes waited for. A real MongoDB: the same pool as `db` unless
    * MONGODB_BLOB_URI names another server.
    */
   blobDb: Db;
@@ -138,10 +138,10 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** Connections of the local FerretDB's read pool. */
+/** Connections of the FerretDB stand-in's read pool. */
 const LOCAL_READ_POOL = 8;
 /**
- * Connections to the local blobs FerretDB: at most this many chunk inserts hold or wait for its
+ * Connections to the stand-in's blobs FerretDB: at most this many chunk inserts hold or wait for its
  * SQLite writer at once, however many uploads run, so a download or a scan's read gets a turn.
  */
 const LOCAL_BLOB_POOL = 2;
