@@ -8,7 +8,8 @@ import { openEngine, EngineSpec } from './engines';
 type Task =
   | { kind: 'claim'; accountId: string; dest: string; claimers: number; startAt: number }
   | { kind: 'count'; accountId: string; period: string; times: number; startAt: number }
-  | { kind: 'merge'; accountId: string; entity: string; keys: string[]; startAt: number };
+  | { kind: 'merge'; accountId: string; entity: string; keys: string[]; startAt: number }
+  | { kind: 'claimDownload'; fileId: string; tokens: string[]; until: number; now: number; startAt: number };
 
 async function main(): Promise<void> {
   const { spec, task } = JSON.parse(process.argv[2]) as { spec: EngineSpec; task: Task };
@@ -28,6 +29,10 @@ async function main(): Promise<void> {
       const doc = { _id: `${task.accountId}:${task.period}`, accountId: task.accountId, period: task.period, kind: 'month' as const };
       await Promise.all(Array.from({ length: task.times }, () => stores.counters.incrementUsage(doc, 'scans', 1)));
       result = task.times;
+    } else if (task.kind === 'claimDownload') {
+      // One claim per token, all at once; the tokens that got the file come back.
+      const won = await Promise.all(task.tokens.map((t) => stores.files.claimDownload(task.fileId, t, new Date(task.until), new Date(task.now))));
+      result = task.tokens.filter((_, i) => won[i]);
     } else {
       await Promise.all(task.keys.map((k) => stores.messages.mergeStatusTable(task.accountId, task.entity, { [k]: k })));
       result = task.keys.length;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { newAccount } from '../../support/env';
-import { withDb } from '../messaging/helpers';
+import { withDb } from '../../support/mongo';
 import { createWorkflow, node, startRun, transform, waitForRun } from './helpers';
 
 jest.setTimeout(300_000);
