@@ -3,13 +3,23 @@
  * `{spec, task}`; prints the task's result as JSON. Tasks start together at `startAt` (epoch ms) so
  * the processes really race.
  */
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { openEngine, EngineSpec } from './engines';
 
 type Task =
   | { kind: 'claim'; accountId: string; dest: string; claimers: number; startAt: number }
   | { kind: 'count'; accountId: string; period: string; times: number; startAt: number }
   | { kind: 'merge'; accountId: string; entity: string; keys: string[]; startAt: number }
-  | { kind: 'claimDownload'; fileId: string; tokens: string[]; until: number; now: number; startAt: number };
+  | { kind: 'claimDownload'; fileIds: string[]; token: string; until: number; now: number; startAt: number; barrier: Barrier };
+
+/** A start line: `parties` processes each leave a file in `dir`, and none goes on before all have. */
+interface Barrier { dir: string; parties: number }
+
+async function reach({ dir, parties }: Barrier): Promise<void> {
+  writeFileSync(path.join(dir, String(process.pid)), '');
+  while (readdirSync(dir).length < parties) await new Promise((resolve) => setTimeout(resolve, 1));
+}
 
 async function main(): Promise<void> {
   const { spec, task } = JSON.parse(process.argv[2]) as { spec: EngineSpec; task: Task };
@@ -30,9 +40,16 @@ async function main(): Promise<void> {
       await Promise.all(Array.from({ length: task.times }, () => stores.counters.incrementUsage(doc, 'scans', 1)));
       result = task.times;
     } else if (task.kind === 'claimDownload') {
-      // One claim per token, all at once; the tokens that got the file come back.
-      const won = await Promise.all(task.tokens.map((t) => stores.files.claimDownload(task.fileId, t, new Date(task.until), new Date(task.now))));
-      result = task.tokens.filter((_, i) => won[i]);
+      // Claims every file in turn once every process is ready to; the ids of the files this process got come back.
+      await reach(task.barrier);
+      const won: string[] = [];
+      for (const id of task.fileIds) {
+        if (!(await stores.files.claimDownload(id, task.token, new Date(task.until), new Date(task.now)))) continue;
+        won.push(id);
+        // A winner pauses, so the next files are raced by the others too, not taken by whoever holds the write lock.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      result = won;
     } else {
       await Promise.all(task.keys.map((k) => stores.messages.mergeStatusTable(task.accountId, task.entity, { [k]: k })));
       result = task.keys.length;
