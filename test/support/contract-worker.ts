@@ -11,7 +11,14 @@ import { openEngine, EngineSpec, Barrier } from './engines';
 type Task =
   | { kind: 'claim'; accountId: string; dest: string; claimers: number; barrier: Barrier }
   | { kind: 'count'; accountId: string; period: string; times: number; barrier: Barrier }
-  | { kind: 'merge'; accountId: string; entity: string; keys: string[]; barrier: Barrier };
+  | { kind: 'merge'; accountId: string; entity: string; keys: string[]; barrier: Barrier }
+  | { kind: 'claimDownload'; fileIds: string[]; token: string; until: number; now: number; barrier: Barrier };
+
+/** A start line: `parties` processes each leave a file in `dir`, and none goes on before all have. */
+async function reach({ dir, parties }: Barrier): Promise<void> {
+  writeFileSync(path.join(dir, String(process.pid)), '');
+  while (readdirSync(dir).length < parties) await new Promise((resolve) => setTimeout(resolve, 1));
+}
 
 async function main(): Promise<void> {
   const { spec, task } = JSON.parse(process.argv[2]) as { spec: EngineSpec; task: Task };
@@ -36,6 +43,17 @@ async function main(): Promise<void> {
       const doc = { _id: `${task.accountId}:${task.period}`, accountId: task.accountId, period: task.period, kind: 'month' as const };
       await Promise.all(Array.from({ length: task.times }, () => stores.counters.incrementUsage(doc, 'scans', 1)));
       result = task.times;
+    } else if (task.kind === 'claimDownload') {
+      // Claims every file in turn once every process is ready to; the ids of the files this process got come back.
+      await reach(task.barrier);
+      const won: string[] = [];
+      for (const id of task.fileIds) {
+        if (!(await stores.files.claimDownload(id, task.token, new Date(task.until), new Date(task.now)))) continue;
+        won.push(id);
+        // A winner pauses, so the next files are raced by the others too, not taken by whoever holds the write lock.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      result = won;
     } else {
       await Promise.all(task.keys.map((k) => stores.messages.mergeStatusTable(task.accountId, task.entity, { [k]: k })));
       result = task.keys.length;

@@ -28,6 +28,10 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.endAsync(true)));
+  // The broker handles a disconnect after the socket has closed. Until it has, sensor-a still
+  // counts as listening, and the next test's directed message to it would be claimed for the
+  // client just closed: wait until the service has it offline.
+  await until(async () => ((await api('GET', '/api/entities/sensor-a', { key: account.apiKey })).body as Json).online === false || undefined, 20_000, 'sensor-a offline after the test');
 });
 
 test('topics follow {accountId}/{region}/{apiKeyId}/...', () => {

@@ -1,3 +1,8 @@
+/**
+ * The local stack's children: FerretDB (the MongoDB engine's local database, DATABASE_ENGINE=mongodb
+ * without MONGODB_URI, and the tests' MongoDB-wire stand-in), Temporal and clamd. The embedded
+ * store needs no child: it runs in the service process.
+ */
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
