@@ -3,9 +3,10 @@
  * store a page at a time (1,000 records: one SQLite read of an index range, or one MongoDB
  * getMore), each page written as one chunk of CSV (header row) or of a JSON array, and streamed:
  * the next page is read only when the client has taken the last, so memory stays flat whatever
- * the size, and each step holds the event loop for one page.
+ * the size, and each step holds the event loop for one page only.
  */
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AuditEntry, AuditFilter, AuditLog } from '../accounts/audit';
 import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
@@ -109,6 +110,10 @@ async function* chunks<D>(source: ExportSource<D>, cellsOf: (d: D) => Cells, col
         }
       }
       yield out;
+      // The next page waits for the next turn of the event loop: with a client that reads as fast
+      // as pages come, every write completes at once and the whole export would otherwise run
+      // in one turn, answering no other request until it ends.
+      await nextTurn();
     }
     if (format === 'json') yield first ? '[]\n' : '\n]\n';
   } catch (err) {

@@ -313,6 +313,23 @@ describe('queries and streaming', () => {
     expect(log.error).not.toHaveBeenCalled();
   });
 
+  test('other work runs between pages even when every page and every write is ready at once', async () => {
+    const pageSize = 10;
+    const c = fakeCursor(Array.from({ length: 20 * pageSize }, (_, i) => msg(i)), { pageSize });
+    const store = { exportCursor: () => c.cursor } as unknown as MessageStore;
+    const out = exportMessages(store, logger() as unknown as Logger, 'acc-1', { format: 'json' });
+    // A callback of the next turn of the event loop (where a request's I/O would be served).
+    const seenAt: number[] = [];
+    const tick = () => {
+      seenAt.push(c.state.read);
+      if (c.state.read < 200) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect(JSON.parse(await text(out.body))).toHaveLength(200);
+    // It ran while the export was under way, not only once it had read everything.
+    expect(seenAt.filter((n) => n > 0 && n < 200).length).toBeGreaterThan(5);
+  });
+
   test('a cursor failing mid-export is logged, ends the download with an error and closes the cursor', async () => {
     const c = fakeCursor([msg(1), msg(2), msg(3)], { failAfter: 2 });
     const log = logger();
