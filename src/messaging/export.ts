@@ -1,7 +1,7 @@
 /**
  * Exports of message history and the audit log: newest first (the list order), read from the
- * store a page at a time (1,000 records: one SQLite read of an index range, or one MongoDB
- * getMore), each page written as one chunk of CSV (header row) or of a JSON array, and streamed:
+ * store a page at a time (one SQLite read of an index range, 250 messages; or one MongoDB getMore
+ * of 1,000), each page written as one chunk of CSV (header row) or of a JSON array, and streamed:
  * the next page is read only when the client has taken the last, so memory stays flat whatever
  * the size, and each step holds the event loop for one page only.
  */

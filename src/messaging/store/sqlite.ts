@@ -13,8 +13,11 @@ import type { ExportedMessage, ExportSource } from '../export';
 import type { InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 import { encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 
-/** Export pages: this many messages per read at most. */
-const EXPORT_PAGE_MAX = 1000;
+/**
+ * Export pages: this many messages per read at most. A page is read, parsed and written in one
+ * turn of the event loop: 250 rows hold it about 1.5 ms (1,000 rows: 6 ms), at the same rows/s.
+ */
+const EXPORT_PAGE_MAX = 250;
 
 export class SqliteMessageStore implements MessageStore {
   private readonly messages: DocTable<StoredMessage>;
