@@ -28,6 +28,7 @@
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { MongoClient, ObjectId } from 'mongodb';
 import mqtt, { MqttClient } from 'mqtt';
@@ -89,6 +90,8 @@ async function directTo(engine: Engine, env: StackEnv): Promise<Direct> {
         for (let i = from; i < to; i += 5000) {
           const docs = messageBatch(accountId, i, Math.min(to, i + 5000), ids);
           immediate(db, () => { for (const d of docs) messages.insert(d); });
+          // Between batches the connected MQTT devices get their keep-alives answered.
+          await nextTurn();
         }
       },
       count: async (accountId) => (accountId ? messages.count("account_id = ? AND msg_type = 'publish'", [accountId]) : messages.count('1', [])),
@@ -225,6 +228,8 @@ async function mqttRun(clients: Array<{ client: MqttClient; topic: string }>, se
     await sleep(Math.random() * (1000 / rate));
     for (let seq = 0; running; seq++) {
       const due = performance.now() + 1000 / rate;
+      // A publish on a dropped connection would wait for a reconnection that never comes.
+      if (!client.connected) throw new Error(`MQTT device ${i} is disconnected`);
       try {
         await client.publishAsync(topic, JSON.stringify({ msg_type: 'publish', data: { i, seq, temp: 20 + (seq % 10) } }), { qos: 1 });
         acked++;

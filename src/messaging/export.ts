@@ -46,10 +46,10 @@ class JsonText {
  */
 type Cells = unknown[];
 
-export const messageCells = (m: ExportedMessage): Cells => [
+const messageCells = (m: ExportedMessage): Cells => [
   m._id, m.source, m.destination, m.msgType, m.data === undefined ? undefined : new JsonText(m.data), m.tags, m.timestamp.toISOString(),
 ];
-export const auditCells = (a: AuditEntry): Cells => [
+const auditCells = (a: AuditEntry): Cells => [
   a._id, a.action, a.resourceType, a.resourceId, a.resourceName, a.userEmail, a.timestamp.toISOString(), a.details,
 ];
 
