@@ -19,8 +19,8 @@ export interface AuditEntry {
 
 export interface AuditFilter { resourceType?: string; action?: string; from?: Date; to?: Date }
 
-/** Entries read in pages as they are consumed; closed when the reader stops early. */
-export type AuditCursor = AsyncIterable<AuditEntry> & { close(): Promise<void> };
+/** Entries read a page at a time as they are consumed; closed when the reader stops early. */
+export type AuditCursor = AsyncIterable<AuditEntry[]> & { close(): Promise<void> };
 
 /** Where entries are kept. */
 export interface AuditEntries {

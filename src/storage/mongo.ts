@@ -4,7 +4,7 @@
  * the only other places that speak MongoDB; they get their connection and bucket from here and
  * open neither themselves.
  */
-import { Db, Document, GridFSBucket, IndexDescription, MongoClient } from 'mongodb';
+import { Db, Document, FindCursor, GridFSBucket, IndexDescription, MongoClient } from 'mongodb';
 import { Config, mongoBlobUriOf, mongoUriOf, usesLocalBlobs } from '../config';
 import { GRIDFS_CHUNK_BYTES } from './gridfs';
 import { KeyedBlobs } from './keyed-blobs';
@@ -39,6 +39,19 @@ export const COLLECTIONS = {
   mqttSignals: 'mqtt_signals',
   mqttPresence: 'mqtt_presence',
 } as const;
+
+/**
+ * A cursor read a batch at a time: each page is what one getMore brought (`batchSize` documents),
+ * each document turned into what `read` makes of it; closing it kills the cursor on the server.
+ */
+export function pagesOf<T, R>(cursor: FindCursor<T>, read: (doc: T) => R): AsyncIterable<R[]> & { close(): Promise<void> } {
+  return {
+    close: () => cursor.close(),
+    async *[Symbol.asyncIterator]() {
+      while (await cursor.hasNext()) yield cursor.readBufferedDocuments().map(read);
+    },
+  };
+}
 
 /** GridFS bucket names (each bucket is two collections, `<name>.files` and `<name>.chunks`). */
 export const BUCKETS = {

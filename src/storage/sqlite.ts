@@ -236,6 +236,9 @@ export function decodeDoc<T>(text: string): T {
 /** Read in pages as consumed; closed when the reader stops early. */
 export type PagedCursor<T> = AsyncIterable<T> & { close(): Promise<void> };
 
+/** A row as `newestFirst` reads it: the id, the time column's value and the record's text. */
+export interface PageRow { id: string; t: number; doc: string }
+
 export interface PageOptions { order?: string; limit?: number; offset?: number }
 
 /**
@@ -308,28 +311,27 @@ export class DocTable<T extends { _id: string }> {
   }
 
   /**
-   * Records matching `where`, newest first by (`timeColumn`, id), read `size` at a time: each
-   * page is its own short read from after the last record seen, so a slow reader holds no read
-   * open between pages and never holds up writers.
+   * Records matching `where`, newest first by (`timeColumn`, id), in pages of `size`, each row
+   * turned into what `read` makes of it. Each page is its own short read of the index range after
+   * the last row seen (a row-value bound, so the index seeks to it instead of scanning from the
+   * newest), so a slow reader holds no read open between pages and never holds up writers.
    */
-  newestFirst(where: string, params: unknown[], timeColumn: string, timeOf: (doc: T) => Date, size: number): PagedCursor<T> {
-    const order = `${timeColumn} DESC, id DESC`;
+  newestFirst<R>(where: string, params: unknown[], timeColumn: string, size: number, read: (row: PageRow) => R): PagedCursor<R[]> {
+    const select = `SELECT id, ${timeColumn} AS t, doc FROM ${this.name} WHERE ${where}`;
+    const order = ` ORDER BY ${timeColumn} DESC, id DESC LIMIT ?`;
+    const first = this.stmt(select + order);
+    const after = this.stmt(`${select} AND (${timeColumn}, id) < (?, ?)${order}`);
     let closed = false;
-    const pages = async function* pages(this: DocTable<T>): AsyncGenerator<T> {
-      let last: T | undefined;
+    async function* pages(): AsyncGenerator<R[]> {
+      let last: PageRow | undefined;
       while (!closed) {
-        const page: T[] = last
-          ? this.find(`${where} AND (${timeColumn} < ? OR (${timeColumn} = ? AND id < ?))`, [...params, timeOf(last).getTime(), timeOf(last).getTime(), last._id], { order, limit: size })
-          : this.find(where, params, { order, limit: size });
-        for (const doc of page) {
-          if (closed) return;
-          yield doc;
-        }
-        if (page.length < size) return;
-        last = page[page.length - 1];
+        const rows = (last ? after.all(...params, last.t, last.id, size) : first.all(...params, size)) as PageRow[];
+        if (rows.length > 0) yield rows.map(read);
+        if (rows.length < size) return;
+        last = rows[rows.length - 1];
       }
-    }.bind(this);
-    return { close: async () => { closed = true; }, [Symbol.asyncIterator]: () => pages() };
+    }
+    return { close: async () => { closed = true; }, [Symbol.asyncIterator]: pages };
   }
 
   /** Deletes the record and returns it, in one statement: of several takers exactly one gets it. */

@@ -1,5 +1,5 @@
 /** The embedded store of accounts, account keys, entities, entity keys, custom roles and the audit log. */
-import { DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
+import { decodeDoc, DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
 import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
 import type { PlanTier } from '../plans';
 import type { AuditCursor, AuditEntry, AuditFilter } from '../audit';
@@ -132,7 +132,7 @@ export class SqliteAuditStore implements AuditStore {
 
   cursor(accountId: string, f: AuditFilter, batchSize: number): AuditCursor {
     const { where, params } = this.filterOf(accountId, f);
-    return this.entries.newestFirst(where, params, 'ts', (e) => e.timestamp, Math.max(1, Math.min(batchSize, AUDIT_PAGE_MAX)));
+    return this.entries.newestFirst(where, params, 'ts', Math.max(1, Math.min(batchSize, AUDIT_PAGE_MAX)), (r) => decodeDoc<AuditEntry>(r.doc));
   }
 
   async list(accountId: string, f: AuditFilter, limit: number): Promise<AuditEntry[]> {

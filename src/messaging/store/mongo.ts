@@ -14,14 +14,14 @@
  * also accept documents written before, when these were native (see docs/messaging.md).
  */
 import { Collection, Db, Filter, MongoBulkWriteError, Sort } from 'mongodb';
-import { COLLECTIONS } from '../../storage/mongo';
+import { COLLECTIONS, pagesOf } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
 import { GroupCommit, ItemFailure } from '../../storage/group-commit';
 import { encodeUserJson, UserJsonText } from '../../storage/user-json';
-import { decoded, encodedRules, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
+import { decoded, encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 import { ConflictError } from '../../errors';
 import type { EntityDoc } from '../../accounts/records';
-import type { ExportSource } from '../export';
+import type { ExportedMessage, ExportSource } from '../export';
 import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 
 type StoredState = Omit<EntityDoc, 'statusTable'> & { statusTable?: EntityDoc['statusTable'] | UserJsonText; stateVersion?: number };
@@ -95,9 +95,9 @@ export class MongoMessageStore implements MessageStore {
     return doc && messageOf(doc);
   }
 
-  /** One cursor over the account's publish messages, newest first, read `batchSize` at a time. */
-  exportCursor(f: MessageFilter, batchSize: number): ExportSource<MessageDoc> {
-    return this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize).map(messageOf);
+  /** One cursor over the account's publish messages, newest first, a page per getMore of `batchSize`. */
+  exportCursor(f: MessageFilter, batchSize: number): ExportSource<ExportedMessage> {
+    return pagesOf(this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize), (m) => exportedOf(m, m.timestamp));
   }
 
   // --- inbox ---------------------------------------------------------------------------------

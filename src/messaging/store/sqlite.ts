@@ -9,12 +9,15 @@ import { DocTable, placeholders, SqliteDatabase } from '../../storage/sqlite';
 import { isDuplicateKey } from '../../storage/errors';
 import { decodeUserJson, encodeUserJson } from '../../storage/user-json';
 import type { StoredEntity } from '../../accounts/store/sqlite';
-import type { ExportSource } from '../export';
+import type { ExportedMessage, ExportSource } from '../export';
 import type { InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
-import { encodedRules, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
+import { encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 
-/** Export pages: this many messages per read at most. */
-const EXPORT_PAGE_MAX = 1000;
+/**
+ * Export pages: this many messages per read at most. A page is read, parsed and written in one
+ * turn of the event loop: 250 rows hold it about 1.5 ms (1,000 rows: 6 ms), at the same rows/s.
+ */
+const EXPORT_PAGE_MAX = 250;
 
 export class SqliteMessageStore implements MessageStore {
   private readonly messages: DocTable<StoredMessage>;
@@ -60,15 +63,12 @@ export class SqliteMessageStore implements MessageStore {
     return doc && doc.accountId === accountId && doc.msgType === 'publish' ? messageOf(doc) : null;
   }
 
-  exportCursor(f: MessageFilter, batchSize: number): ExportSource<MessageDoc> {
+  exportCursor(f: MessageFilter, batchSize: number): ExportSource<ExportedMessage> {
     const { where, params } = this.publishFilter(f);
-    const pages = this.messages.newestFirst(where, params, 'ts', (m) => m.timestamp, Math.max(1, Math.min(batchSize, EXPORT_PAGE_MAX)));
-    return {
-      close: () => pages.close(),
-      async *[Symbol.asyncIterator]() {
-        for await (const m of pages) yield messageOf(m);
-      },
-    };
+    // A plain JSON.parse of each record (no revival of its dates, the bulk of a page's time): the
+    // fields an export writes hold none, and the time is the ts column's.
+    return this.messages.newestFirst(where, params, 'ts', Math.max(1, Math.min(batchSize, EXPORT_PAGE_MAX)),
+      ({ t, doc }) => exportedOf(JSON.parse(doc) as Omit<StoredMessage, 'timestamp'>, new Date(t)));
   }
 
   // --- inbox ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { BlobFiles } from '../../../src/storage/blob-files';
+import { SqliteMessageStore } from '../../../src/messaging/store/sqlite';
 import { decodeDoc, encodeDoc, openSqlite, SCHEMA_VERSION, TABLES } from '../../../src/storage/sqlite';
 
 let dir: string;
@@ -44,6 +45,28 @@ describe('schema', () => {
       .toMatch(/USING INDEX messages_account_type_source_time/);
     expect(plan("SELECT id FROM message_inbox WHERE account_id = 'a' AND dest = 'd' ORDER BY queued_at, id LIMIT 1")).toMatch(/USING (COVERING )?INDEX inbox_dest_fifo/);
     expect(plan("SELECT doc FROM audit_log WHERE account_id = 'a' ORDER BY ts DESC, id DESC LIMIT 10")).toMatch(/USING INDEX audit_account_time/);
+    db.close();
+  });
+
+  test('an export page after the first seeks the index to the last row sent instead of walking from the newest', async () => {
+    const db = openSqlite(path.join(dir, 'r.sqlite'));
+    const store = new SqliteMessageStore(db);
+    for (let n = 0; n < 5; n++) {
+      await store.insertMessage({
+        _id: `m${n}`, accountId: 'a', msgType: 'publish', source: 's', sourceName: 'd', destination: null, data: { n }, tags: [],
+        timestamp: new Date(Math.floor(n / 2) * 1000), receivedAt: new Date(), validation: { result: 'skipped' }, bytes: 1,
+      });
+    }
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    jest.spyOn(db, 'prepare').mockImplementation((sql: string) => { prepared.push(sql); return prepare(sql); });
+    const pages: string[][] = [];
+    for await (const page of store.exportCursor({ accountId: 'a' }, 2)) pages.push(page.map((m) => m._id));
+    expect(pages).toEqual([['m4', 'm3'], ['m2', 'm1'], ['m0']]);
+    const next = prepared.filter((sql) => sql.includes('<'));
+    expect(next).toHaveLength(1);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${next[0]}`).all('a', 0, '', 2) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    expect(plan).toMatch(/USING INDEX messages_account_type_time \(account_id=\? AND msg_type=\? AND \(ts,id\)<\(\?,\?\)\)/);
     db.close();
   });
 });

@@ -48,12 +48,26 @@ forEachEngine(({ engine, spec, stores }) => {
     expect((await stores().messages.findPublished(other, message(other, 99)._id))?.data).toEqual({ n: 99 });
   });
 
-  test('export reads every message once, newest first, across pages', async () => {
+  test('export reads every message once, newest first, in pages, data as its JSON text', async () => {
     const acct = newTenant();
-    for (let n = 0; n < 25; n++) await stores().messages.insertMessage(message(acct, n));
-    const seen: number[] = [];
-    for await (const m of stores().messages.exportCursor({ accountId: acct }, 7)) seen.push((m.data as { n: number }).n);
-    expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => 24 - i));
+    // Three messages per second: pages of 5 end inside a run of equal times, where the id decides.
+    const at = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, Math.floor(n / 3)));
+    for (let n = 0; n < 25; n++) await stores().messages.insertMessage(message(acct, n, { timestamp: at(n) }));
+    await stores().messages.insertMessage(message(newTenant(), 30));
+    const pages: number[][] = [];
+    for await (const page of stores().messages.exportCursor({ accountId: acct }, 5)) pages.push(page.map((m) => (JSON.parse(m.data ?? 'null') as { n: number }).n));
+    expect(pages.map((p) => p.length)).toEqual([5, 5, 5, 5, 5]);
+    expect(pages.flat()).toEqual(Array.from({ length: 25 }, (_, i) => 24 - i));
+    await stores().messages.insertMessage(message(acct, 99, { data: AWKWARD, tags: ['t"1', 'ü'] }));
+    const cursor = stores().messages.exportCursor({ accountId: acct }, 1);
+    for await (const [first] of cursor) {
+      expect(first).toEqual({
+        _id: message(acct, 99)._id, source: message(acct, 99).source, destination: null, msgType: 'publish', tags: ['t"1', 'ü'],
+        timestamp: message(acct, 99).timestamp, data: JSON.stringify(AWKWARD),
+      });
+      break;
+    }
+    await cursor.close();
   });
 
   test('user JSON comes back exactly as sent', async () => {
