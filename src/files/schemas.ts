@@ -39,11 +39,9 @@ export const uploadBodySchema = {
   properties: {
     file: { type: 'string', format: 'binary' },
     dest: { type: 'string', description: 'Recipient entity name (required unless kind is clip)' },
-    // Object and array parts travel as their JSON text (OpenAPI 3.1's default encoding for them:
-    // application/json), so a value of another type is a schema violation the service refuses.
-    tags: { ...uploadFieldsSchema.properties.tags, description: `JSON array of at most ${FIXED_LIMITS.tagsPerMessage} strings` },
+    tags: { type: 'string', description: `JSON array of at most ${FIXED_LIMITS.tagsPerMessage} strings` },
     kind: { type: 'string', enum: ['file', 'clip'] },
-    meta: { type: 'object', description: 'JSON object, e.g. {"format": "jpeg_burst", "fps": 10}; kept as sent' },
+    meta: { type: 'string', description: 'JSON object, e.g. {"format": "jpeg_burst", "fps": 10}; kept as sent' },
   },
   // Any other part, or one of these twice, is 400 invalid_upload (http/multipart.ts).
   additionalProperties: false,

@@ -4,8 +4,7 @@
  * activity keeps failing ends `failed` once its retries are used up.
  */
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { timeSkippingEnv } from '../../support/time-skipping';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { FileActivities } from '../../../activities/files';
 
@@ -14,7 +13,9 @@ const ROOT = path.resolve(__dirname, '../../..');
 describe('fileTransfer workflow', () => {
   let env: TestWorkflowEnvironment;
   beforeAll(async () => {
-    env = await timeSkippingEnv();
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: path.join(ROOT, '.tools', 'bin', 'temporal-test-server') } },
+    });
   }, 120_000);
   afterAll(async () => { await env?.teardown(); });
 
