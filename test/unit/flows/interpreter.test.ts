@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { timeSkippingEnv } from '../../support/time-skipping';
 import { Worker, Runtime, DefaultLogger } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { createFlowActivities } from '../../../activities/flows';
@@ -75,7 +76,7 @@ beforeAll(async () => {
   if (!existsSync(TEST_SERVER)) throw new Error(`${TEST_SERVER} is missing: run npm run setup (it installs Temporal's time-skipping test server)`);
   // Failed runs are expected here; the SDK's warning for each would bury the test output.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
+  env = await timeSkippingEnv();
   const runner = new NodeRunner({
     outputs, runs, workflows: { get: async (_accountId, id) => flowDocs.get(id) ?? null },
     vault: { withSecrets: (_accountId, _definition, use) => use({}, { text: (s) => s }) },
