@@ -3,8 +3,6 @@
  * the real activities and node kinds over in-memory stores: graph rules, limits, and the
  * 10-minute run timeout settled into the run record from outside the failed execution.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { timeSkippingEnv } from '../../support/time-skipping';
 import { Worker, Runtime, DefaultLogger } from '@temporalio/worker';
@@ -12,7 +10,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { createFlowActivities } from '../../../activities/flows';
 import { NodeRunner } from '../../../src/flows/node-runner';
 import { ExpressionPool } from '../../../src/flows/expression-pool';
-import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/records';
+import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/store';
 import { RunService, FlowService, RunEngine } from '../../../src/flows/service';
 import type { FlowRunArgs } from '../../../workflows/flow';
 import { RUN_TIMEOUT_ERROR } from '../../../temporal/limits';
@@ -20,8 +18,6 @@ import { createLogger } from '../../../src/log';
 
 jest.setTimeout(180_000);
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const TEST_SERVER = path.join(ROOT, '.tools', 'bin', 'temporal-test-server');
 
 class MemoryOutputs {
   docs = new Map<string, OutputDoc>();
@@ -73,7 +69,6 @@ const runs = new MemoryRuns();
 const taskQueue = 'flows-test';
 
 beforeAll(async () => {
-  if (!existsSync(TEST_SERVER)) throw new Error(`${TEST_SERVER} is missing: run npm run setup (it installs Temporal's time-skipping test server)`);
   // Failed runs are expected here; the SDK's warning for each would bury the test output.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   env = await timeSkippingEnv();
