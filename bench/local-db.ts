@@ -28,17 +28,14 @@
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { MongoClient, ObjectId } from 'mongodb';
 import mqtt, { MqttClient } from 'mqtt';
 import { loadConfig } from '../src/config';
 import { topicsOf } from '../src/messaging/topics';
-import { DocTable, immediate, openSqlite, SqliteDatabase } from '../src/storage/sqlite';
 import { startServiceProcess, StackEnv } from '../test/support/service';
 import { cliJson, fmt, httpClient, memoryOf, percentile } from './_messaging-common';
+import { BASE_TIME, DEVICES_IN_HISTORY, Direct, directTo, Engine } from './_messages-direct';
 
-type Engine = 'embedded' | 'mongodb';
 
 function argOf(args: string[], name: string, dflt: number): number {
   const i = args.indexOf(`--${name}`);
@@ -54,64 +51,8 @@ function sizesOf(args: string[]): number[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-const BASE_TIME = Date.UTC(2025, 0, 1);
-const DEVICES_IN_HISTORY = 100;
 /** Every 16th inserted id is kept to look up (all of 10,000,000 would not fit this process). */
 const ID_SAMPLE_EVERY = 16;
-
-/** Stored messages of the account, in the shape the message stores write (data as JSON text). */
-function messageBatch(accountId: string, from: number, to: number, ids: string[]) {
-  const docs = [];
-  for (let j = from; j < to; j++) {
-    const id = new ObjectId().toHexString();
-    if (j % ID_SAMPLE_EVERY === 0) ids.push(id);
-    docs.push({
-      _id: id, accountId, msgType: 'publish', source: `accounts/${accountId}/entities/dev-${j % DEVICES_IN_HISTORY}`,
-      sourceName: `dev-${j % DEVICES_IN_HISTORY}`, destination: null, data: JSON.stringify({ seq: j, temp: 20 + (j % 50) / 10 }),
-      tags: ['bench'], timestamp: new Date(BASE_TIME + j * 1000), receivedAt: new Date(), validation: { result: 'skipped' }, bytes: 30,
-    });
-  }
-  return docs;
-}
-
-/** The engine as this process reaches it: raw inserts of history, and counts of stored publish messages. */
-interface Direct {
-  insert(accountId: string, from: number, to: number, ids: string[]): Promise<void>;
-  count(accountId?: string): Promise<number>;
-  close(): Promise<void>;
-}
-
-async function directTo(engine: Engine, env: StackEnv): Promise<Direct> {
-  if (engine === 'embedded') {
-    const db: SqliteDatabase = openSqlite(path.join(env.dataDir, 'db', 'records.sqlite'));
-    const messages = new DocTable<ReturnType<typeof messageBatch>[number]>(db, 'messages');
-    return {
-      insert: async (accountId, from, to, ids) => {
-        for (let i = from; i < to; i += 5000) {
-          const docs = messageBatch(accountId, i, Math.min(to, i + 5000), ids);
-          immediate(db, () => { for (const d of docs) messages.insert(d); });
-          // Between batches the connected MQTT devices get their keep-alives answered.
-          await nextTurn();
-        }
-      },
-      count: async (accountId) => (accountId ? messages.count("account_id = ? AND msg_type = 'publish'", [accountId]) : messages.count('1', [])),
-      close: async () => { db.close(); },
-    };
-  }
-  const mongo = new MongoClient(`mongodb://127.0.0.1:${env.mongoPort}/`, { maxPoolSize: 1 });
-  await mongo.connect();
-  const messages = mongo.db(loadConfig({ ...process.env, ...env.env }).mongodbDb).collection('messages');
-  return {
-    insert: async (accountId, from, to, ids) => {
-      for (let i = from; i < to; i += 5000) {
-        const docs = messageBatch(accountId, i, Math.min(to, i + 5000), ids);
-        await messages.insertMany(docs.map((d) => ({ ...d, _id: d._id as unknown as ObjectId })), { ordered: false });
-      }
-    },
-    count: async (accountId) => (accountId ? messages.countDocuments({ accountId, msgType: 'publish' }) : messages.estimatedDocumentCount()),
-    close: () => mongo.close(),
-  };
-}
 
 type Figures = Map<string, { value: number; text: string }>;
 
@@ -295,7 +236,7 @@ export async function run(args: string[]): Promise<void> {
       const put = (name: string, value: number, text = fmt(value)) => { f.set(name, { value, text }); };
       const from = s === 0 ? 0 : sizes[s - 1];
       const t0 = performance.now();
-      await db.insert(reads.accountId, from, size, ids);
+      await db.insert(reads.accountId, from, size, ids, { keepEvery: ID_SAMPLE_EVERY });
       const insertSecs = (performance.now() - t0) / 1000;
       const loadBefore = loadavg();
       console.log(`\n### ${size} messages (inserted ${size - from} straight into the engine in ${fmt(insertSecs)} s, ${fmt((size - from) / insertSecs, 0)}/s); load average ${loadBefore}`);
