@@ -1,20 +1,20 @@
 /**
- * Export memory: 1,000,000 publish messages inserted straight through the driver (insertMany
- * batches), then exported over HTTP as CSV and as JSON. Reports time, bytes, the service
+ * Export memory: 1,000,000 publish messages inserted straight into the service's engine (the
+ * embedded store's rows on its DATA_DIR, bench/_messages-direct.ts), then exported over HTTP as CSV and as JSON. Reports time, bytes, the service
  * process's peak RSS (VmHWM from /proc) before and after each export, and checks that each
  * export parses back to 1,000,000 rows, newest first, with the ids that were inserted.
  *
  *   npx tsx bench/run.ts export [--count 1000000]
  */
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
-import { MongoClient, ObjectId } from 'mongodb';
 import { startServiceProcess } from '../test/support/service';
 import { cliJson, fmt, memoryOf } from './_messaging-common';
+import { directTo } from './_messages-direct';
 
 function argOf(args: string[], name: string, dflt: number): number {
   const i = args.indexOf(`--${name}`);
@@ -76,33 +76,23 @@ export async function run(args: string[]): Promise<void> {
   try {
     const env = svc.env;
     const acct = await cliJson(env, 'account', 'create', '--name', 'export-bench', '--plan', 'pro');
-    const mongo = new MongoClient(`mongodb://127.0.0.1:${env.mongoPort}/`, { maxPoolSize: 1 });
-    await mongo.connect();
-    const messages = mongo.db('sentinel').collection('messages');
+    const direct = await directTo(env.databaseEngine, env);
     const t0 = Date.now();
-    const base = Date.UTC(2025, 0, 1);
-    let firstInserted = '';
-    let lastInserted = '';
-    for (let i = 0; i < count; i += 5000) {
-      const docs = [];
-      for (let j = i; j < Math.min(count, i + 5000); j++) {
-        const id = new ObjectId().toHexString();
-        if (j === 0) firstInserted = id;
-        lastInserted = id;
-        docs.push({
-          _id: id as unknown as ObjectId, accountId: acct.accountId, msgType: 'publish', source: `accounts/${acct.accountId}/entities/dev-${j % 100}`,
-          sourceName: `dev-${j % 100}`, destination: null, data: JSON.stringify({ seq: j, temp: 20 + (j % 50) / 10, note: j % 1000 === 0 ? 'comma, "quote"' : 'ok' }),
-          tags: ['bench', `shard-${j % 4}`], timestamp: new Date(base + j * 1000), receivedAt: new Date(), validation: { result: 'skipped' }, bytes: 50,
-        });
-      }
-      await messages.insertMany(docs, { ordered: false });
+    const ids: string[] = [];
+    try {
+      await direct.insert(acct.accountId, 0, count, ids, {
+        shape: { data: (j) => ({ seq: j, temp: 20 + (j % 50) / 10, note: j % 1000 === 0 ? 'comma, "quote"' : 'ok' }), tags: (j) => ['bench', `shard-${j % 4}`] },
+      });
+    } finally {
+      await direct.close();
     }
+    const [firstInserted, lastInserted] = [ids[0], ids[ids.length - 1]];
     const insertSecs = (Date.now() - t0) / 1000;
-    await mongo.close();
-    console.log(`\ninserted ${count} messages through the driver in ${fmt(insertSecs)} s (${fmt(count / insertSecs, 0)}/s)`);
+    console.log(`\ninserted ${count} messages straight into the ${env.databaseEngine} engine in ${fmt(insertSecs)} s (${fmt(count / insertSecs, 0)}/s)`);
 
-    // The local MongoDB-wire server (FerretDB) sorts in its own memory; reported alongside.
-    const mongoPid = (JSON.parse(readFileSync(path.join(env.dataDir, 'run', 'mongo.pid'), 'utf8')) as { pid: number }).pid;
+    // On MongoDB the local MongoDB-wire server (FerretDB) sorts in its own memory; reported alongside.
+    const mongoPidFile = path.join(env.dataDir, 'run', 'mongo.pid');
+    const mongoPid = env.databaseEngine === 'mongodb' && existsSync(mongoPidFile) ? (JSON.parse(readFileSync(mongoPidFile, 'utf8')) as { pid: number }).pid : undefined;
     const before = await memoryOf(env.pid);
     const rows: string[] = [];
     for (const format of ['csv', 'json'] as const) {
@@ -115,14 +105,14 @@ export async function run(args: string[]): Promise<void> {
       const firstHalf = Math.max(...samples.slice(0, half));
       const secondHalf = Math.max(...samples.slice(half));
       const mem = await memoryOf(env.pid);
-      const fdb = await memoryOf(mongoPid);
+      const fdb = mongoPid === undefined ? undefined : await memoryOf(mongoPid);
       const okRows = r.rows === count;
       const okIds = r.firstId === lastInserted && r.lastId === firstInserted;
-      rows.push(`| ${format} | ${r.rows} | ${fmt(r.bytes / 1024 / 1024)} | ${fmt(r.ms / 1000)} | ${fmt(mem.hwmMb, 0)} | ${fmt(firstHalf, 0)} / ${fmt(secondHalf, 0)} | ${fmt(fdb.hwmMb, 0)} | ${okRows && okIds && r.ordered ? 'yes' : `NO (rows ${okRows}, ids ${okIds}, order ${r.ordered})`} |`);
+      rows.push(`| ${format} | ${r.rows} | ${fmt(r.bytes / 1024 / 1024)} | ${fmt(r.ms / 1000)} | ${fmt(mem.hwmMb, 0)} | ${fmt(firstHalf, 0)} / ${fmt(secondHalf, 0)} | ${fdb ? fmt(fdb.hwmMb, 0) : '-'} | ${okRows && okIds && r.ordered ? 'yes' : `NO (rows ${okRows}, ids ${okIds}, order ${r.ordered})`} |`);
       if (!(okRows && okIds && r.ordered)) process.exitCode = 1;
     }
     console.log(`service process ${env.pid}: before exports VmHWM ${fmt(before.hwmMb, 0)} MB, VmRSS ${fmt(before.rssMb, 0)} MB\n`);
-    console.log('| format | rows | MB | seconds | service VmHWM MB after | service peak RSS MB, 1st / 2nd half of the download | FerretDB VmHWM MB | parses back: all rows, newest first, first/last ids |');
+    console.log('| format | rows | MB | seconds | service VmHWM MB after | service peak RSS MB, 1st / 2nd half of the download | FerretDB VmHWM MB (MongoDB engine) | parses back: all rows, newest first, first/last ids |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
   } finally {

@@ -1,8 +1,8 @@
 /**
  * MQTT end to end: 1,000 simulated devices connected to a real service (started like `npm start`,
  * embedded broker) publish telemetry for BENCH_MQTT_SECONDS (default 60) while a commander sends
- * directed messages over HTTP to random devices. Reports sustained messages per second stored in
- * MongoDB (counted in the database), directed-message delivery latency p50/p99 (HTTP send to MQTT
+ * directed messages over HTTP to random devices. Reports sustained messages per second stored
+ * (counted in the service's database), directed-message delivery latency p50/p99 (HTTP send to MQTT
  * receipt), and the service's peak RSS (VmHWM). Then, on the same machine, a bare in-process aedes
  * with mqtt.js clients gives the raw publish-subscribe throughput as the reference, and the ratio.
  *
@@ -13,14 +13,14 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { Aedes } from 'aedes';
 import mqtt, { MqttClient } from 'mqtt';
-import { MongoClient } from 'mongodb';
 import { pickPorts, startServiceProcess } from '../test/support/service';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
-import { connectStorage } from '../src/storage/mongo';
+import { openDatabase } from '../src/storage/engine';
 import { createServices } from '../src/services';
 import { topicsOf } from '../src/messaging/topics';
+import { directTo } from './_messages-direct';
 
 const DEVICES = Number(process.env.BENCH_MQTT_DEVICES ?? 1000);
 const SECONDS = Number(process.env.BENCH_MQTT_SECONDS ?? 60);
@@ -82,7 +82,7 @@ export async function run(): Promise<void> {
   const clients: MqttClient[] = [];
   try {
     const config = loadConfig({ ...process.env, ...service.env.env });
-    const storage = await connectStorage(config);
+    const storage = await openDatabase(config);
     const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     const { accountId } = await services.accounts.createAccount({ name: 'bench-mqtt', plan: 'pro' });
     const account = await services.accounts.getAccount(accountId);
@@ -109,10 +109,8 @@ export async function run(): Promise<void> {
     }));
     console.log(`connected and subscribed ${DEVICES} devices in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 
-    const mongo = new MongoClient(`mongodb://127.0.0.1:${service.env.mongoPort}/?maxPoolSize=1`);
-    await mongo.connect();
-    const messages = mongo.db(config.mongodbDb).collection('messages');
-    const stored = () => messages.countDocuments({ accountId, sourceName: { $ne: 'commander' } });
+    const direct = await directTo(service.env.databaseEngine, service.env);
+    const stored = () => direct.count(accountId, 'commander');
 
     let running = true;
     let published = 0;
@@ -162,7 +160,7 @@ export async function run(): Promise<void> {
     await sleep(2_000);
     const sustained = (c1 - c0) / ((w1 - w0) / 1000);
     const rss = vmHwmKb(service.env.pid);
-    await mongo.close();
+    await direct.close();
     await Promise.all(clients.splice(0).map((c) => c.endAsync(true)));
     await service.stop();
 
@@ -174,7 +172,7 @@ export async function run(): Promise<void> {
       ['offered rate per device (msg/s, QoS 1)', String(RATE)],
       ['publishes acknowledged', String(published)],
       ['publish errors', String(errors)],
-      ['sustained stored (msg/s, MongoDB count)', sustained.toFixed(1)],
+      ['sustained stored (msg/s, counted in the database)', sustained.toFixed(1)],
       ['directed messages sent / delivered', `${commands} / ${latencies.length}`],
       ['delivery latency p50 (ms)', pct(latencies, 50).toFixed(1)],
       ['delivery latency p99 (ms)', pct(latencies, 99).toFixed(1)],

@@ -8,7 +8,7 @@ import { startServiceProcess } from '../test/support/service';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
-import { connectStorage } from '../src/storage/mongo';
+import { openDatabase } from '../src/storage/engine';
 import { createServices } from '../src/services';
 
 const CLIENTS = 8;
@@ -32,7 +32,7 @@ export async function run(): Promise<void> {
   const service = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
   try {
     const config = loadConfig({ ...process.env, ...service.env.env });
-    const storage = await connectStorage(config);
+    const storage = await openDatabase(config);
     const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     const accounts = Math.ceil(REQUESTS / 28);
     const keys: string[] = [];

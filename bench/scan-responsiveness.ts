@@ -11,7 +11,7 @@ import { startServiceProcess } from '../test/support/service';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
-import { connectStorage } from '../src/storage/mongo';
+import { openDatabase } from '../src/storage/engine';
 import { createServices } from '../src/services';
 
 const MB = Number(process.env.BENCH_PAYLOAD_MB ?? 4);
@@ -36,7 +36,7 @@ async function measure(threads: string | undefined): Promise<Record<string, stri
   const service = await startServiceProcess({ extraEnv });
   try {
     const config = loadConfig({ ...process.env, ...service.env.env });
-    const storage = await connectStorage(config);
+    const storage = await openDatabase(config);
     const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     const key = (await services.accounts.createAccount({ name: 'bench-responsiveness', plan: 'pro' })).apiKey;
     await storage.close();

@@ -30,7 +30,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { loadSecrets } from '../src/secrets';
 import { createServices } from '../src/services';
-import { connectStorage } from '../src/storage/mongo';
+import { openDatabase } from '../src/storage/engine';
 import { pickPorts, startServiceProcess, StartedService, storageEnvOf } from '../test/support/service';
 import { fmt, httpClient } from './_messaging-common';
 import { observeRequests } from '../src/telemetry/http';
@@ -198,7 +198,7 @@ export async function run(args: string[]): Promise<void> {
 
     // Devices and scan accounts, made through the service objects on the shared database.
     const config = loadConfig({ ...process.env, ...e.env, ...shared });
-    const storage = await connectStorage(config);
+    const storage = await openDatabase(config);
     const services = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     const owner = await services.accounts.createAccount({ name: 'bench-telemetry', plan: 'pro' });
     const scanKeys: string[] = [];

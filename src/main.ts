@@ -1,8 +1,10 @@
 /**
- * Starts the roles this process plays (ROLES, default api,worker,mqtt) and, for any part whose
- * address is not configured, the local stack (FerretDB, Temporal dev server, clamd). Prints one
- * line containing `ready` once HTTP, MQTT, MongoDB and Temporal all answer; SIGINT/SIGTERM stop
- * everything this process started.
+ * Starts the roles this process plays (ROLES, default api,worker,mqtt) on its database (the
+ * embedded store in DATA_DIR/db/ unless MONGODB_URI is set) and, for any part whose address is not
+ * configured, the local stack (Temporal dev server, clamd; the FerretDB stand-in only with
+ * DATABASE_ENGINE=mongodb and no MONGODB_URI), holding DATA_DIR/run/service.lock meanwhile.
+ * Prints one line containing `ready` once HTTP, MQTT, the database and Temporal all answer;
+ * SIGINT/SIGTERM stop everything this process started.
  */
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -11,7 +13,8 @@ import type { Client } from '@temporalio/client';
 import { Config, ConfigError, loadConfig, temporalUiOf, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
 import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
-import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
+import { openDatabase, Database } from './storage/engine';
+import { pingStorage } from './storage/mongo';
 import { createServices, Services } from './services';
 import { EnginePool } from './scan/pool';
 import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
@@ -23,6 +26,7 @@ import { dashboardMiddleware } from './dashboard/routes';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
 import { startLocalStack, LocalStack } from './stack';
+import { inUseMessage, takeStackLock } from './stack/lock';
 import { canConnect } from './stack/net';
 import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
 import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/worker';
@@ -57,6 +61,28 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   };
 
   try {
+    const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
+    const startMongo = usesLocalMongo(config);
+    const startBlobs = usesLocalBlobs(config);
+    const startTemporal = needsTemporal && usesLocalTemporal(config);
+    const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
+    // The DATA_DIR's lock before anything binds a port: a second full start refuses, naming the running service.
+    const lock = startMongo || startBlobs || startTemporal || startClamd ? takeStackLock(config.dataDir) : undefined;
+    if (lock) {
+      if ('holder' in lock) {
+        // Another service runs this DATA_DIR's stack: a full start refuses; a process that only
+        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's, or scans
+        // without ClamAV as the holder does when it has none.
+        if (startMongo || startBlobs || startTemporal) throw new Error(inUseMessage(config.dataDir, lock.holder));
+        if (lock.holder.clamd) {
+          config.clamdHost = lock.holder.clamd.host;
+          config.clamdPort = lock.holder.clamd.port;
+        }
+        logger.info({ pid: lock.holder.pid, clamd: lock.holder.clamd }, 'sharing the local stack of the service that holds DATA_DIR');
+      } else {
+        stoppers.push(async () => lock.held.release());
+      }
+    }
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
     // spans of the shutdown are still sent.
     if (config.traces) {
@@ -70,14 +96,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
     const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
-    const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
-    const startMongo = usesLocalMongo(config);
-    const startBlobs = usesLocalBlobs(config);
-    const startTemporal = needsTemporal && usesLocalTemporal(config);
-    const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
     let stack: LocalStack | undefined;
-    if (startMongo || startBlobs || startTemporal || startClamd) {
-      stack = await startLocalStack({
+    if (lock && 'held' in lock) {
+      const s = await startLocalStack({
         rootDir: config.rootDir,
         dataDir: config.dataDir,
         mongo: startMongo ? { port: config.mongoPort } : false,
@@ -86,18 +107,18 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         clamd: startClamd ? { port: config.clamdPort, signatureDirs: [path.join(config.rootDir, 'signatures', 'clamav')] } : false,
         logger: logger.child({ component: 'local-stack' }),
       });
-      const s = stack;
+      stack = s;
       stoppers.push(() => s.stop());
       if (startClamd && s.clamdAddress) {
         config.clamdHost = s.clamdAddress.host;
         config.clamdPort = s.clamdAddress.port;
       }
+      lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress });
     }
 
     const secrets = loadSecrets(config);
-    const storage: Storage = await connectStorage(config);
+    const storage: Database = await openDatabase(config, logger.child({ component: 'storage' }));
     stoppers.push(() => storage.close());
-    await ensureIndexes(storage.db);
 
     let temporal: Client | undefined;
     if (needsTemporal) {
@@ -175,12 +196,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         }
       };
       await Promise.all([
-        check('mongodb', () => pingStorage(storage.readDb)),
+        check(storage.engine === 'mongodb' ? 'mongodb' : 'database', () => storage.ping()),
         // The local blobs FerretDB runs at a low priority and may be busy with an upload: that it
         // answers on its port is what health needs, not a round trip queued behind chunk inserts.
         startBlobs
           ? check('blobs', async () => { if (!(await canConnect('127.0.0.1', config.mongoBlobPort))) throw new Error(`nothing answers on the blobs FerretDB's port ${config.mongoBlobPort}`); })
-          : config.mongodbBlobUri !== undefined ? check('blobs', () => pingStorage(storage.blobDb)) : Promise.resolve(),
+          : storage.engine === 'mongodb' && config.mongodbBlobUri !== undefined ? check('blobs', () => pingStorage(storage.mongo.blobDb)) : Promise.resolve(),
         temporal ? check('temporal', () => pingTemporal(temporal as Client, config.temporalNamespace)) : Promise.resolve(),
         worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
         config.roles.includes('mqtt') && !config.mqttUrl

@@ -1,48 +1,37 @@
 /**
  * The service objects of one process, built once from config and storage, handed to HTTP
  * routes, the MQTT broker, the CLI and activities: a rule exists once, whoever calls it.
- * The composition root: the only module outside the stores that names the MongoDB store classes;
- * everything it hands out sees a store only through the interface its service declares.
+ * The composition root: the only module outside the stores that names the store classes (both
+ * engines'); everything it hands out sees a store only through the interfaces of records.ts.
  */
 import type { Client } from '@temporalio/client';
 import type { Config } from './config';
 import type { Logger } from './log';
 import type { Secrets } from './secrets';
-import type { Storage } from './storage/mongo';
+import type { Database } from './storage/engine';
 import { FIXED_LIMITS } from './accounts/plans';
-import { AccountStore } from './accounts/store';
 import { AccountService } from './accounts/service';
 import { AuditLog } from './accounts/audit';
-import { AuditStore } from './accounts/audit-store';
 import { CustomRoles } from './accounts/custom-roles';
 import { AccountUsage } from './accounts/usage';
-import { CounterStore } from './limits/store';
 import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
 import { EntityService } from './entities/service';
 import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
-import { MessageStore } from './messaging/store';
 import type { MessageExport } from './messaging/export';
-import { MqttStore } from './mqtt/store';
 import { MqttSignals } from './mqtt/signals';
 import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
 import { MessagingUsage } from './messaging/usage';
-import { ScanStore } from './scan/store';
 import { ProfileService } from './scan/profiles';
 import { ScanService } from './scan/service';
-import { FeedStore } from './scan/feed-store';
 import type { FeedEntrySink } from './scan/engines/feeds';
 import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 import { VaultService } from './vault/service';
-import { VaultStore } from './vault/store';
 import { ConnectorService } from './connectors/service';
-import { ConnectorStore } from './connectors/store';
-import { FileStore } from './files/store';
 import { FileService } from './files/service';
 import { ClipMaker } from './files/clip';
-import { OutputStore, RunStore, SlotStore, WorkflowStore } from './flows/store';
 import { FlowService, RunService } from './flows/service';
 import { RunAdmission } from './flows/admission';
 import { DeviceEventTriggers } from './flows/triggers';
@@ -50,11 +39,79 @@ import { NodeRunner } from './flows/node-runner';
 import { ExpressionPool } from './flows/expression-pool';
 import { objectStorage, payloadScanner, snippetRunner } from './flows/adapters';
 import { TemporalRunEngine } from '../temporal/runs';
+import { MongoAccountStore } from './accounts/store/mongo';
+import { MongoAuditStore } from './accounts/store/audit-mongo';
+import { MongoCounterStore } from './limits/store/mongo';
+import { MongoMessageStore } from './messaging/store/mongo';
+import { MongoMqttStore } from './mqtt/store/mongo';
+import { MongoScanStore } from './scan/store/mongo';
+import { MongoFeedStore } from './scan/store/feed-mongo';
+import { MongoVaultStore } from './vault/store/mongo';
+import { MongoConnectorStore } from './connectors/store/mongo';
+import { MongoFileStore } from './files/store/mongo';
+import { MongoOutputStore, MongoRunStore, MongoSlotStore, MongoWorkflowStore } from './flows/store/mongo';
+import { SqliteAccountStore, SqliteAuditStore } from './accounts/store/sqlite';
+import { SqliteCounterStore } from './limits/store/sqlite';
+import { SqliteMessageStore } from './messaging/store/sqlite';
+import { SqliteMqttStore } from './mqtt/store/sqlite';
+import { SqliteFeedStore, SqliteScanStore } from './scan/store/sqlite';
+import { SqliteVaultStore } from './vault/store/sqlite';
+import { SqliteConnectorStore } from './connectors/store/sqlite';
+import { SqliteFileStore } from './files/store/sqlite';
+import { SqliteOutputStore, SqliteRunStore, SqliteSlotStore, SqliteWorkflowStore } from './flows/store/sqlite';
+import type { AccountStore, AuditStore } from './accounts/records';
+import type { CounterStore } from './limits/records';
+import type { MessageStore } from './messaging/records';
+import type { MqttStore } from './mqtt/records';
+import type { FeedStore, ScanStore } from './scan/records';
+import type { VaultStore } from './vault/records';
+import type { ConnectorStore } from './connectors/records';
+import type { FileStore } from './files/records';
+import type { OutputStore, RunStore, SlotStore, WorkflowStore } from './flows/records';
+
+/** Every store of a process, on one engine. */
+export interface Stores {
+  accounts: AccountStore;
+  audit: AuditStore;
+  counters: CounterStore;
+  messages: MessageStore;
+  mqtt: MqttStore;
+  scans: ScanStore;
+  feeds: FeedStore;
+  vault: VaultStore;
+  connectors: ConnectorStore;
+  files: FileStore;
+  workflows: WorkflowStore;
+  runs: RunStore;
+  outputs: OutputStore;
+  slots: SlotStore;
+}
+
+export function storesOf(database: Database): Stores {
+  if (database.engine === 'embedded') {
+    const { db, blobs } = database.embedded;
+    return {
+      accounts: new SqliteAccountStore(db), audit: new SqliteAuditStore(db), counters: new SqliteCounterStore(db),
+      messages: new SqliteMessageStore(db), mqtt: new SqliteMqttStore(db), scans: new SqliteScanStore(db, blobs),
+      feeds: new SqliteFeedStore(db), vault: new SqliteVaultStore(db), connectors: new SqliteConnectorStore(db),
+      files: new SqliteFileStore(db, blobs), workflows: new SqliteWorkflowStore(db), runs: new SqliteRunStore(db),
+      outputs: new SqliteOutputStore(db, blobs), slots: new SqliteSlotStore(db),
+    };
+  }
+  const { db, readDb, blobDb, buckets } = database.mongo;
+  return {
+    accounts: new MongoAccountStore(db, readDb), audit: new MongoAuditStore(db), counters: new MongoCounterStore(db, readDb),
+    messages: new MongoMessageStore(db, readDb), mqtt: new MongoMqttStore(db), scans: new MongoScanStore(db, readDb, buckets.scanUploads),
+    feeds: new MongoFeedStore(db), vault: new MongoVaultStore(db), connectors: new MongoConnectorStore(db),
+    files: new MongoFileStore(db, blobDb, buckets.fileBlobs), workflows: new MongoWorkflowStore(db, readDb), runs: new MongoRunStore(db, readDb),
+    outputs: new MongoOutputStore(db, buckets.workflowOutputs), slots: new MongoSlotStore(db, readDb),
+  };
+}
 
 export interface Services {
   config: Config;
   logger: Logger;
-  storage: Storage;
+  storage: Database;
   accounts: AccountService;
   audit: AuditLog;
   roles: CustomRoles;
@@ -97,15 +154,15 @@ export interface Services {
 }
 
 export function createServices(opts: {
-  config: Config; logger: Logger; storage: Storage; secrets: Secrets; temporal?: Client;
+  config: Config; logger: Logger; storage: Database; secrets: Secrets; temporal?: Client;
   /** Threads for the CPU-bound scan engines; the caller owns it (starts and closes it). */
   enginePool?: EnginePool;
 }): Services {
   const { config, logger, storage, secrets } = opts;
-  const { db, readDb, blobDb, buckets } = storage;
-  const limits = new LimitService(new CounterStore(db, readDb));
-  const scanStore = new ScanStore(db, readDb, buckets.scanUploads);
-  const feedStore = new FeedStore(db);
+  const stores = storesOf(storage);
+  const limits = new LimitService(stores.counters);
+  const scanStore = stores.scans;
+  const feedStore = stores.feeds;
   const scans = new ScanService(
     scanStore,
     new ProfileService(scanStore, secrets.dataEncryptionKey, config.webhookAllowHosts),
@@ -121,18 +178,18 @@ export function createServices(opts: {
     { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
-  const accountStore = new AccountStore(db, readDb);
+  const accountStore = stores.accounts;
   const accounts = new AccountService(accountStore, secrets, config.region);
-  const audit = new AuditLog(new AuditStore(db));
-  const messageStore = new MessageStore(db, readDb);
+  const audit = new AuditLog(stores.audit);
+  const messageStore = stores.messages;
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
   const messagingLog = logger.child({ component: 'messaging' });
-  const mqttStore = new MqttStore(db);
+  const mqttStore = stores.mqtt;
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
   const files = new FileService({
-    store: new FileStore(db, blobDb, buckets.fileBlobs),
+    store: stores.files,
     scanner: scans,
     recipients: accounts,
     workflows: {
@@ -148,15 +205,15 @@ export function createServices(opts: {
     store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
     usage: new MessagingUsage(limits, messageStore, messagingLog),
   });
-  const workflowStore = new WorkflowStore(db, readDb);
-  const runStore = new RunStore(db, readDb);
-  const outputStore = new OutputStore(db, buckets.workflowOutputs);
+  const workflowStore = stores.workflows;
+  const runStore = stores.runs;
+  const outputStore = stores.outputs;
   const flows = new FlowService({ workflows: workflowStore });
-  const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
-  const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
+  const vault = new VaultService(stores.vault, secrets.dataEncryptionKey);
+  const connectors = new ConnectorService(stores.connectors, secrets.dataEncryptionKey, config.webhookAllowHosts);
   const engine = opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined;
   const expressions = new ExpressionPool({ threads: config.expressionThreads });
-  const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db, readDb), engine, logger: logger.child({ component: 'admission' }) });
+  const admission = new RunAdmission({ queue: runStore, slots: stores.slots, engine, logger: logger.child({ component: 'admission' }) });
   const runs = new RunService({
     flows, runs: runStore, outputs: outputStore, engine, admission,
     quota: { reserveRun: (id, max) => limits.reserveWorkflowRun(id, max), releaseRun: (id) => limits.releaseWorkflowRun(id), workflowUsage: (id) => limits.workflowUsageThisMonth(id) },

@@ -22,7 +22,7 @@ import {
 import type { FlowActivities } from '../activities/flows';
 import { analyzeGraph } from '../src/flows/graph';
 import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
-import type { NodeStat } from '../src/flows/store';
+import type { NodeStat } from '../src/flows/records';
 import type { ItemRef } from '../src/flows/node-runner';
 import {
   LIMIT_FAILURE_TYPE, RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, executionCapError, forEachCount, nodePolicy,

@@ -1,7 +1,7 @@
 /**
  * The audit log: append-only entries per account, listed newest first. `userEmail` names the
  * actor; this service has no dashboard users, so it holds the acting key ("api_key:<id>") or "cli".
- * Storage is audit-store.ts's.
+ * Storage is the AuditStore of records.ts.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -19,8 +19,8 @@ export interface AuditEntry {
 
 export interface AuditFilter { resourceType?: string; action?: string; from?: Date; to?: Date }
 
-/** Entries read in pages as they are consumed; closed when the reader stops early. */
-export type AuditCursor = AsyncIterable<AuditEntry> & { close(): Promise<void> };
+/** Entries read a page at a time as they are consumed; closed when the reader stops early. */
+export type AuditCursor = AsyncIterable<AuditEntry[]> & { close(): Promise<void> };
 
 /** Where entries are kept. */
 export interface AuditEntries {

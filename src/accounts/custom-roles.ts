@@ -8,8 +8,8 @@ import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from
 import type { AuditLog } from './audit';
 import { hasEntitlement } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission } from './roles';
-import { isDuplicateKey } from '../storage/mongo';
-import type { AccountDoc, RoleDoc } from './store';
+import { isDuplicateKey } from '../storage/errors';
+import type { AccountDoc, RoleDoc } from './records';
 
 const ROLE_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -18,7 +18,7 @@ export interface RoleView { name: string; permissions: Permission[]; builtIn: bo
 const view = (r: RoleDoc): RoleView => ({ name: r.name, permissions: r.permissions, builtIn: false, createdAt: r.createdAt.toISOString() });
 const DEFAULT_VIEW: RoleView = { name: DEFAULT_ROLE, permissions: [...DEFAULT_ROLE_PERMISSIONS], builtIn: true, createdAt: null };
 
-/** Where custom roles are kept (accounts/store.ts). */
+/** Where custom roles are kept (accounts/records.ts). */
 export interface RoleRecords {
   listRoles(accountId: string): Promise<RoleDoc[]>;
   findRole(accountId: string, name: string): Promise<RoleDoc | null>;

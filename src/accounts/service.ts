@@ -11,8 +11,8 @@ import {
 } from './keys';
 import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
-import { isDuplicateKey } from '../storage/mongo';
-import type { AccountDoc, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from './store';
+import { isDuplicateKey } from '../storage/errors';
+import type { AccountDoc, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from './records';
 
 /** How long an account document (plan) may be served from a process's cache. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -51,7 +51,7 @@ export class AccountEvents extends EventEmitter {}
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
-/** Where accounts, their keys, entities and entity keys are kept (accounts/store.ts). */
+/** Where accounts, their keys, entities and entity keys are kept (accounts/records.ts). */
 export interface AccountRecords {
   insertAccount(doc: AccountDoc): Promise<void>;
   findAccount(id: string): Promise<AccountDoc | null>;

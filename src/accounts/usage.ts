@@ -1,5 +1,5 @@
 /** The account's scan usage as GET /api/account/usage answers it: this month's count against the plan, and the last 30 days. */
-import type { AccountDoc } from './store';
+import type { AccountDoc } from './records';
 import { planOf } from './plans';
 import type { Usage } from './schemas';
 import { startOfNextMonthUtc, type LimitService } from '../limits/service';

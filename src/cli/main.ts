@@ -1,16 +1,20 @@
 /**
  * The operator CLI (docs/contract.md §6): `npm run cli -- <command> [--flags]`.
  * JSON on stdout and exit 0; on error a message on stderr and a non-zero exit. It uses the
- * service's configuration and never starts a database: with MONGODB_URI unset it connects to the
- * local stack's MongoDB on MONGO_PORT.
+ * service's configuration and never starts a database: the embedded engine opens DATA_DIR/db/
+ * beside a running service (on a FerretDB-era DATA_DIR not imported yet, it imports first, as a
+ * start does: storage/import-ferretdb.ts); with MONGODB_URI unset the MongoDB engine connects to
+ * the local stack's FerretDB on MONGO_PORT.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { createLogger } from '../log';
 import { loadSecrets } from '../secrets';
-import { connectStorage, ensureIndexes } from '../storage/mongo';
+import { connectStorage } from '../storage/mongo';
+import { openDatabase } from '../storage/engine';
+import { importFromMongo } from '../storage/import-mongo';
 import { createServices, Services } from '../services';
-import { AppError } from '../errors';
+import { AppError, BadRequestError } from '../errors';
 import { loadFeedFiles } from '../scan/engines/feeds';
 import { refreshCveDataset } from '../scan/cve-import';
 import { operatorCveDatasetPath } from '../scan/datasets';
@@ -51,6 +55,19 @@ const COMMANDS: Record<string, Command> = {
     usage: 'feeds load --files a.txt,b.csv   (plain hash lists or abuse.ch-style CSV)',
     flags: ['files'], required: ['files'],
     run: (s, f) => loadFeedFiles(s.threatFeeds, (f.files as string).split(',').map((x) => x.trim()).filter(Boolean)),
+  },
+  migrate: {
+    usage: 'migrate --from mongodb://HOST:27017/ [--from-blobs mongodb://HOST:27018/]   (DATABASE_ENGINE=embedded: copy a MongoDB-era database in; safe to re-run)',
+    flags: ['from', 'from-blobs'], required: ['from'],
+    run: async (s, f) => {
+      if (s.storage.engine !== 'embedded') throw new BadRequestError('migrate copies into the embedded store: run it with DATABASE_ENGINE=embedded');
+      const source = await connectStorage({ ...s.config, databaseEngine: 'mongodb', mongodbUri: f.from, mongodbBlobUri: f['from-blobs'] ?? f.from });
+      try {
+        return await importFromMongo(source, s.storage.embedded);
+      } finally {
+        await source.close();
+      }
+    },
   },
   'cve refresh': {
     usage: 'cve refresh --files nvd-1.json,nvd-2.json   (NVD CVE JSON 2.0 files)',
@@ -95,9 +112,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger('silent');
-  const storage = await connectStorage(config);
+  const storage = await openDatabase(config, logger);
   try {
-    await ensureIndexes(storage.db);
     const services = createServices({ config, logger, storage, secrets: loadSecrets(config) });
     const result = await cmd.run(services, values);
     process.stdout.write(`${JSON.stringify(result)}\n`);

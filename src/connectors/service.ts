@@ -9,32 +9,11 @@ import { decryptSecret, encryptSecret } from '../crypto';
 import { BadRequestError, ConflictError, LimitReachedError, NotFoundError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import { checkOutboundUrl } from '../net/safe-target';
-import { isDuplicateKey } from '../storage/mongo';
+import { isDuplicateKey } from '../storage/errors';
 import { Redactor } from '../vault/redact';
 import type { ConnectorCreate, ConnectorReplace, ConnectorView, S3OperationConfig } from './schemas';
 import { runS3Operation, S3Attempt, S3ClientPolicy, S3Output, S3Settings } from './s3';
-
-export interface ConnectorRecord {
-  id: string;
-  accountId: string;
-  name: string;
-  type: 'aws';
-  region: string;
-  endpoint?: string;
-  /** `{accessKeyId, secretAccessKey}` as sealed JSON. */
-  credentialsSealed: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** Where connectors are kept (store.ts). */
-export interface ConnectorRecords {
-  insert(c: ConnectorRecord): Promise<void>;
-  find(accountId: string, id: string): Promise<ConnectorRecord | null>;
-  list(accountId: string): Promise<ConnectorRecord[]>;
-  replace(c: ConnectorRecord): Promise<boolean>;
-  remove(accountId: string, id: string): Promise<boolean>;
-}
+import type { ConnectorRecord, ConnectorRecords } from './records';
 
 interface Credentials { accessKeyId: string; secretAccessKey: string }
 

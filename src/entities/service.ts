@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
 import type { AccountService, CreatedEntity } from '../accounts/service';
-import type { AccountDoc, EntityDoc } from '../accounts/store';
+import type { AccountDoc, EntityDoc } from '../accounts/records';
 import { AppError, BadRequestError } from '../errors';
 import type { BulkRequest, EntityPatch } from './schemas';
 
@@ -18,9 +18,9 @@ export type Actor = string;
 
 export interface BulkEntryResult { name: string; status: 'created' | 'failed'; apiKeyId?: string; apiKey?: string; resourcePath?: string; detail?: string }
 
-/** The entity's pending directed messages, dropped with it (messaging/store.ts). */
+/** The entity's pending directed messages, dropped with it (messaging/records.ts). */
 export interface EntityInbox { purgeInbox(accountId: string, entityName: string): Promise<void> }
-/** Validation services an entity may be assigned (messaging/store.ts). */
+/** Validation services an entity may be assigned (messaging/records.ts). */
 export interface ValidationServices { findService(accountId: string, id: string): Promise<unknown> }
 
 export class EntityService {

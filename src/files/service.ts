@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { AccountDoc } from '../accounts/store';
+import type { AccountDoc } from '../accounts/records';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, NotFoundError } from '../errors';
 import { describeAjvError, validatorFor } from '../json-schema';
@@ -19,12 +19,12 @@ import { parseRange, RangeAnswer } from './range';
 import {
   ClipFormat, FileStatus, FileStatusView, GalleryQuery, uploadFieldsSchema, UploadFields,
 } from './schemas';
-import type { BlobRange, FileRecord, Verdict } from './store';
+import type { BlobRange, FileRecord, Verdict } from './records';
 
 export type BlobPart = 'raw' | 'video' | 'poster';
 export const BLOB_PARTS: readonly BlobPart[] = ['raw', 'video', 'poster'];
 
-/** The records and bytes of files (store.ts); a fake in unit tests. */
+/** The records and bytes of files (records.ts); a fake in unit tests. */
 export interface FileRecords {
   insert(doc: FileRecord): Promise<void>;
   find(accountId: string, id: string): Promise<FileRecord | null>;

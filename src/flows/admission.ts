@@ -16,7 +16,7 @@ import type { Logger } from '../log';
 import { decodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_MS } from '../../temporal/limits';
 import type { EdgeDef, NodeDef, RunStatus } from './schemas';
-import type { RunDoc, SlotDoc } from './store';
+import type { RunDoc, SlotDoc } from './records';
 import type { RunEngine } from './service';
 
 export const QUEUE_EXPIRED_ERROR = 'The run waited in the queue for over an hour and expired';

@@ -12,9 +12,9 @@ import { nodeKind } from './nodes';
 import { NodeDeps, NodeFailure } from './nodes/types';
 import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
-import type { OutputDoc, NodeStat, WorkflowDoc } from './store';
+import type { OutputDoc, NodeStat, WorkflowDoc } from './records';
 
-/** Node outputs as the interpreter's activities use them (flows/store.ts). */
+/** Node outputs as the interpreter's activities use them (flows/records.ts). */
 export interface NodeOutputs {
   save(runId: string, key: string, json: string): Promise<number>;
   load(runId: string, key: string): Promise<string | undefined>;
@@ -22,7 +22,7 @@ export interface NodeOutputs {
   find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
 }
 
-/** A running run's record: its input, live progress and final state (flows/store.ts). */
+/** A running run's record: its input, live progress and final state (flows/records.ts). */
 export interface RunProgress {
   recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
   input(runId: string): Promise<string | undefined>;

@@ -13,7 +13,7 @@ import { RUN_TIMEOUT_ERROR } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
 import { ValidationDetail, checkRunBody, compileInputSchema, validateDefinition } from './validate';
 import { FINAL_STATUSES, type EdgeDef, type NodeDef, type RunStatus, type WorkflowDefinition } from './schemas';
-import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './store';
+import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './records';
 
 /** Where definitions live. */
 export interface WorkflowRepository {

@@ -3,7 +3,7 @@
  * Every limit number comes from accounts/plans.ts.
  */
 import { GroupCommit } from '../storage/group-commit';
-import type { UsageDoc, UsageField } from './store';
+import type { UsageDoc, UsageField } from './records';
 
 export interface WindowRule { name: string; limit: number }
 export interface WindowVerdict { allowed: boolean; retryAfterSeconds: number; exceeded?: string; counts: Record<string, number> }
@@ -12,7 +12,7 @@ export const monthKey = (d: Date): string => d.toISOString().slice(0, 7);
 export const dayKey = (d: Date): string => d.toISOString().slice(0, 10);
 export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 
-/** Where counters are kept, shared by every replica (limits/store.ts). */
+/** Where counters are kept, shared by every replica (limits/records.ts). */
 export interface Counters {
   /** Adds the amounts to the named counters of the window and returns the new values. */
   hitWindow(id: string, amounts: Record<string, number>, expiresAt: Date): Promise<Record<string, number>>;

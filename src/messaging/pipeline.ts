@@ -21,7 +21,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { newTimeOrderedId } from '../storage/ids';
-import type { AccountDoc, EntityDoc } from '../accounts/store';
+import type { AccountDoc, EntityDoc } from '../accounts/records';
 import type { AccountService } from '../accounts/service';
 import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
@@ -29,9 +29,9 @@ import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
 import { checkJsonShape, describeAjvError, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
-import { isDuplicateKey } from '../storage/mongo';
+import { isDuplicateKey } from '../storage/errors';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
-import type { DeliveredMessage, InboxDoc, MessageDoc, ValidationOutcome } from './store';
+import type { DeliveredMessage, InboxDoc, MessageDoc, ValidationOutcome } from './records';
 import type { ServiceValidator } from './validation';
 import type { MessagingUsage } from './usage';
 
@@ -80,7 +80,7 @@ const validateMessage = validatorFor(messageSchema);
 /** Message ids sort by creation time. */
 const newMessageId = newTimeOrderedId;
 
-/** What the pipeline writes: history, the inbox, state tables and heartbeats (messaging/store.ts). */
+/** What the pipeline writes: history, the inbox, state tables and heartbeats (messaging/records.ts). */
 export interface MessageBox {
   insertMessage(doc: MessageDoc): Promise<void>;
   enqueue(doc: InboxDoc): Promise<void>;

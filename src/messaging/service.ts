@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
 import type { AccountService } from '../accounts/service';
-import type { AccountDoc, EntityDoc } from '../accounts/store';
-import { isDuplicateKey } from '../storage/mongo';
+import type { AccountDoc, EntityDoc } from '../accounts/records';
+import { isDuplicateKey } from '../storage/errors';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { MessagingEvents } from './pipeline';
 import type { MessageSearch, ServiceInput } from './schemas';
-import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, NotificationDoc, ServiceDoc } from './store';
+import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, NotificationDoc, ServiceDoc } from './records';
 import type { ServiceValidator } from './validation';
 import { topicsOf } from './topics';
 
@@ -45,7 +45,7 @@ export class MessagingInfo {
 /** Who acts, for audit entries: this service has no dashboard users. */
 export type Actor = string;
 
-/** What messaging reads and changes outside the pipeline (messaging/store.ts). */
+/** What messaging reads and changes outside the pipeline (messaging/records.ts). */
 export interface MessagingRecords {
   /** Publish messages newest first, one page by offset. */
   listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]>;

@@ -4,14 +4,14 @@
  * heartbeats, state messages and command responses keep flowing. In-app warnings are raised at
  * 80% and at 100%, each once per UTC month (the notification's id is unique per month).
  */
-import type { AccountDoc } from '../accounts/store';
+import type { AccountDoc } from '../accounts/records';
 import { planOf } from '../accounts/plans';
 import { AppError } from '../errors';
 import type { LimitService } from '../limits/service';
 import { monthKey, startOfNextMonthUtc } from '../limits/service';
 import type { Logger } from '../log';
 import { GroupCommit } from '../storage/group-commit';
-import type { NotificationDoc, NotificationKind } from './store';
+import type { NotificationDoc, NotificationKind } from './records';
 
 export class DataLimitExceededError extends AppError {
   constructor(limitBytes: number, plan: string, retryAfterSeconds: number) {
@@ -22,7 +22,7 @@ export class DataLimitExceededError extends AppError {
   }
 }
 
-/** In-app notifications, each raised once (messaging/store.ts). */
+/** In-app notifications, each raised once (messaging/records.ts). */
 export interface NotificationLog {
   /** Inserts the notification unless it exists already; true when it was new. */
   raiseNotification(doc: NotificationDoc): Promise<boolean>;

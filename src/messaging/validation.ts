@@ -8,13 +8,13 @@ import type { ValidateFunction } from 'ajv';
 import { userSchemaAjv } from '../json-schema';
 import { BadRequestError } from '../errors';
 import type { ServiceRule } from './schemas';
-import type { ActionResult, ServiceDoc, ValidationOutcome } from './store';
+import type { ActionResult, ServiceDoc, ValidationOutcome } from './records';
 
 interface CompiledService { version: number; rules: Array<{ name: string; validate: ValidateFunction }> }
 
 const MAX_CACHED_SERVICES = 1_000;
 
-/** Where validation services are read from (messaging/store.ts). */
+/** Where validation services are read from (messaging/records.ts). */
 export interface ServiceDefinitions {
   findService(accountId: string, id: string): Promise<ServiceDoc | null>;
 }

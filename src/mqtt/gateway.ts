@@ -15,7 +15,7 @@ import type { Services } from '../services';
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../errors';
 import { enforceMessagingRate } from '../limits/rates';
 import type { Sender } from '../messaging/pipeline';
-import type { DeliveredMessage } from '../messaging/store';
+import type { DeliveredMessage } from '../messaging/records';
 import { DeviceIdentity, topicsOfDevice } from './acl';
 import { countMessage } from '../telemetry/metrics';
 import { inConsumerSpan } from '../telemetry/tracing';

@@ -8,7 +8,7 @@ import type { Services } from '../services';
 import { startBridge, Bridge } from './bridge';
 import { startEmbeddedBroker, EmbeddedBroker } from './broker';
 import { DeviceGateway } from './gateway';
-import type { MqttSignal } from './store';
+import type { MqttSignal } from './records';
 
 export interface MqttRole {
   broker?: EmbeddedBroker;

@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AccountService } from '../accounts/service';
 import { UnauthorizedError } from '../errors';
 import { authenticateDevice, deviceOfKey, DeviceIdentity, mayPublish, maySubscribe, parseDeviceTopic } from './acl';
-import type { MqttSignal } from './store';
+import type { MqttSignal } from './records';
 
 /** What a broker may let a client do; `superuser` only for the bridge. */
 export interface BrokerDecision { allowed: boolean; superuser: boolean; reason: string }

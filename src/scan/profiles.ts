@@ -5,15 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
-import type { AccountDoc } from '../accounts/store';
+import type { AccountDoc } from '../accounts/records';
 import { hasEntitlement } from '../accounts/plans';
-import { isDuplicateKey } from '../storage/mongo';
+import { isDuplicateKey } from '../storage/errors';
 import { decryptSecret, encryptSecret } from '../crypto';
 import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from '../errors';
 import { checkOutboundUrl } from '../net/safe-target';
 import { FILE_TYPES } from './types';
 import { REGISTRY } from './registry';
-import type { ProfileDoc, WebhookConfigDoc } from './store';
+import type { ProfileDoc, WebhookConfigDoc } from './records';
 import type { ProfileInput, WebhookInput } from './schemas';
 
 export type { ProfileInput, WebhookInput };
@@ -56,7 +56,7 @@ function isHeaderValue(value: string): boolean {
   }
 }
 
-/** Where scan profiles are kept (scan/store.ts). */
+/** Where scan profiles are kept (scan/records.ts). */
 export interface ScanProfiles {
   insertProfile(doc: ProfileDoc): Promise<void>;
   findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;

@@ -6,15 +6,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { AccountDoc } from '../accounts/store';
+import type { AccountDoc } from '../accounts/records';
 import { FIXED_LIMITS, hasEntitlement, planOf, type PlanTier } from '../accounts/plans';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../errors';
 import type { LimitService } from '../limits/service';
-import { isDuplicateKey } from '../storage/mongo';
+import { isDuplicateKey } from '../storage/errors';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult, prepareEngines } from './analyze';
 import { identify, type FileTypeInfo } from './filetype';
-import type { ProfileDoc, StoredScan } from './store';
+import type { ProfileDoc, StoredScan } from './records';
 import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload } from './webhook';
 import type { ScanResult } from './schemas';
@@ -108,7 +108,7 @@ export function publicResult(analysis: AnalysisResult, meta: { scanId: string; r
   });
 }
 
-/** Where scans, their deferred uploads and the profiles they name are kept (scan/store.ts). */
+/** Where scans, their deferred uploads and the profiles they name are kept (scan/records.ts). */
 export interface ScanRecords {
   insertScan(scan: StoredScan): Promise<void>;
   findScan(accountId: string, scanId: string): Promise<StoredScan | null>;

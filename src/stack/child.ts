@@ -128,12 +128,25 @@ function removePidFile(pidPath: string, pid: number | undefined): void {
 }
 
 /** argv of a live process, or undefined when it does not exist (Linux /proc). */
-function processArgv(pid: number): string[] | undefined {
+export function processArgv(pid: number): string[] | undefined {
   try {
     const raw = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     const argv = raw.split('\0');
     if (argv[argv.length - 1] === '') argv.pop();
     return argv;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (which is in parentheses and may hold
+ * spaces): [0] state, [1] parent pid, ... [19] start time; undefined when there is no such process.
+ */
+export function procStat(pid: number): string[] | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
@@ -163,6 +176,9 @@ export async function killStaleChild(dataDir: string, name: string, logger: Stac
     return argv !== undefined && Array.isArray(recorded.argv) && sameArgv(argv, recorded.argv);
   };
   if (Number.isInteger(recorded.pid) && recorded.pid > 1 && recorded.pid !== process.pid && stillOurs()) {
+    // A child this process started is no previous run's: it and its pidfile stay (the import of
+    // a FerretDB-era DATA_DIR starts a stack of its own beside the service's Temporal).
+    if (Number(procStat(recorded.pid)?.[1]) === process.pid) return false;
     logger.warn({ child: name, pid: recorded.pid }, `${name}: a previous run's process (pid ${recorded.pid}) is still running; stopping it`);
     signal(recorded.pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;

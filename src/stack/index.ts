@@ -1,7 +1,8 @@
 /**
- * The local stack: the MongoDB-wire server (FerretDB v1, SQLite), a second one for stored bytes,
- * the Temporal dev server and, when installed, clamd, each started as a child process with its
- * data under dataDir.
+ * The local stack: the Temporal dev server and, when installed, clamd, each started as a child
+ * process with its data under dataDir; and, only when asked (the tests' MongoDB-wire stand-in,
+ * DATABASE_ENGINE=mongodb without MONGODB_URI), FerretDB v1 on SQLite with a second one for stored
+ * bytes. The default database, the embedded store, is no child: the service opens it itself.
  * Used by `npm start` and by the integration tests' global setup.
  */
 import fs from 'node:fs';
@@ -18,10 +19,10 @@ export type { StackLogger } from './types';
 export type StackPart = 'mongo' | 'blobs' | 'temporal' | 'clamd';
 
 /**
- * Niceness of the bulk parts: the blobs FerretDB and clamd. On a small machine the CPU they spend
- * on large uploads (moving them through SQLite, scanning them) went to the records' FerretDB and
- * the service before; at a lower priority they use what is left, and other tenants' requests keep
- * their latency.
+ * Niceness of the bulk parts: clamd and the blobs FerretDB. On a small machine the CPU they spend
+ * on large uploads (scanning them, moving them through SQLite) went to the service (and, when
+ * FerretDB was the local database, the records' FerretDB) before; at a lower priority they use
+ * what is left, and other tenants' requests keep their latency.
  */
 export const BULK_NICENESS = 10;
 
@@ -30,7 +31,7 @@ export interface LocalStackOptions {
   rootDir: string;
   /** Absolute. ferretdb/, temporal/temporal.db, clamd/, logs/<part>.log and run/<part>.pid live here. */
   dataDir: string;
-  /** FerretDB on 127.0.0.1:port. false: not started (MONGODB_URI points elsewhere). */
+  /** The FerretDB stand-in on 127.0.0.1:port. false: not started (the embedded store, or MONGODB_URI). */
   mongo?: { port: number } | false;
   /**
    * A second FerretDB on 127.0.0.1:port for the stored bytes (MONGODB_BLOB_DB), its SQLite files

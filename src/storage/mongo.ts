@@ -1,21 +1,14 @@
 /**
  * The MongoDB connections of a process, its GridFS buckets, the collection names, and every
- * index, created idempotently at start. store.ts modules are the only other places that speak
- * MongoDB; they get their connection and bucket from here and open neither themselves.
+ * index, created idempotently at start. The Mongo*Store classes (`<capability>/store/mongo.ts`) are
+ * the only other places that speak MongoDB; they get their connection and bucket from here and
+ * open neither themselves.
  */
-import { Db, Document, GridFSBucket, IndexDescription, MongoClient, MongoServerError } from 'mongodb';
+import { Db, Document, FindCursor, GridFSBucket, IndexDescription, MongoClient } from 'mongodb';
 import { Config, mongoBlobUriOf, mongoUriOf, usesLocalBlobs } from '../config';
 import { GRIDFS_CHUNK_BYTES } from './gridfs';
 import { KeyedBlobs } from './keyed-blobs';
 import { metricsEnabled, watchDbCommands } from '../telemetry/metrics';
-
-/**
- * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
- * that collides reaches FerretDB v1's SQLite backend unchecked and comes back as an InternalError
- * quoting SQLite's UNIQUE constraint failure (extended code 2067).
- */
-export const isDuplicateKey = (err: unknown): boolean =>
-  err instanceof MongoServerError && (err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message)));
 
 export const COLLECTIONS = {
   accounts: 'accounts',
@@ -46,6 +39,19 @@ export const COLLECTIONS = {
   mqttSignals: 'mqtt_signals',
   mqttPresence: 'mqtt_presence',
 } as const;
+
+/**
+ * A cursor read a batch at a time: each page is what one getMore brought (`batchSize` documents),
+ * each document turned into what `read` makes of it; closing it kills the cursor on the server.
+ */
+export function pagesOf<T, R>(cursor: FindCursor<T>, read: (doc: T) => R): AsyncIterable<R[]> & { close(): Promise<void> } {
+  return {
+    close: () => cursor.close(),
+    async *[Symbol.asyncIterator]() {
+      while (await cursor.hasNext()) yield cursor.readBufferedDocuments().map(read);
+    },
+  };
+}
 
 /** GridFS bucket names (each bucket is two collections, `<name>.files` and `<name>.chunks`). */
 export const BUCKETS = {
@@ -126,17 +132,17 @@ export interface Storage {
   /** Every write goes here. */
   db: Db;
   /**
-   * Plain reads. The local FerretDB (SQLite) can lose concurrent updates of one document made over
-   * several connections, so `db` has a single connection there; reads need no such serialising
-   * and must not queue behind writes on it. A real MongoDB: the same pool as `db`.
+   * Plain reads. The local FerretDB stand-in (SQLite) can lose concurrent updates of one document
+   * made over several connections, so `db` has a single connection there; reads need no such
+   * serialising and must not queue behind writes on it. A real MongoDB: the same pool as `db`.
    */
   readDb: Db;
   /**
    * The stored bytes (GridFS streams through `buckets`, and the keyed upload chunks) in a database
-   * of their own, MONGODB_BLOB_DB, on the server of MONGODB_BLOB_URI. Locally that is a second
-   * FerretDB at a lower CPU priority (stack/index.ts): one 60 MB upload is 60 chunk inserts, and in
-   * the records' FerretDB they held its single SQLite writer and most of its CPU, which every other
-   * request's reads and writes waited for. A real MongoDB: the same pool as `db` unless
+   * of their own, MONGODB_BLOB_DB, on the server of MONGODB_BLOB_URI. On the FerretDB stand-in
+   * that is its second server, at a lower CPU priority (stack/index.ts): one 60 MB upload is 60
+   * chunk inserts, and in the records' FerretDB they held its single SQLite writer and most of its
+   * CPU, which every other request's reads and writes waited for. A real MongoDB: the same pool as `db` unless
    * MONGODB_BLOB_URI names another server.
    */
   blobDb: Db;
@@ -145,10 +151,10 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** Connections of the local FerretDB's read pool. */
+/** Connections of the FerretDB stand-in's read pool. */
 const LOCAL_READ_POOL = 8;
 /**
- * Connections to the local blobs FerretDB: at most this many chunk inserts hold or wait for its
+ * Connections to the stand-in's blobs FerretDB: at most this many chunk inserts hold or wait for its
  * SQLite writer at once, however many uploads run, so a download or a scan's read gets a turn.
  */
 const LOCAL_BLOB_POOL = 2;

@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MESSAGE_TYPES } from '../messaging/schemas';
-import { dbCommandLabel, methodLabel, oneOf, statusLabel } from './labels';
+import { DB_COMMANDS, dbCommandLabel, methodLabel, oneOf, statusLabel } from './labels';
 
 export const registry = new Registry();
 let enabled = false;
@@ -131,11 +131,16 @@ export function watchRunGauges(read: () => Promise<RunGauges>): void {
 }
 
 const dbDuration = new Histogram({
-  name: 'db_operation_duration_seconds', help: 'MongoDB command round trips, by connection pool (records, reads, blobs), command and outcome',
+  name: 'db_operation_duration_seconds', help: 'Database operations (MongoDB command round trips; statements of the embedded store), by pool (records, reads, blobs), command and outcome',
   labelNames: ['pool', 'command', 'outcome'] as const, buckets: SECONDS, registers: [registry],
 });
 const DB_POOLS = ['records', 'reads', 'blobs'] as const;
 
+
+/** One statement of the embedded store (storage/sqlite.ts), timed where it runs; `command` in MongoDB's words. */
+export function observeDbOperation(command: (typeof DB_COMMANDS)[number], outcome: 'ok' | 'error', seconds: number): void {
+  if (enabled) dbDuration.observe({ pool: 'records', command, outcome }, seconds);
+}
 
 /** What of a MongoClient the timing needs (only src/storage/ and stores import the driver). */
 export interface CommandEvents {

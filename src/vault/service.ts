@@ -9,21 +9,7 @@ import { planOf, type PlanTier } from '../accounts/plans';
 import type { VaultEntryView } from './schemas';
 import { Redactor } from './redact';
 import { vaultRefs } from './template';
-
-export interface SealedVaultEntry {
-  name: string;
-  valueSealed: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** Where vault entries are kept (store.ts). */
-export interface VaultEntries {
-  list(accountId: string): Promise<SealedVaultEntry[]>;
-  find(accountId: string, names: readonly string[]): Promise<SealedVaultEntry[]>;
-  put(accountId: string, name: string, valueSealed: string, now: Date): Promise<{ entry: SealedVaultEntry; created: boolean }>;
-  remove(accountId: string, name: string): Promise<boolean>;
-}
+import type { SealedVaultEntry, VaultEntries } from './records';
 
 export function publicVaultEntry(e: SealedVaultEntry): VaultEntryView {
   return { name: e.name, configured: true, createdAt: e.createdAt.toISOString(), updatedAt: e.updatedAt.toISOString() };

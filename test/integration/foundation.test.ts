@@ -110,7 +110,7 @@ describe('shared HTTP layer', () => {
     const h = await api('GET', '/healthz');
     expect(h.status).toBe(200);
     expect(h.body.status).toBe('ok');
-    expect(Object.keys(h.body.parts)).toEqual(expect.arrayContaining(['mongodb', 'temporal', 'mqtt', 'worker']));
+    expect(Object.keys(h.body.parts)).toEqual(expect.arrayContaining(['database', 'temporal', 'mqtt', 'worker']));
     const doc = await api('GET', '/openapi.json');
     expect(doc.body.openapi).toBe('3.1.0');
     expect(doc.body.paths['/api/account/usage'].get).toBeDefined();

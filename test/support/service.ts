@@ -16,8 +16,14 @@ export interface StackEnv {
   mqttUrl: string;
   mqttPort: number;
   port: number;
+  /** Which engine the service keeps its records in (embedded, the default, unless the test asked otherwise). */
+  databaseEngine: 'embedded' | 'mongodb';
+  /**
+   * The MongoDB-wire server: the service's own local FerretDB when it runs DATABASE_ENGINE=mongodb;
+   * for the shared test stack, the stand-in that global-setup starts beside the embedded service.
+   */
   mongoPort: number;
-  /** The blobs FerretDB (MONGODB_BLOB_DB's server). */
+  /** Its blobs server (MONGODB_BLOB_DB's). */
   mongoBlobPort: number;
   temporalPort: number;
   temporalUiPort: number;
@@ -31,8 +37,12 @@ export interface StackEnv {
   env: Record<string, string>;
 }
 
-/** Environment for a process that uses another service process's local stack as its databases. */
-export const storageEnvOf = (e: StackEnv): Record<string, string> => ({
+/**
+ * Environment for a process that shares another service process's records: the same DATA_DIR on
+ * the embedded store (decisions section 11, several processes on one machine), its FerretDB otherwise.
+ */
+export const storageEnvOf = (e: StackEnv): Record<string, string> => (e.databaseEngine === 'embedded' ? { DATA_DIR: e.dataDir } : {
+  DATABASE_ENGINE: 'mongodb',
   MONGODB_URI: `mongodb://127.0.0.1:${e.mongoPort}/`,
   MONGODB_BLOB_URI: `mongodb://127.0.0.1:${e.mongoBlobPort}/`,
 });
@@ -148,6 +158,7 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
   child.stdout?.removeAllListeners('data');
   child.stdout?.pipe(log);
   const stackEnv: StackEnv = {
+    databaseEngine: env.DATABASE_ENGINE === 'mongodb' || env.MONGODB_URI !== undefined ? 'mongodb' : 'embedded',
     baseUrl: `http://127.0.0.1:${port}`, mqttUrl: `mqtt://127.0.0.1:${mqttPort}`, mqttPort, port, mongoPort, mongoBlobPort, temporalPort,
     temporalUiPort, clamdPort, metricsPort: Number(env.METRICS_PORT), dataDir, pid: child.pid as number, logFile, env,
   };

@@ -1,7 +1,8 @@
 /**
  * A scaled-out deployment in miniature for tests that kill workers: an api process that owns the
  * local stack, and worker processes pointed at it, sharing the secrets so either side can read
- * what the other wrote.
+ * what the other wrote. The records are the api process's embedded store (the workers open the
+ * same DATA_DIR), or with `extraEnv: { DATABASE_ENGINE: 'mongodb' }` its own local FerretDB.
  */
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -9,7 +10,7 @@ import { startServiceProcess, StartedService, storageEnvOf } from './service';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { loadSecrets } from '../../src/secrets';
-import { connectStorage } from '../../src/storage/mongo';
+import { openDatabase } from '../../src/storage/engine';
 import { createServices, Services } from '../../src/services';
 
 export interface SplitStack {
@@ -21,9 +22,10 @@ export interface SplitStack {
   stop(): Promise<void>;
 }
 
-export async function startSplitStack(): Promise<SplitStack> {
+/** `extraEnv`: more environment for the api process (the workers follow its storage engine). */
+export async function startSplitStack(opts: { extraEnv?: Record<string, string> } = {}): Promise<SplitStack> {
   const shared = { ENTITY_KEY_SECRET: randomBytes(32).toString('hex'), DATA_ENCRYPTION_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'warn' };
-  const api = await startServiceProcess({ extraEnv: { ...shared, ROLES: 'api,mqtt' } });
+  const api = await startServiceProcess({ extraEnv: { ...opts.extraEnv, ...shared, ROLES: 'api,mqtt' } });
   const e = api.env;
   const workerEnv = {
     ...shared,
@@ -46,7 +48,7 @@ export async function startSplitStack(): Promise<SplitStack> {
     startWorker,
     withServices: async (fn) => {
       const config = loadConfig({ ...process.env, ...e.env, ...shared });
-      const storage = await connectStorage(config);
+      const storage = await openDatabase(config);
       try {
         return await fn(createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) }));
       } finally {

@@ -10,11 +10,9 @@ same port and checks that all 100 are stored once and in order.
 import ctypes
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 
 import pytest
@@ -38,20 +36,20 @@ def _die_with_parent():
 
 
 class BrokerProcess:
-    """`node --import tsx src/main.ts` with ROLES=mqtt against the test stack's database."""
+    """`node --import tsx src/main.ts` with ROLES=mqtt on the test stack's records."""
 
     def __init__(self):
         root = os.environ["SENTINEL_ROOT"]
         with open(os.path.join(os.environ["SENTINEL_DATA_DIR"], "secrets.json")) as f:
             secrets = json.load(f)
         self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="sdk-broker-")
         self.root = root
-        self.env = dict(os.environ, ROLES="mqtt", MQTT_PORT=str(self.port), PORT=str(free_port()), DATA_DIR=self.dir,
-                        MONGODB_URI="mongodb://127.0.0.1:%s/" % os.environ["SENTINEL_MONGO_PORT"],
-                        MONGODB_BLOB_URI="mongodb://127.0.0.1:%s/" % os.environ["SENTINEL_MONGO_BLOB_PORT"],
+        # The stack's records as test/support/service.ts storageEnvOf gives them: its DATA_DIR on the
+        # embedded store, which an MQTT-only process shares without starting local children there.
+        storage = json.loads(os.environ["SENTINEL_STORAGE_ENV"])
+        self.env = dict(os.environ, ROLES="mqtt", MQTT_PORT=str(self.port), PORT=str(free_port()),
                         ENTITY_KEY_SECRET=secrets["entityKeySecret"], DATA_ENCRYPTION_KEY=secrets["dataEncryptionKey"],
-                        LOG_LEVEL="warn")
+                        LOG_LEVEL="warn", **storage)
         self.proc = None
         self.log = []
 
@@ -91,7 +89,6 @@ def broker():
     b.start()
     yield b
     b.stop()
-    shutil.rmtree(b.dir, ignore_errors=True)
 
 
 def test_write_offline_survives_a_broker_restart_in_order_once(broker, tmp_path):

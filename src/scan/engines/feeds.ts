@@ -1,6 +1,6 @@
 /**
- * Threat-feed reputation: SHA-256 / MD5 / SHA-1 lookups through a FeedLookup (the MongoDB one is
- * scan/feed-store.ts's, collection `threat_feed_hashes`).
+ * Threat-feed reputation: SHA-256 / MD5 / SHA-1 lookups through a FeedLookup (the stored one is
+ * the FeedStore of scan/records.ts: table or collection `threat_feed_hashes`).
  * The loader reads the formats real feeds publish: plain hash lists (one hash per line, `#`
  * comments, optional name after the hash) and abuse.ch CSV exports (MalwareBazaar's
  * `"first_seen_utc", "sha256_hash", "md5_hash", "sha1_hash", ..., "signature", ...`).

@@ -4,12 +4,11 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { api, newAccount, stack } from '../../support/env';
-import { withDb } from '../../support/mongo';
+import { withStackRecords } from '../../support/db';
 import { stackDataKey } from '../../support/keys';
 import { startMoto, MotoServer } from '../../support/moto';
 import { decryptSecret } from '../../../src/crypto';
 import { ConnectorService } from '../../../src/connectors/service';
-import { ConnectorStore } from '../../../src/connectors/store';
 import { createS3Client } from '../../../src/connectors/s3';
 
 const KEY_ID = `AKIA${Date.now()}XY`;
@@ -59,9 +58,11 @@ describe('connectors API', () => {
     const r = await api('PUT', `/api/connectors/${id}`, { key: a.apiKey, body: { name: 'renamed', type: 'aws', region: 'eu-west-1', endpoint: moto.endpoint } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id, name: 'renamed', region: 'eu-west-1', credentials: { configured: true } });
-    const doc = await withDb((db) => db.collection('connectors').findOne({ _id: id as never }));
+    const doc = await withStackRecords(({ stores }) => stores.connectors.find(a.accountId, id));
+    if (!doc) throw new Error(`connector ${id} is not in the store`);
+    expect(doc).toMatchObject({ name: 'renamed', region: 'eu-west-1' });
     expectNoCredentials(JSON.stringify(doc));
-    expect(JSON.parse(decryptSecret(stackDataKey(), (doc as unknown as { credentialsSealed: string }).credentialsSealed))).toEqual({ accessKeyId: KEY_ID, secretAccessKey: SECRET });
+    expect(JSON.parse(decryptSecret(stackDataKey(), doc.credentialsSealed))).toEqual({ accessKeyId: KEY_ID, secretAccessKey: SECRET });
   });
 
   it('refuses invalid bodies and internal endpoints', async () => {
@@ -104,8 +105,8 @@ describe('connectors API', () => {
     const admin = createS3Client({ region: 'us-east-1', endpoint: moto.endpoint, accessKeyId: 'x', secretAccessKey: 'y' }, { allowHosts: ['127.0.0.1:*'] });
     await admin.send(new CreateBucketCommand({ Bucket: 'conn-bucket' }));
     admin.destroy();
-    await withDb(async (db) => {
-      const svc = new ConnectorService(new ConnectorStore(db), stackDataKey(), ['127.0.0.1:*']);
+    await withStackRecords(async ({ stores }) => {
+      const svc = new ConnectorService(stores.connectors, stackDataKey(), ['127.0.0.1:*']);
       await svc.runS3(a.accountId, { connector_id: id, operation: 'put', bucket: 'conn-bucket', key: 'v.json', body: { answer: 42 } });
       const got = await svc.runS3(a.accountId, { connector_id: id, operation: 'get', bucket: 'conn-bucket', key: 'v.json' });
       expect(got).toMatchObject({ body: '{"answer":42}' });
@@ -124,7 +125,7 @@ describe('connectors API', () => {
     try {
       const created = await api('POST', '/api/connectors', { key: a.apiKey, body: { name: 'echo', type: 'aws', region: 'us-east-1', endpoint, access_key_id: KEY_ID, secret_access_key: SECRET } });
       const records: unknown[] = [];
-      const err = await withDb((db) => new ConnectorService(new ConnectorStore(db), stackDataKey(), ['127.0.0.1:*'])
+      const err = await withStackRecords(({ stores }) => new ConnectorService(stores.connectors, stackDataKey(), ['127.0.0.1:*'])
         .runS3(a.accountId, { connector_id: created.body.id, operation: 'get', bucket: 'bkt', key: 'k' }, { onAttempt: (r) => records.push(r) })
         .catch((e: Error) => e));
       expect((err as Error).message).toMatch(/AccessDenied: denied for .*\[connector:access_key_id\]/);

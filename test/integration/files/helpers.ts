@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import yazl from 'yazl';
+import { BLOB_PARTS, BlobPart } from '../../../src/files/service';
+import type { Stores } from '../../../src/services';
+import { filesHolding, withStackRecords } from '../../support/db';
 import { api, Json, stack } from '../../support/env';
-import { BLOB_DB, withDb } from '../../support/mongo';
 
 const run = promisify(execFile);
 
@@ -33,21 +35,42 @@ export async function settled(key: string, id: string, timeoutMs = 90_000): Prom
   }
 }
 
-/** GridFS files and chunks left for a file id (every part is named `<id>/<part>`). */
-function storedParts(id: string): Promise<{ files: number; chunks: number }> {
-  return withDb(async (db) => {
-    const docs = await db.collection('file_blobs.files').find({ filename: { $regex: `^${id}/` } }).toArray();
-    const chunks = await db.collection('file_blobs.chunks').countDocuments({ files_id: { $in: docs.map((d) => d._id) } });
-    return { files: docs.length, chunks };
-  }, BLOB_DB);
+/** The parts of a file whose bytes are still stored (each part is its own stored blob). */
+async function storedParts(stores: Stores, id: string): Promise<BlobPart[]> {
+  const left: BlobPart[] = [];
+  for (const part of BLOB_PARTS) if ((await stores.files.blobSize(id, part)) !== undefined) left.push(part);
+  return left;
 }
 
-/** Bytes are deleted right after the status changes: waits (bounded) until none are left. */
-export async function partsLeftAfterCleanup(id: string, timeoutMs = 15_000): Promise<{ files: number; chunks: number }> {
+/** Bytes are deleted right after the status changes: waits (bounded) until none are left; returns the parts still stored. */
+export function partsLeftAfterCleanup(id: string, timeoutMs = 15_000): Promise<BlobPart[]> {
+  return withStackRecords(async ({ stores }) => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const left = await storedParts(stores, id);
+      if (left.length === 0 || Date.now() > until) return left;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  });
+}
+
+/**
+ * A refused upload's bytes are removed as the refusal unwinds: waits (bounded) until no file under
+ * the stack's DATA_DIR/db holds `needle`; returns those that still do.
+ */
+export async function filesHoldingAfterCleanup(needle: Buffer, timeoutMs = 15_000): Promise<string[]> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const left = await storedParts(id);
-    if ((left.files === 0 && left.chunks === 0) || Date.now() > until) return left;
+    let hits: string[] | undefined;
+    try {
+      hits = filesHolding(needle);
+    } catch (err) {
+      // A temporary blob file went away between listing and reading: look again.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const late = Date.now() > until;
+    if (hits && (hits.length === 0 || late)) return hits;
+    if (late) throw new Error(`files under DATA_DIR/db kept vanishing while read, for ${timeoutMs} ms`);
     await new Promise((res) => setTimeout(res, 200));
   }
 }

@@ -1,11 +1,12 @@
 /** File transfer from outside: device A sends to device B through the API, scanned before delivery. */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
+import type { FileRecord } from '../../../src/files/records';
+import { withStackRecords } from '../../support/db';
 import { api, cli, newAccount, stack } from '../../support/env';
-import { BLOB_DB, withDb } from '../../support/mongo';
 import { fleet, Fleet } from '../messaging/helpers';
-import { sendFile, partsLeftAfterCleanup, settled, zipOf } from './helpers';
+import { filesHoldingAfterCleanup, sendFile, partsLeftAfterCleanup, settled, zipOf } from './helpers';
 
 const EICAR = Buffer.from('X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*');
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
@@ -54,7 +55,7 @@ describe('file transfer between devices', () => {
     }
     expect(again.status).toBe(404);
     expect((await api('GET', `/api/entities/files/${id}`, { key: a })).body.status).toBe('downloaded');
-    expect(await partsLeftAfterCleanup(id)).toEqual({ files: 0, chunks: 0 });
+    expect(await partsLeftAfterCleanup(id)).toEqual([]);
     expect((await api('GET', '/api/entities/files', { key: b })).body.files).toEqual([]);
   });
 
@@ -84,7 +85,7 @@ describe('file transfer between devices', () => {
     expect(done.verdict.threatLevel).toBe('Malicious');
     expect((await api('GET', '/api/entities/files', { key: b })).body.files.map((x: { id: string }) => x.id)).not.toContain(id);
     expect((await download(b, id)).status).toBe(404);
-    expect(await partsLeftAfterCleanup(id)).toEqual({ files: 0, chunks: 0 });
+    expect(await partsLeftAfterCleanup(id)).toEqual([]);
   });
 
   it('leaves the file in place when the download is cut short', async () => {
@@ -98,7 +99,8 @@ describe('file transfer between devices', () => {
       });
       req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
     });
-    // The cut download did not consume it: a whole download still gets every byte.
+    // The cut download did not consume it: its bytes are still stored, and a whole download still gets every byte.
+    expect(await partsLeftAfterCleanup(id, 0)).toEqual(['raw']);
     const got = await download(b, id);
     expect(got.status).toBe(200);
     expect(sha256(got.bytes)).toBe(sha256(content));
@@ -180,17 +182,19 @@ describe('file transfer between devices', () => {
 
   it('answers 413 while streaming a file over the plan\'s limit (Free: 10 MB)', async () => {
     const free = await fleet('free', ['p', 'q']);
-    const before = await withDb((db) => db.collection('file_blobs.files').countDocuments(), BLOB_DB);
-    const r = await sendFile(free.devices.p.apiKey, Buffer.alloc(10 * 1024 * 1024 + 1, 0x61), 'big.bin', { dest: 'q' });
+    // A marker of this upload alone: found nowhere under DATA_DIR/db afterwards, nothing of it was kept.
+    const marker = Buffer.from(`too-large-${randomBytes(8).toString('hex')}`);
+    const content = Buffer.alloc(10 * 1024 * 1024 + 1, marker);
+    const r = await sendFile(free.devices.p.apiKey, content, 'big.bin', { dest: 'q' });
     expect(r.status).toBe(413);
     expect(r.body).toMatchObject({ code: 'payload_too_large', reason: expect.stringContaining('10 MB') });
-    expect(await withDb((db) => db.collection('file_blobs.files').countDocuments(), BLOB_DB)).toBeLessThanOrEqual(before);
+    expect(await filesHoldingAfterCleanup(marker)).toEqual([]);
   });
 
   it('answers 402 quota_exceeded at upload once the month\'s scans are used up', async () => {
     const free = await fleet('free', ['p', 'q']);
     const month = new Date().toISOString().slice(0, 7);
-    await withDb((db) => db.collection('usage_daily').updateOne({ _id: `${free.accountId}:${month}` as never }, { $set: { scans: 100, accountId: free.accountId, period: month, kind: 'month' } }, { upsert: true }));
+    await withStackRecords(({ stores }) => stores.counters.incrementUsage({ _id: `${free.accountId}:${month}`, accountId: free.accountId, period: month, kind: 'month' }, 'scans', 100));
     const r = await sendFile(free.devices.p.apiKey, PDF, 'x.pdf', { dest: 'q' });
     expect(r.status).toBe(402);
     expect(r.body.code).toBe('quota_exceeded');
@@ -211,7 +215,7 @@ describe('file transfer between devices', () => {
     const sent = await sendFile(a, PDF, 'old.pdf', { dest: 'b' });
     const id = sent.body.id as string;
     await settled(a, id);
-    await withDb((db) => db.collection('files').updateOne({ _id: id as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } }));
+    await withStackRecords(async ({ table }) => table<FileRecord>('files').update(id, (doc) => ({ ...doc, expiresAt: new Date(Date.now() - 1000) })));
     const connection = await Connection.connect({ address: `127.0.0.1:${stack().temporalPort}` });
     try {
       await new Client({ connection }).schedule.getHandle('files-expiry').trigger();
@@ -221,6 +225,6 @@ describe('file transfer between devices', () => {
     const until = Date.now() + 60_000;
     while ((await api('GET', `/api/entities/files/${id}`, { key: a })).status !== 404 && Date.now() < until) await new Promise((res) => setTimeout(res, 300));
     expect((await api('GET', `/api/entities/files/${id}`, { key: a })).status).toBe(404);
-    expect(await partsLeftAfterCleanup(id)).toEqual({ files: 0, chunks: 0 });
+    expect(await partsLeftAfterCleanup(id)).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * A worker killed (SIGKILL) while it scans a transferred file: after a new worker starts, the file
  * is delivered once, with one scan in the account's history. Runs its own stack: an api process
- * that owns the local stack and worker processes pointed at it.
+ * that owns the local stack and worker processes pointed at it, all on the api process's DATA_DIR
+ * (the embedded store, shared across processes: the new worker reads the upload the killed one left).
  */
 import { Connection, Client } from '@temporalio/client';
-import { MongoClient } from 'mongodb';
+import { withStackRecords } from '../../support/db';
 import { activityStarted, SplitStack, startSplitStack } from '../../support/split-stack';
 
 jest.setTimeout(240_000);
@@ -46,16 +47,15 @@ describe('file transfer survives a killed worker', () => {
     const started = history.events?.filter((ev) => ev.activityTaskStartedEventAttributes) ?? [];
     expect(started.some((ev) => (ev.activityTaskStartedEventAttributes?.attempt ?? 1) >= 2)).toBe(true);
 
-    const mongo = new MongoClient(`mongodb://127.0.0.1:${e.mongoPort}/?maxPoolSize=1`);
-    await mongo.connect();
-    try {
-      const db = mongo.db('sentinel');
-      const file = await db.collection('files').findOne({ _id: id as never });
-      expect(await db.collection('scans').countDocuments({ accountId })).toBe(1);
-      expect(await db.collection('scans').countDocuments({ _id: file?.scanId })).toBe(1);
-    } finally {
-      await mongo.close();
-      await temporal.connection.close();
-    }
+    await temporal.connection.close();
+
+    // The records as the processes share them: the embedded store in the api process's DATA_DIR.
+    await withStackRecords(async ({ stores, table }) => {
+      const file = await stores.files.findById(id);
+      expect(table('scans').count('account_id = ?', [accountId])).toBe(1);
+      expect(await stores.scans.findScanById(file?.scanId ?? '')).toMatchObject({ accountId });
+      // Delivered, so its bytes are still stored for the recipient.
+      expect(await stores.files.blobSize(id, 'raw')).toBe(content.length);
+    }, e);
   });
 });

@@ -1,9 +1,17 @@
 /** Bulk registration, entity management, key rotation and deletion, from outside. */
+import type { AuditEntry } from '../../../src/accounts/audit';
+import { withStackRecords } from '../../support/db';
 import { api, Json, newAccount } from '../../support/env';
-import { fleet, withDb } from './helpers';
+import { fleet } from './helpers';
 
-async function auditEntries(accountId: string, action: string): Promise<Json[]> {
-  return withDb((db) => db.collection('audit_log').find({ accountId, action }).toArray());
+/** The account's audit entries of one action, as stored (newest first). */
+function auditEntries(accountId: string, action: string): Promise<AuditEntry[]> {
+  return withStackRecords(({ stores }) => stores.audit.list(accountId, { action }, 1000));
+}
+
+/** Directed messages waiting in the account's inboxes. */
+function queuedMessages(accountId: string): Promise<number> {
+  return withStackRecords(async ({ table }) => table('message_inbox').count('account_id = ?', [accountId]));
 }
 
 async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -58,7 +66,7 @@ describe('bulk registration', () => {
     expect(byName('n9')[0]).toMatchObject({ status: 'failed', detail: expect.stringMatching(/Entity limit reached/) });
     expect((r.body.results as Json[]).some((x) => x.name.startsWith('ignored'))).toBe(false);
     const entry = (await auditEntries(acct.accountId, 'bulk_create')).find((e) => e.details.requested === names.length);
-    expect(entry.details).toMatchObject({ requested: 15, created: 9, failed: 6 });
+    expect(entry?.details).toMatchObject({ requested: 15, created: 9, failed: 6 });
     expect((await api('POST', '/api/entities/bulk', { key: acct.apiKey, body: { count: 1001, prefix: 'x' } })).status).toBe(400);
     expect((await api('POST', '/api/entities/bulk', { key: acct.apiKey, body: { tags: ['x'] } })).status).toBe(400);
   });
@@ -103,10 +111,11 @@ describe('entity management', () => {
 
     // A message waiting for r2 is dropped with it.
     await api('POST', '/api/entities/message', { key: rot.body.apiKey, body: { msg_type: 'publish', data: {}, dest: 'r2' } });
+    expect(await queuedMessages(f.accountId)).toBe(1);
     expect((await api('DELETE', '/api/entities/r2', { key: f.apiKey })).status).toBe(204);
     expect((await api('GET', '/api/entities/check_messages', { key: f.devices.r2.apiKey })).status).toBe(401);
     expect((await api('GET', '/api/entities/r2', { key: f.apiKey })).status).toBe(404);
-    expect(await withDb((db) => db.collection('message_inbox').countDocuments({ accountId: f.accountId }))).toBe(0);
+    expect(await queuedMessages(f.accountId)).toBe(0);
 
     const rotations = await auditEntries(f.accountId, 'rotate_key');
     expect(rotations).toEqual([expect.objectContaining({ resourceType: 'entity', resourceName: 'r1', details: { revokedApiKeyId: f.devices.r1.apiKeyId, newApiKeyId: rot.body.apiKeyId } })]);

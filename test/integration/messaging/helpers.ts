@@ -1,6 +1,5 @@
 /** Shared set-up for the messaging integration tests: accounts with devices made through the API. */
-import { MongoClient } from 'mongodb';
-import { api, Json, newAccount, stack } from '../../support/env';
+import { api, Json, newAccount } from '../../support/env';
 
 export interface Device { name: string; apiKey: string; apiKeyId: string; resourcePath: string }
 export interface Fleet { accountId: string; apiKey: string; devices: Record<string, Device> }
@@ -17,13 +16,3 @@ export async function fleet(plan: string, names: string[]): Promise<Fleet> {
 
 export const publish = (key: string, body: unknown) => api('POST', '/api/entities/message', { key, body });
 
-/** The stack's database through the driver (for reading or seeding what the API cannot). */
-export async function withDb<T>(fn: (db: ReturnType<MongoClient['db']>) => Promise<T>): Promise<T> {
-  const client = new MongoClient(`mongodb://127.0.0.1:${stack().mongoPort}/`, { maxPoolSize: 1 });
-  await client.connect();
-  try {
-    return await fn(client.db('sentinel'));
-  } finally {
-    await client.close();
-  }
-}

@@ -1,8 +1,28 @@
 /** Messaging limits from outside: 50 requests/second per key, the monthly data limit, its warnings. */
+import type { UsageDoc } from '../../../src/limits/records';
+import { withStackRecords } from '../../support/db';
 import { api, Json } from '../../support/env';
-import { fleet, publish, withDb } from './helpers';
+import { fleet, publish } from './helpers';
 
 const FREE_LIMIT = 50 * 1024 * 1024;
+
+/** A fixed window of rate counters as the counter store keeps it (limits/store/sqlite.ts). */
+interface WindowDoc { _id: string; c: Record<string, number>; expiresAt: Date }
+
+/** The account's messaging rate windows (one per second) that counted `counter`. */
+async function messagingWindows(accountId: string, counter: string): Promise<WindowDoc[]> {
+  const windows = await withStackRecords(async ({ table }) => table<WindowDoc>('rate_counters').find('instr(id, ?) = 1', [`acct:${accountId}:msg:`]));
+  return windows.filter((w) => w.c[counter] !== undefined);
+}
+
+/** Sets the account's usage counter of `month` to `messagingBytes`, as if that much had been sent. */
+function setMonthBytes(accountId: string, month: string, messagingBytes: number): Promise<void> {
+  return withStackRecords(async ({ table }) => {
+    const usage = table<UsageDoc>('usage');
+    const id = `${accountId}:${month}`;
+    usage.put({ ...(usage.get(id) ?? { _id: id, accountId, period: month, kind: 'month' }), messagingBytes });
+  });
+}
 
 describe('per-key rate limit', () => {
   it('answers more than 50 requests in a second on one key with 429, Retry-After and code rate_limited; other keys are unaffected', async () => {
@@ -11,8 +31,8 @@ describe('per-key rate limit', () => {
     const limited = burst.filter((r) => r.status === 429);
     // However the burst fell across one-second windows (one counter document each), each admitted at most 50.
     const counter = `k_${f.devices.busy.apiKeyId}`;
-    const windows = await withDb((db) => db.collection('rate_counters').find({ _id: { $regex: `^acct:${f.accountId}:msg:` } as never, [`c.${counter}`]: { $exists: true } }).toArray());
-    expect(windows.reduce((n, w) => n + (w.c as Record<string, number>)[counter], 0)).toBeGreaterThanOrEqual(300);
+    const windows = await messagingWindows(f.accountId, counter);
+    expect(windows.reduce((n, w) => n + w.c[counter], 0)).toBeGreaterThanOrEqual(300);
     expect(burst.filter((r) => r.status === 200).length).toBeLessThanOrEqual(50 * windows.length);
     expect(limited.length).toBeGreaterThanOrEqual(1);
     expect(limited[0].body).toMatchObject({ code: 'rate_limited', reason: expect.any(String) });
@@ -27,17 +47,13 @@ describe('monthly data limit', () => {
     const key = f.devices.meter.apiKey;
     const month = new Date().toISOString().slice(0, 7);
     // Seed this month's counter just under 80%, as if most of the month's data had been sent.
-    await withDb((db) => db.collection('usage_daily').updateOne(
-      { _id: `${f.accountId}:${month}` as unknown as never },
-      { $set: { accountId: f.accountId, period: month, kind: 'month', messagingBytes: Math.floor(FREE_LIMIT * 0.8) - 10 } },
-      { upsert: true },
-    ));
+    await setMonthBytes(f.accountId, month, Math.floor(FREE_LIMIT * 0.8) - 10);
     expect((await api('GET', '/api/account/notifications', { key: f.apiKey })).body).toEqual({ notifications: [] });
     expect((await publish(key, { msg_type: 'publish', data: { v: 'x'.repeat(100) } })).status).toBe(200);
     const at80 = await api('GET', '/api/account/notifications', { key: f.apiKey });
     expect(at80.body.notifications).toEqual([expect.objectContaining({ kind: 'data_limit_80', period: month, limitBytes: FREE_LIMIT })]);
 
-    await withDb((db) => db.collection('usage_daily').updateOne({ _id: `${f.accountId}:${month}` as unknown as never }, { $set: { messagingBytes: FREE_LIMIT - 50 } }));
+    await setMonthBytes(f.accountId, month, FREE_LIMIT - 50);
     const refused = await publish(key, { msg_type: 'publish', data: { v: 'x'.repeat(100) } });
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ code: 'data_limit_exceeded', reason: expect.any(String) });

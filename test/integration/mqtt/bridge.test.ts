@@ -1,6 +1,6 @@
 /**
  * External-broker mode against Mosquitto (Debian's package): two service instances on one
- * database, each with a bridge consuming `$share/sentinel/+/+/+/publish`, process 10,000 device
+ * DATA_DIR (the embedded store, shared across processes), each with a bridge consuming `$share/sentinel/+/+/+/publish`, process 10,000 device
  * publishes exactly once in total. mosquitto-go-auth is not packaged in Debian, so Mosquitto here
  * authenticates from a password file and ACL file generated for the test (the same rules the
  * /api/mqtt/* endpoints answer; those endpoints are exercised directly, as go-auth would call them).
@@ -10,10 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Collection, MongoClient } from 'mongodb';
 import type { MqttClient } from 'mqtt';
-import { startLocalStack, waitForTcp } from '../../../src/stack';
-import { pickPorts, ROOT, startServiceProcess, StartedService, storageEnvOf } from '../../support/service';
+import { waitForTcp } from '../../../src/stack';
+import { messageOf, StoredMessage } from '../../../src/messaging/store/codec';
+import { withStackRecords } from '../../support/db';
+import { pickPorts, StackEnv, startServiceProcess, StartedService, storageEnvOf } from '../../support/service';
 import { requireTool } from '../../support/tools';
 import { Json } from '../../support/env';
 import { connect, Device, inbox, Topics, until } from './support';
@@ -189,9 +190,7 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
         await c.publishAsync(devices[i].topics.publish, JSON.stringify({ msg_type: 'publish', data: { runId, dev: i, seq } }), { qos: 1 });
       }
     }));
-    // Message data is stored as JSON text (src/storage/user-json.ts): match the run id inside it.
-    const query = { accountId, data: { $regex: runId } };
-    await withMongo(s1.env.mongoPort, (col) => until(async () => ((await col.countDocuments(query)) >= total ? true : undefined), 240_000, `${total} stored messages`));
+    await until(async () => ((await storedOfRun(s1.env, accountId, runId)).length >= total ? true : undefined), 240_000, `${total} stored messages`);
 
     // Stopping both instances ends every bridge's work, so no duplicate can arrive after the count.
     // Kept for the reads below; afterAll's stop deletes them.
@@ -206,26 +205,17 @@ maybe('external broker (Mosquitto) with two bridged service instances', () => {
     expect(handled[1]).toBeGreaterThan(0);
     expect(handled[0] + handled[1]).toBeGreaterThanOrEqual(total);
 
-    // The stored set, read from s1's data directory with only the database running again.
-    const [port] = await pickPorts(1);
-    const db = await startLocalStack({ rootDir: ROOT, dataDir: s1.env.dataDir, mongo: { port }, temporal: false, clamd: false, logger: { info: () => {}, warn: () => {}, error: () => {} } });
-    try {
-      const docs = await withMongo(port, (col) => col.find(query, { projection: { data: 1 } }).toArray());
-      const keys = docs.map((d) => JSON.parse(d.data as string) as Json).map((data) => `${data.dev}:${data.seq}`);
-      expect(docs.length).toBe(total);
-      expect(new Set(keys).size).toBe(total);
-    } finally {
-      await db.stop();
-    }
+    // The stored set, read from the data directory both shared, with neither process running.
+    const keys = (await storedOfRun(s1.env, accountId, runId)).map((data) => `${data.dev}:${data.seq}`);
+    expect(keys.length).toBe(total);
+    expect(new Set(keys).size).toBe(total);
   });
 });
 
-async function withMongo<T>(port: number, fn: (col: Collection) => Promise<T>): Promise<T> {
-  const mongo = new MongoClient(`mongodb://127.0.0.1:${port}/?maxPoolSize=1`);
-  await mongo.connect();
-  try {
-    return await fn(mongo.db('sentinel').collection('messages'));
-  } finally {
-    await mongo.close();
-  }
+/** The data of the account's stored messages of one run, from the embedded store in the service's DATA_DIR. */
+function storedOfRun(env: StackEnv, accountId: string, runId: string): Promise<Json[]> {
+  // Message data is kept as the JSON text it arrived as (src/storage/user-json.ts): match the run id inside it.
+  return withStackRecords(async ({ table }) => table<StoredMessage>('messages')
+    .find("account_id = ? AND instr(json_extract(doc, '$.data'), ?) > 0", [accountId, runId])
+    .map((m) => messageOf(m).data), env);
 }

@@ -6,7 +6,7 @@ import { api, newAccount, stack, Json } from '../../support/env';
 import { loadConfig } from '../../../src/config';
 import { createLogger } from '../../../src/log';
 import { loadSecrets } from '../../../src/secrets';
-import { connectStorage } from '../../../src/storage/mongo';
+import { openDatabase } from '../../../src/storage/engine';
 import { createServices } from '../../../src/services';
 import { connect, deliveredAfter, Device, inbox, newDevice, sleep, Topics, topicsOf, until, within } from './support';
 
@@ -28,6 +28,10 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.endAsync(true)));
+  // The broker handles a disconnect after the socket has closed. Until it has, sensor-a still
+  // counts as listening, and the next test's directed message to it would be claimed for the
+  // client just closed: wait until the service has it offline.
+  await until(async () => ((await api('GET', '/api/entities/sensor-a', { key: account.apiKey })).body as Json).online === false || undefined, 20_000, 'sensor-a offline after the test');
 });
 
 test('topics follow {accountId}/{region}/{apiKeyId}/...', () => {
@@ -232,7 +236,7 @@ test('a rotation made by another process closes the session too (signal log, no 
   const c = track(await connect(url(), d));
   const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
   const config = loadConfig({ ...process.env, ...stack().env });
-  const storage = await connectStorage(config);
+  const storage = await openDatabase(config);
   try {
     const other = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
     await other.accounts.rotateEntityKey(account.accountId, 'rotated-elsewhere');

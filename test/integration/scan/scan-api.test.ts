@@ -1,13 +1,22 @@
-/** The scanning API from outside, against the real stack (clamd when installed, Temporal, FerretDB). */
+/** The scanning API from outside, against the real stack (clamd when installed, Temporal, the embedded store). */
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import yazl from 'yazl';
-import { api, clearOfWindowEdge, cli, newAccount } from '../../support/env';
+import { api, clearOfWindowEdge, cli, newAccount, stack } from '../../support/env';
 import { upload } from '../../support/multipart';
-import { BLOB_DB, forEachCollection, withDb } from '../../support/mongo';
+import { filesHolding, withStackRecords } from '../../support/db';
+import type { UsageDoc } from '../../../src/limits/records';
 
 const EICAR = Buffer.from('X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*');
+
+/** The stored-bytes files under DATA_DIR/db/blobs, as filesHolding names them. */
+function blobFiles(): Set<string> {
+  const dir = path.join(stack().dataDir, 'db', 'blobs');
+  return new Set((readdirSync(dir, { recursive: true }) as string[]).map((f) => path.join('db', 'blobs', f)));
+}
 
 function zipOf(entries: Record<string, string | Buffer>): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -143,7 +152,8 @@ describe('plan limits on scans', () => {
     expect(usage.body.daily_volume.counts[29]).toBe(1);
     // 99 more scans this month, recorded as the service records them.
     const month = new Date().toISOString().slice(0, 7);
-    await withDb((db) => db.collection('usage_daily').updateOne({ _id: `${acct.accountId}:${month}` as never }, { $set: { scans: 100 } }));
+    const set = await withStackRecords(async ({ table }) => table<UsageDoc>('usage').update(`${acct.accountId}:${month}`, (u) => ({ ...u, scans: 100 })));
+    expect(set?.scans).toBe(100);
     const over = await upload(acct.apiKey, Buffer.from('two'), 'two.txt');
     expect(over.status).toBe(402);
     expect(over.body.code).toBe('quota_exceeded');
@@ -178,6 +188,7 @@ describe('deferred scans and webhooks', () => {
       expect(p.status).toBe(201);
       expect(p.body.webhook).toEqual({ url: hook.url, authType: 'api_key', configured: true, headers: ['X-Tenant'] });
       expect(JSON.stringify(p.body)).not.toContain('k3y-as-entered');
+      const blobsBefore = blobFiles();
       const r = await upload(acct.apiKey, EICAR, 'later.com', { query: '?defer=true' });
       expect(r.status).toBe(202);
       expect(r.body).toMatchObject({ status: 'pending', scanId: expect.any(String), requestId: expect.any(String), message: expect.any(String) });
@@ -201,9 +212,11 @@ describe('deferred scans and webhooks', () => {
       });
       expect(payload.scanDuration).toMatch(/^\d+(\.\d+)?s$/);
       expect(new Date(payload.timestamp).toISOString()).toBe(payload.timestamp);
-      // The upload waited in the blob store (scan_uploads_*) and is gone once the scan completed.
-      const left = await withDb(async (db) => (await db.collection('scan_uploads_files').countDocuments({})) + (await db.collection('scan_uploads_chunks').countDocuments({})), BLOB_DB);
-      expect(left).toBe(0);
+      // The upload waited in the stored bytes (DATA_DIR/db/blobs) and is gone once the scan completed.
+      expect(filesHolding(EICAR).filter((f) => f.startsWith(`db${path.sep}blobs`) && !blobsBefore.has(f))).toEqual([]);
+      const record = await withStackRecords(({ stores }) => stores.scans.findScanById(r.body.scanId));
+      expect(record).toMatchObject({ status: 'complete' });
+      expect(record?.uploadId).toBeUndefined();
     } finally {
       await hook.close();
     }
@@ -305,15 +318,12 @@ describe('payload scans', () => {
     const b64 = await api('POST', '/api/scan/payload', { key: acct.apiKey, body: { payload: Buffer.from(payload).toString('base64'), encoding: 'base64' } });
     expect(b64.body.name).toBe('');
     expect(b64.body.hash).toBe(r.body.hash);
-    const parts: string[] = [];
-    await forEachCollection(async (db, name) => {
-      parts.push(JSON.stringify(await db.collection(name).find({}).toArray()));
-    });
-    const dump = parts.join('\n');
-    expect(dump).toContain(r.body.scanId);
-    expect(dump).not.toContain('ZEBRA-MARKER');
-    expect(dump).not.toContain(secret);
-    expect(dump).not.toContain('lorem ipsum dolor sit amet lorem ipsum');
+    // The store's files (records, write-ahead log, stored bytes) hold the scan, never the payload.
+    const storedIn = (text: string) => filesHolding(Buffer.from(text));
+    expect(storedIn(r.body.scanId)).toContainEqual(expect.stringMatching(/^db\/records\.sqlite/));
+    expect(storedIn('ZEBRA-MARKER')).toEqual([]);
+    expect(storedIn(secret)).toEqual([]);
+    expect(storedIn('lorem ipsum dolor sit amet lorem ipsum')).toEqual([]);
   });
 
   it('refuses bad base64 (400), a decoded size over 10 MB (413) and malformed JSON (400)', async () => {

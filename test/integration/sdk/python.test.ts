@@ -5,7 +5,7 @@
  * `pip install ./sdk/python` into a fresh venv (test_install.py, offline from .tools/wheels).
  */
 import { newAccount, stack } from '../../support/env';
-import { ROOT } from '../../support/service';
+import { ROOT, storageEnvOf } from '../../support/service';
 import { expectPassed, pytest } from '../../support/pytest';
 
 test('sdk/python end-to-end tests pass against the running service', async () => {
@@ -16,8 +16,8 @@ test('sdk/python end-to-end tests pass against the running service', async () =>
     SENTINEL_ACCOUNT_KEY: account.apiKey,
     SENTINEL_ROOT: ROOT,
     SENTINEL_DATA_DIR: s.dataDir,
-    SENTINEL_MONGO_PORT: String(s.mongoPort),
-    SENTINEL_MONGO_BLOB_PORT: String(s.mongoBlobPort),
+    // What a second service process needs to share the stack's records (test_e2e_offline.py's broker).
+    SENTINEL_STORAGE_ENV: JSON.stringify(storageEnvOf(s)),
     SENTINEL_NODE: process.execPath,
   });
   expectPassed(run);

@@ -1,13 +1,15 @@
 /**
- * The stored bytes live on a server of their own on the local stack (the blobs FerretDB). A data
- * directory from a version that kept MONGODB_BLOB_DB in the records' FerretDB is moved over when
- * the service connects, and nothing in it is lost; the move survives being interrupted.
+ * On the MongoDB engine's local stack (DATABASE_ENGINE=mongodb without MONGODB_URI) the stored
+ * bytes live on a server of their own (the blobs FerretDB). A data directory from a version that
+ * kept MONGODB_BLOB_DB in the records' FerretDB is moved over when the service connects, and
+ * nothing in it is lost; the move survives being interrupted. MongoDB-only mechanisms: they run
+ * against the test stack's FerretDB pair (the stand-in) and a service started on that engine.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Binary, GridFSBucket, MongoClient } from 'mongodb';
-import { loadConfig } from '../../../src/config';
+import { Config, loadConfig } from '../../../src/config';
 import { connectStorage, moveDatabase } from '../../../src/storage/mongo';
 import { stack } from '../../support/env';
 import { startServiceProcess } from '../../support/service';
@@ -17,6 +19,11 @@ const BLOBS = 'upgrade_test_blobs';
 
 function client(port: number): MongoClient {
   return new MongoClient(`mongodb://127.0.0.1:${port}/?maxPoolSize=1`);
+}
+
+/** The MongoDB engine's configuration on the test stack's FerretDB pair, as a local stack would have it. */
+function mongoConfig(over: Record<string, string> = {}): Config {
+  return loadConfig({ ...process.env, ...stack().env, DATABASE_ENGINE: 'mongodb', ...over });
 }
 
 async function upload(bucket: GridFSBucket, name: string, content: Buffer): Promise<void> {
@@ -50,7 +57,7 @@ describe('the blobs server of the local stack', () => {
   });
 
   it('is a separate server: what the service stores as bytes is there, not beside the records', async () => {
-    const config = loadConfig({ ...process.env, ...stack().env });
+    const config = mongoConfig();
     const storage = await connectStorage(config);
     try {
       const name = `separate-${Date.now()}`;
@@ -70,7 +77,7 @@ describe('the blobs server of the local stack', () => {
     await old.collection('scan_uploads_files').insertOne({ _id: 'u1' as never, length: 5, chunks: 1 });
     await old.collection('scan_uploads_chunks').insertOne({ _id: 'u1:0' as never, data: new Binary(Buffer.from('hello')) });
 
-    const config = loadConfig({ ...process.env, ...stack().env, MONGODB_DB: DB, MONGODB_BLOB_DB: BLOBS });
+    const config = mongoConfig({ MONGODB_DB: DB, MONGODB_BLOB_DB: BLOBS });
     const storage = await connectStorage(config);
     try {
       expect(await download(storage.buckets.fileBlobs, 'f1')).toEqual(file);
@@ -102,7 +109,7 @@ describe('the blobs server of the local stack', () => {
 
 describe('/healthz and the blobs server', () => {
   it('names the blobs FerretDB, and answers 503 naming it once it is gone', async () => {
-    const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+    const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn', DATABASE_ENGINE: 'mongodb' } });
     try {
       const health = async () => {
         const res = await fetch(`${svc.env.baseUrl}/healthz`);

@@ -1,6 +1,8 @@
 /**
- * `_id`-keyed blobs (storage/keyed-blobs.ts) on the real local database: bytes come back equal
- * across chunk boundaries, each chunk is its own `<id>:<n>` document, and a delete leaves nothing.
+ * `_id`-keyed blobs (storage/keyed-blobs.ts, the MongoDB engine's deferred-scan uploads) on a
+ * MongoDB-wire server, the test stack's stand-in (a database of this file's own): bytes come back
+ * equal across chunk boundaries, each chunk is its own `<id>:<n>` document, and a delete leaves
+ * nothing. The embedded engine keeps these bytes as files (storage/blob-files.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { GRIDFS_CHUNK_BYTES } from '../../../src/storage/gridfs';

@@ -2,7 +2,7 @@
 import http from 'node:http';
 import { api, newAccount, stack } from '../../support/env';
 import { upload } from '../../support/multipart';
-import { withDb } from '../../support/mongo';
+import { withStackRecords } from '../../support/db';
 
 let acct: { accountId: string; apiKey: string };
 beforeAll(async () => {
@@ -43,7 +43,7 @@ it('a card number written with dots is found and kept only redacted', async () =
   expect(r.status).toBe(200);
   expect(r.body.sensitiveData.findings).toEqual([expect.objectContaining({ type: 'payment_card', redacted: '****.****.****.1111' })]);
   expect(JSON.stringify(r.body)).not.toContain(card);
-  const stored = await withDb((db) => db.collection('scans').findOne({ _id: r.body.scanId as never }));
+  const stored = await withStackRecords(({ stores }) => stores.scans.findScanById(r.body.scanId));
   expect(stored).not.toBeNull();
   expect(JSON.stringify(stored)).not.toContain(card);
 });

@@ -1,10 +1,9 @@
 /** The vault over HTTP against the real stack, and reveal() on what the service stored. */
 import { readFileSync } from 'node:fs';
 import { api, clearOfWindowEdge, newAccount, stack } from '../../support/env';
-import { withDb } from '../../support/mongo';
+import { filesHolding, withStackRecords } from '../../support/db';
 import { stackDataKey } from '../../support/keys';
 import { VaultService } from '../../../src/vault/service';
-import { VaultStore } from '../../../src/vault/store';
 
 const SECRET = `vault-value-${Date.now()}-Zq9`;
 
@@ -62,12 +61,14 @@ describe('vault API', () => {
   });
 
   it('keeps values sealed at rest; reveal opens them for the owning account only', async () => {
-    const docs = await withDb((db) => db.collection('vault').find({ accountId: a.accountId }).toArray());
-    expect(docs.length).toBeGreaterThanOrEqual(2);
-    expect(JSON.stringify(docs)).not.toContain(SECRET);
+    await withStackRecords(async ({ stores }) => {
+      const entries = await stores.vault.list(a.accountId);
+      expect(entries.length).toBeGreaterThanOrEqual(2);
+      expect(JSON.stringify(entries)).not.toContain(SECRET);
+      // Nor anywhere in the store's files (records, write-ahead log, stored bytes).
+      expect(filesHolding(Buffer.from(SECRET))).toEqual([]);
 
-    await withDb(async (db) => {
-      const vault = new VaultService(new VaultStore(db), stackDataKey());
+      const vault = new VaultService(stores.vault, stackDataKey());
       expect(await vault.reveal(a.accountId, ['API_TOKEN', 'PRIVATE', 'API_TOKEN'])).toEqual({ API_TOKEN: `${SECRET}-2`, PRIVATE: SECRET });
       await expect(vault.reveal(b.accountId, ['PRIVATE'])).rejects.toThrow('Vault entry "PRIVATE" not found');
       await expect(vault.reveal(a.accountId, ['API_TOKEN', 'NOPE'])).rejects.toThrow('Vault entry "NOPE" not found');

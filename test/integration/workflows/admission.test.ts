@@ -1,11 +1,13 @@
 /**
  * Admission of workflow runs from outside, against the real stack: plan quotas, the run rate
  * limit, concurrency with a FIFO queue, the queue bounds and expiry, and device-event triggers
- * over HTTP and MQTT. Counters and queue records the API cannot fill quickly are set through the
- * driver.
+ * over HTTP and MQTT. Counters and queue records the API cannot fill quickly are set in the
+ * service's own store (support/db.ts).
  */
 import { api, clearOfWindowEdge, Json, newAccount, stack } from '../../support/env';
-import { withDb } from '../../support/mongo';
+import { withStackRecords } from '../../support/db';
+import type { RunDoc } from '../../../src/flows/records';
+import { placeholders } from '../../../src/storage/sqlite';
 import { connect, newDevice, topicsOf, until } from '../mqtt/support';
 import { createWorkflow, waitForRun } from './helpers';
 
@@ -18,26 +20,34 @@ async function run(key: string, workflowId: string, input?: unknown) {
   return api('POST', `/api/workflows/${workflowId}/run`, { key, body: input === undefined ? {} : { input } });
 }
 
+/** A run record of the account, as admission writes it. */
+const runRecord = (id: string, accountId: string, fields: Pick<RunDoc, 'workflowId' | 'workflowName' | 'status' | 'queuedAt' | 'startedAt' | 'deadline'>): RunDoc => ({
+  _id: id, accountId, trigger: { type: 'manual' }, input: 'null', error: null, log: [], nodes: {}, nodeOrder: [], terminalNodes: [],
+  outputBytes: 0, finishedAt: null, temporal: { workflowId: `run-${id}`, runId: null }, ...fields,
+});
+
 /** Fills the account's concurrency slots with runs that look running (for queue tests). */
 async function holdSlots(accountId: string, n: number): Promise<string[]> {
   const ids = Array.from({ length: n }, (_, i) => `hold-${accountId}-${i}`);
   const now = new Date();
-  await withDb(async (db) => {
-    await db.collection('workflow_runs').insertMany(ids.map((id) => ({
-      _id: id as never, accountId, workflowId: 'wf_held', workflowName: 'held', trigger: { type: 'manual' }, status: 'running',
-      input: 'null', error: null, log: [], nodes: {}, nodeOrder: [], terminalNodes: [], outputBytes: 0,
-      queuedAt: now, startedAt: now, finishedAt: null, deadline: new Date(now.getTime() + 600_000), temporal: { workflowId: `run-${id}`, runId: null },
-    })));
-    await db.collection('workflow_run_slots').insertMany(ids.map((id, slot) => ({ _id: id as never, accountId, slot, claimedAt: now })));
+  await withStackRecords(async ({ stores }) => {
+    for (const id of ids) {
+      await stores.runs.insert(runRecord(id, accountId, {
+        workflowId: 'wf_held', workflowName: 'held', status: 'running', queuedAt: now, startedAt: now, deadline: new Date(now.getTime() + 600_000),
+      }));
+      if (!(await stores.slots.claim(accountId, id, n, now))) throw new Error(`slot for ${id} not free`);
+    }
   });
   return ids;
 }
 
 /** Ends the held runs as the interpreter would: final record, then the slot is free. */
 async function releaseSlots(ids: string[]): Promise<void> {
-  await withDb(async (db) => {
-    await db.collection('workflow_runs').updateMany({ _id: { $in: ids as never[] } }, { $set: { status: 'completed', finishedAt: new Date() } });
-    await db.collection('workflow_run_slots').deleteMany({ _id: { $in: ids as never[] } });
+  await withStackRecords(async ({ stores }) => {
+    for (const id of ids) {
+      await stores.runs.finish(id, { status: 'completed', error: null, finishedAt: new Date() });
+      await stores.slots.release(id);
+    }
   });
 }
 
@@ -52,8 +62,8 @@ test('Free: the 6th workflow is 403 limit_reached with usage 5, limit 5, plan fr
 test('Free: the 1,001st run of the month is 403 limit_reached', async () => {
   const { apiKey, accountId } = await newAccount('free', 'adm-run-quota');
   const wf = await createWorkflow(apiKey, transformDef('q'));
-  await withDb((db) => db.collection('usage_daily').updateOne(
-    { _id: `${accountId}:${month()}` as never }, { $set: { workflowRuns: 1_000, accountId, period: month(), kind: 'month' } }, { upsert: true },
+  await withStackRecords(({ stores }) => stores.counters.incrementUsage(
+    { _id: `${accountId}:${month()}`, accountId, period: month(), kind: 'month' }, 'workflowRuns', 1_000,
   ));
   const r = await run(apiKey, wf);
   expect(r.status).toBe(403);
@@ -105,22 +115,24 @@ test('a full account queue answers 503 queue_full with Retry-After; a queued run
   const held = await holdSlots(accountId, 2);
   const queued = await run(apiKey, wf);
   expect(queued.body.status).toBe('queued');
-  // The rest of the account's 500 places, through the driver.
+  // The rest of the account's 500 places, in the store.
   const fillers = Array.from({ length: 499 }, (_, i) => `fill-${accountId}-${i}`);
   const now = new Date();
-  await withDb((db) => db.collection('workflow_runs').insertMany(fillers.map((id) => ({
-    _id: id as never, accountId, workflowId: wf, workflowName: 'queued', trigger: { type: 'manual' }, status: 'queued',
-    input: 'null', error: null, log: [], nodes: {}, nodeOrder: [], terminalNodes: [], outputBytes: 0,
-    queuedAt: now, startedAt: null, finishedAt: null, deadline: null, temporal: { workflowId: `run-${id}`, runId: null },
-  }))).then(() => db.collection('workflow_run_queue').insertMany(fillers.map((id) => ({ _id: id as never, accountId, queuedAt: now })))));
+  await withStackRecords(async ({ stores }) => {
+    for (const id of fillers) {
+      await stores.runs.enqueue(runRecord(id, accountId, { workflowId: wf, workflowName: 'queued', status: 'queued', queuedAt: now, startedAt: null, deadline: null }));
+    }
+  });
   const full = await run(apiKey, wf);
   expect(full.status).toBe(503);
   expect(full.body).toMatchObject({ error: 'Service Unavailable', code: 'queue_full' });
   expect(Number(full.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-  await withDb(async (db) => {
-    await db.collection('workflow_runs').deleteMany({ _id: { $in: fillers as never[] } });
-    await db.collection('workflow_run_queue').deleteMany({ _id: { $in: fillers as never[] } });
-    await db.collection('workflow_runs').updateOne({ _id: queued.body.runId }, { $set: { queuedAt: new Date(Date.now() - 61 * 60_000) } });
+  await withStackRecords(async ({ table }) => {
+    const ids = `id IN (${placeholders(fillers.length)})`;
+    table('workflow_run_queue').deleteWhere(ids, fillers);
+    table('workflow_runs').deleteWhere(ids, fillers);
+    const aged = table<RunDoc>('workflow_runs').update(queued.body.runId, (r) => ({ ...r, queuedAt: new Date(Date.now() - 61 * 60_000) }));
+    expect(aged?.status).toBe('queued');
   });
   // Slots free: the aged run must expire, not start.
   await releaseSlots(held);
@@ -173,22 +185,28 @@ test('a publish tagged alarm over HTTP and over MQTT starts the exposed workflow
 test('60 exposed workflows on one tag: a publish starts the 50 oldest', async () => {
   const { apiKey, accountId } = await newAccount('pro', 'adm-fanout');
   const device = await newDevice(accountId, 'siren');
-  // Past the 30-per-minute write limit, so the definitions go in through the driver.
-  const def = { name: 'fan', exposed: true, trigger: { tags: ['fire'], match: 'all' }, nodes: [{ id: 'a', type: 'transform', config: { expression: '1' } }], edges: [] };
+  // Past the 30-per-minute write limit, so the definitions go in through the store.
+  const def = { name: 'fan', exposed: true, trigger: { tags: ['fire'], match: 'all' as const }, nodes: [{ id: 'a', type: 'transform', config: { expression: '1' } }], edges: [] };
   const base = Date.now() - 60_000;
   const ids = Array.from({ length: 60 }, (_, i) => `wf_fanout_${accountId}_${String(i).padStart(2, '0')}`);
-  await withDb((db) => db.collection('workflows').insertMany(ids.map((id, i) => ({
-    _id: id as never, accountId, name: `fan ${i}`, enabled: true, exposed: true, trigger: def.trigger,
-    definition: JSON.stringify(def), createdAt: new Date(base + i), updatedAt: new Date(base + i),
-  }))));
+  await withStackRecords(async ({ stores }) => {
+    for (const [i, id] of ids.entries()) {
+      await stores.workflows.insert({
+        _id: id, accountId, name: `fan ${i}`, enabled: true, exposed: true, trigger: def.trigger,
+        definition: JSON.stringify(def), createdAt: new Date(base + i), updatedAt: new Date(base + i),
+      });
+    }
+  });
+  const runsOfMessage = (messageId: string) => withStackRecords(async ({ table }) => table<RunDoc>('workflow_runs')
+    .find("account_id = ? AND json_extract(doc, '$.trigger.messageId') = ?", [accountId, messageId]));
   const sent = await api('POST', '/api/entities/message', { key: device.apiKey, body: { msg_type: 'publish', data: { t: 90 }, context: { tags: ['fire', 'kitchen'] } } });
   expect(sent.status).toBe(200);
   const started = await until(async () => {
-    const n = await withDb((db) => db.collection('workflow_runs').countDocuments({ accountId, 'trigger.messageId': sent.body.content }));
+    const n = (await runsOfMessage(sent.body.content)).length;
     return n >= 50 ? n : undefined;
   }, 120_000, '50 runs for the message');
   expect(started).toBe(50);
-  const flows = await withDb((db) => db.collection('workflow_runs').distinct('workflowId', { accountId, 'trigger.messageId': sent.body.content }));
+  const flows = (await runsOfMessage(sent.body.content)).map((r) => r.workflowId);
   expect(flows.sort()).toEqual(ids.slice(0, 50));
 });
 

@@ -5,24 +5,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import { newAccount } from '../../support/env';
-import { withDb } from '../messaging/helpers';
+import { withStackRecords } from '../../support/db';
 import { createWorkflow, node, startRun, transform, waitForRun } from './helpers';
 
 jest.setTimeout(300_000);
 
 it('the sweeper starts a run whose launch was lost, and it completes once', async () => {
-  const { apiKey } = await newAccount('pro', 'lost-launch');
+  const { apiKey, accountId } = await newAccount('pro', 'lost-launch');
   const flowId = await createWorkflow(apiKey, { name: 'lost', nodes: [transform('t', 'input.n * 2')], edges: [] });
   const template = await startRun(apiKey, flowId, { n: 1 });
   expect((await waitForRun(apiKey, template)).status).toBe('completed');
   // What a process killed between writing the record and Temporal's answer leaves behind.
   const lost = randomUUID();
-  await withDb(async (db) => {
-    const runs = db.collection<Record<string, unknown>>('workflow_runs');
-    const doc = await runs.findOne({ _id: template as never });
+  await withStackRecords(async ({ stores }) => {
+    const doc = await stores.runs.get(accountId, template);
+    if (!doc) throw new Error(`run ${template} is not in the store`);
     const at = (ageMs: number) => new Date(Date.now() - ageMs);
-    await runs.insertOne({
-      ...doc, _id: lost as never, status: 'running', input: '{"n":21}', error: null, log: [], outputBytes: 0,
+    await stores.runs.insert({
+      ...doc, _id: lost, status: 'running', input: '{"n":21}', error: null, log: [], outputBytes: 0,
       nodes: { t: { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 } },
       queuedAt: at(120_000), startedAt: at(120_000), finishedAt: null, deadline: new Date(at(120_000).getTime() + 600_000),
       temporal: { workflowId: `run-${lost}`, runId: null },

@@ -2,7 +2,7 @@
  * The node kinds that touch the outside, from outside against the real stack: python snippets in
  * the jail (plan output caps, an escape attempt), aws.s3 through a connector against moto, and
  * `{{ vault.NAME }}` reaching a target while staying out of the run record, the Temporal
- * history, the service log and the database.
+ * history, the service log and the stored records.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -10,10 +10,9 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { BSON } from 'mongodb';
 import { api, Json, newAccount, stack } from '../../support/env';
 import { startMoto, MotoServer } from '../../support/moto';
-import { forEachCollection } from '../../support/mongo';
+import { filesHolding } from '../../support/db';
 import { ROOT } from '../../support/service';
 import { createWorkflow, node, startRun, waitForRun } from './helpers';
 
@@ -35,20 +34,10 @@ async function temporalHistory(workflowId: string): Promise<string> {
   return `${raw}\n${decoded.join('\n')}`;
 }
 
-/** The collections holding `text` anywhere in a document's BSON bytes (GridFS chunks included): a dump of the database. */
-async function collectionsContaining(text: string): Promise<string[]> {
-  const needle = Buffer.from(text, 'utf8');
-  const hits: string[] = [];
-  await forEachCollection(async (db, name) => {
-    for await (const doc of db.collection(name).find({})) {
-      if (Buffer.from(BSON.serialize(doc)).includes(needle)) {
-        hits.push(name);
-        break;
-      }
-    }
-  });
-  return hits;
-}
+/** The store's files (records, write-ahead log, stored bytes) holding `text`: a dump of the database. */
+const filesContaining = (text: string): string[] => filesHolding(Buffer.from(text, 'utf8'));
+/** What the records database (or its write-ahead log) holds shows up as one of these. */
+const RECORDS_FILE = /^db\/records\.sqlite/;
 
 async function createConnector(key: string, endpoint: string): Promise<string> {
   const r = await api('POST', '/api/connectors', { key, body: { name: `s3-${endpoint}`, type: 'aws', region: 'us-east-1', endpoint, access_key_id: KEY_ID, secret_access_key: SECRET } });
@@ -99,9 +88,9 @@ it('python -> aws.s3 put -> aws.s3 get: the computed value goes through the buck
   expect(history).not.toContain(SECRET);
   expect(JSON.stringify(run)).not.toContain(SECRET);
   expect(readFileSync(stack().logFile, 'utf8')).not.toContain(SECRET);
-  expect(await collectionsContaining(SECRET)).toEqual([]);
+  expect(filesContaining(SECRET)).toEqual([]);
   // The check itself sees what is stored: the computed value is in the run's outputs.
-  expect(await collectionsContaining(`runs/${run.runId}.json`)).toContain('workflow_run_outputs');
+  expect(filesContaining(`runs/${run.runId}.json`)).toContainEqual(expect.stringMatching(RECORDS_FILE));
 });
 
 it('a Free account\'s snippet printing 1.5 MB fails with output limit; a Pro account\'s passes', async () => {
@@ -113,7 +102,7 @@ it('a Free account\'s snippet printing 1.5 MB fails with output limit; a Pro acc
 
   const proRun = await runOf(pro.apiKey, nodes);
   expect(proRun.status).toBe('completed');
-  // Above 256 KB the output is stored in GridFS and the run shows a reference to it.
+  // Above 256 KB the output is stored bytes apart from the run record, which shows a reference to it.
   expect(node(proRun, 'big').output).toEqual({ $ref: `/api/workflows/runs/${proRun.runId}/outputs/big`, bytes: expect.any(Number) });
   const full = await api('GET', `/api/workflows/runs/${proRun.runId}/outputs/big`, { key: pro.apiKey });
   expect(full.status).toBe(200);
@@ -179,8 +168,8 @@ it('a vault value in an http header reaches the target and appears nowhere in th
     expect(history).toContain('{{ vault.TARGET_TOKEN }}');
     expect(history).not.toContain(token);
     expect(readFileSync(stack().logFile, 'utf8')).not.toContain(token);
-    expect(await collectionsContaining(token)).toEqual([]);
-    expect(await collectionsContaining('[vault:TARGET_TOKEN]')).toContain('workflow_run_outputs');
+    expect(filesContaining(token)).toEqual([]);
+    expect(filesContaining('[vault:TARGET_TOKEN]')).toContainEqual(expect.stringMatching(RECORDS_FILE));
   } finally {
     await new Promise((resolve) => target.close(resolve));
   }

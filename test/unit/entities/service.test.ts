@@ -5,7 +5,7 @@
  */
 import type { AuditLog } from '../../../src/accounts/audit';
 import type { AccountService, CreatedEntity } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
+import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
 import { AppError, BadRequestError, ConflictError, ForbiddenError } from '../../../src/errors';
 import { EntityService, ONLINE_WINDOW_MS } from '../../../src/entities/service';
 import type { BulkRequest } from '../../../src/entities/schemas';

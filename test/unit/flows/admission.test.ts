@@ -1,6 +1,6 @@
 /** Admission rules with in-memory stores: slots per plan, FIFO promotion, expiry, queue bounds, quotas. */
 import { FlowService, RunService, RunEngine, RunStartRequest } from '../../../src/flows/service';
-import type { RunDoc, WorkflowDoc } from '../../../src/flows/store';
+import type { RunDoc, WorkflowDoc } from '../../../src/flows/records';
 import { LimitReachedError, QueueFullError } from '../../../src/errors';
 import { FIXED_LIMITS } from '../../../src/accounts/plans';
 import { memoryAdmission } from './memory-admission';

@@ -10,7 +10,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { createFlowActivities } from '../../../activities/flows';
 import { NodeRunner } from '../../../src/flows/node-runner';
 import { ExpressionPool } from '../../../src/flows/expression-pool';
-import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/store';
+import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/records';
 import { RunService, FlowService, RunEngine } from '../../../src/flows/service';
 import type { FlowRunArgs } from '../../../workflows/flow';
 import { RUN_TIMEOUT_ERROR } from '../../../temporal/limits';

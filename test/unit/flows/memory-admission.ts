@@ -1,7 +1,7 @@
 /** In-memory run queue and slot table behind RunAdmission, for unit tests of the admission rules. */
 import { RunAdmission } from '../../../src/flows/admission';
 import type { RunEngine } from '../../../src/flows/service';
-import type { LineEntry, RunDoc, SlotDoc } from '../../../src/flows/store';
+import type { LineEntry, RunDoc, SlotDoc } from '../../../src/flows/records';
 import { FINAL_STATUSES } from '../../../src/flows/schemas';
 import { createLogger } from '../../../src/log';
 

@@ -11,7 +11,7 @@ import type { NodeDeps } from '../../../src/flows/nodes/types';
 import { NodeFailure } from '../../../src/flows/nodes/types';
 import { SnippetError } from '../../../src/errors';
 import { VaultService } from '../../../src/vault/service';
-import type { SealedVaultEntry } from '../../../src/vault/service';
+import type { SealedVaultEntry } from '../../../src/vault/records';
 import { createLogger } from '../../../src/log';
 
 const SECRET = 'k3y-{{ input.x }}-value';

@@ -1,6 +1,6 @@
 /** RunService rules with in-memory stores: start order, a failed start, settling from the engine. */
 import { FlowService, RunService, RunEngine } from '../../../src/flows/service';
-import type { OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/store';
+import type { OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/records';
 import { FINAL_STATUSES } from '../../../src/flows/schemas';
 import { memoryAdmission } from './memory-admission';
 import { NotFoundError, ValidationError } from '../../../src/errors';

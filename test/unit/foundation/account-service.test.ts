@@ -10,7 +10,7 @@ import { signEntityKey, sha256Hex, resourcePathOf, newAccountKey } from '../../.
 import type { PlanTier } from '../../../src/accounts/plans';
 import { DEFAULT_ROLE_PERMISSIONS, PERMISSIONS, Permission } from '../../../src/accounts/roles';
 import { ACCOUNT_CACHE_MS, AccountService, Principal, actorOf } from '../../../src/accounts/service';
-import type { AccountDoc, AccountStore, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from '../../../src/accounts/store';
+import type { AccountDoc, AccountStore, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from '../../../src/accounts/records';
 import { AppError } from '../../../src/errors';
 import type { Secrets } from '../../../src/secrets';
 

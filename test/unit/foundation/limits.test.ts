@@ -5,14 +5,14 @@
  * The real CounterStore runs on test/unit/foundation/fake-mongo.ts.
  */
 import { LimitService, dayKey, monthKey, startOfNextMonthUtc } from '../../../src/limits/service';
-import { CounterStore } from '../../../src/limits/store';
+import { MongoCounterStore } from '../../../src/limits/store/mongo';
 import { COLLECTIONS } from '../../../src/storage/mongo';
 import { RateLimitedError } from '../../../src/errors';
 import { FakeDb } from './fake-mongo';
 import type { Db } from 'mongodb';
 
 function realStore(db = new FakeDb()) {
-  return { db, store: new CounterStore(db as unknown as Db) };
+  return { db, store: new MongoCounterStore(db as unknown as Db) };
 }
 const clock = (iso: string) => {
   const c = { t: new Date(iso).getTime(), now: () => new Date(c.t) };
@@ -87,8 +87,8 @@ describe('fixed windows', () => {
   test('two replicas (own LimitService each) on one store: exactly the limit is allowed and places are unique', async () => {
     const { db } = realStore();
     const c = clock('2026-05-10T10:00:00.100Z');
-    const a = new LimitService(new CounterStore(db as unknown as Db), c.now);
-    const b = new LimitService(new CounterStore(db as unknown as Db), c.now);
+    const a = new LimitService(new MongoCounterStore(db as unknown as Db), c.now);
+    const b = new LimitService(new MongoCounterStore(db as unknown as Db), c.now);
     const r = [{ name: 'k_1', limit: 50 }];
     const v = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).hit('acct:x:msg', 1_000, r)));
     expect(v.filter((x) => x.allowed)).toHaveLength(50);
@@ -136,7 +136,7 @@ describe('monthly quota', () => {
   test('two replicas racing on the first upsert of the month still count every scan exactly once', async () => {
     const { db } = realStore();
     const c = clock('2026-05-10T10:00:00Z');
-    const services = [0, 1, 2].map(() => new LimitService(new CounterStore(db as unknown as Db), c.now));
+    const services = [0, 1, 2].map(() => new LimitService(new MongoCounterStore(db as unknown as Db), c.now));
     const r = await Promise.all(Array.from({ length: 30 }, (_, i) => services[i % 3].reserveScan('acc', 1_000)));
     expect(r.every(Boolean)).toBe(true);
     expect(await services[0].scansUsedThisMonth('acc')).toBe(30);

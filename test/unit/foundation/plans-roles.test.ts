@@ -7,7 +7,7 @@ import { CustomRoles } from '../../../src/accounts/custom-roles';
 import type { AuditLog } from '../../../src/accounts/audit';
 import { FIXED_LIMITS, PLANS, PLAN_TIERS, Entitlement, hasEntitlement, isPlanTier, planOf } from '../../../src/accounts/plans';
 import { DEFAULT_ROLE_PERMISSIONS, PERMISSIONS, isPermission, Permission } from '../../../src/accounts/roles';
-import type { AccountDoc, AccountStore, RoleDoc } from '../../../src/accounts/store';
+import type { AccountDoc, AccountStore, RoleDoc } from '../../../src/accounts/records';
 import { AppError, PlanRequiredError } from '../../../src/errors';
 
 const MB = 1024 * 1024;

@@ -3,7 +3,7 @@
  * hit must still get the decision it would get with one update per request.
  */
 import { LimitService } from '../../../src/limits/service';
-import type { CounterStore } from '../../../src/limits/store';
+import type { CounterStore } from '../../../src/limits/records';
 
 /** A counter store that applies $inc like MongoDB and counts round trips. */
 function countingStore() {

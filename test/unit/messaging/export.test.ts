@@ -1,32 +1,41 @@
 /**
  * Exports (src/messaging/export.ts): row shapes and column order (docs/contract.md §5 "History, search and exports"),
- * CSV quoting (csv-stringify, checked by parsing back with csv-parse), the JSON array framing,
- * and the streaming contract (cursor order kept, cursor closed on end, error and disconnect).
- * The cursor is a fake async iterable with close().
+ * CSV quoting (checked by parsing back with csv-parse, and byte-equal to csv-stringify with the
+ * options the export used before it wrote its own cells), the JSON array framing (byte-equal to
+ * JSON.stringify of the row objects), and the streaming contract (cursor order kept, cursor closed
+ * on end, error and disconnect). The cursor is a fake async iterable of pages with close().
  */
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import type { FindCursor } from 'mongodb';
+import { stringify } from 'csv-stringify/sync';
 import type { AuditEntry, AuditLog } from '../../../src/accounts/audit';
 import type { Logger } from '../../../src/log';
 import {
-  AUDIT_EXPORT_COLUMNS, auditRow, exportAuditLog, exportMessages, MESSAGE_EXPORT_COLUMNS, messageRow,
+  AUDIT_EXPORT_COLUMNS, ExportedMessage, exportAuditLog, exportMessages, ExportSource, MESSAGE_EXPORT_COLUMNS,
 } from '../../../src/messaging/export';
-import type { MessageDoc, MessageStore } from '../../../src/messaging/store';
+import type { MessageStore } from '../../../src/messaging/records';
 
-function fakeCursor<T>(source: Iterable<T>, opts: { failAfter?: number } = {}) {
+/** Pages of `pageSize` records from `source`; `read` counts records handed out. */
+function fakeCursor<T>(source: Iterable<T>, opts: { failAfter?: number; pageSize?: number } = {}) {
   const state = { read: 0, closed: 0 };
-  const cursor = {
+  const pageSize = opts.pageSize ?? 1000;
+  const cursor: ExportSource<T> = {
     async *[Symbol.asyncIterator]() {
+      let page: T[] = [];
       for (const d of source) {
         if (opts.failAfter !== undefined && state.read >= opts.failAfter) throw new Error('cursor killed');
         state.read++;
-        yield d;
+        page.push(d);
+        if (page.length === pageSize) {
+          yield page;
+          page = [];
+        }
       }
+      if (page.length) yield page;
     },
     close: async () => { state.closed++; },
   };
-  return { cursor: cursor as unknown as FindCursor<T>, state };
+  return { cursor, state };
 }
 
 /** Lets `n` turns of the event loop pass (no wall clock: the fakes here settle within turns). */
@@ -34,11 +43,23 @@ async function eventLoopTurns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
 }
 
-const msg = (i: number, extra: Partial<MessageDoc> = {}): MessageDoc => ({
-  _id: `66a000000000000000000${String(i).padStart(3, '0')}`, accountId: 'acc-1', msgType: 'publish',
-  source: 'accounts/acc-1/entities/sensor-a', sourceName: 'sensor-a', destination: null,
-  data: { n: i }, tags: ['t'], timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 0) - i * 1000),
-  receivedAt: new Date(0), validation: { result: 'skipped' }, bytes: 7, ...extra,
+/** A message as the store hands it to an export: `data` as its stored JSON text. */
+const msg = (i: number, extra: Partial<Omit<ExportedMessage, 'data'>> & { data?: unknown } = {}): ExportedMessage => {
+  const { data, ...rest } = 'data' in extra ? extra : { ...extra, data: { n: i } };
+  return {
+    _id: `66a000000000000000000${String(i).padStart(3, '0')}`, msgType: 'publish', source: 'accounts/acc-1/entities/sensor-a', destination: null,
+    tags: ['t'], timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, 0) - i * 1000), ...rest, data: data === undefined ? undefined : JSON.stringify(data),
+  };
+};
+
+/** The row objects the export wrote before it formatted its own cells (data parsed back). */
+const messageRow = (m: ExportedMessage) => ({
+  id: m._id, source: m.source, destination: m.destination, msgType: m.msgType, data: m.data === undefined ? undefined : JSON.parse(m.data) as unknown,
+  tags: m.tags, timestamp: m.timestamp.toISOString(),
+});
+const auditRow = (a: AuditEntry) => ({
+  id: a._id, action: a.action, resourceType: a.resourceType, resourceId: a.resourceId, resourceName: a.resourceName,
+  userEmail: a.userEmail, timestamp: a.timestamp.toISOString(), details: a.details,
 });
 
 const audit = (i: number, extra: Partial<AuditEntry> = {}): AuditEntry => ({
@@ -57,7 +78,7 @@ async function text(body: Readable): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function messagesExport(docs: MessageDoc[], format: 'csv' | 'json', q: { from?: Date; to?: Date } = {}) {
+function messagesExport(docs: ExportedMessage[], format: 'csv' | 'json', q: { from?: Date; to?: Date } = {}) {
   const c = fakeCursor(docs);
   const calls: unknown[][] = [];
   const store = { exportCursor: (...a: unknown[]) => { calls.push(a); return c.cursor; } } as unknown as MessageStore;
@@ -77,9 +98,9 @@ function auditExport(docs: AuditEntry[], format: 'csv' | 'json', f: { resourceTy
 const csvRecords = (s: string) => parse(s, { columns: false, relax_column_count: false }) as string[][];
 
 describe('row shapes', () => {
-  test('message columns are the spec\'s, in the spec\'s order', () => {
+  test('message columns are the spec\'s, in the spec\'s order', async () => {
     expect(MESSAGE_EXPORT_COLUMNS).toEqual(['id', 'source', 'destination', 'msgType', 'data', 'tags', 'timestamp']);
-    const row = messageRow(msg(1, { destination: 'sensor-b' }));
+    const [row] = JSON.parse(await text(messagesExport([msg(1, { destination: 'sensor-b' })], 'json').out.body)) as Array<Record<string, unknown>>;
     expect(Object.keys(row)).toEqual([...MESSAGE_EXPORT_COLUMNS]);
     expect(row).toEqual({
       id: msg(1)._id, source: 'accounts/acc-1/entities/sensor-a', destination: 'sensor-b', msgType: 'publish',
@@ -87,17 +108,65 @@ describe('row shapes', () => {
     });
   });
 
-  test('internal fields never leave (accountId, sourceName, validation, bytes, receivedAt)', () => {
-    const row = messageRow(msg(1, { validation: { result: 'failed', actionResults: [{ rule: 'secret-rule', passed: false, errors: [] }] } }));
-    expect(JSON.stringify(row)).not.toMatch(/accountId|sourceName|validation|bytes|receivedAt|secret-rule/);
+  test('internal fields never leave (accountId, sourceName, validation, bytes, receivedAt), whatever the store hands over', async () => {
+    const whole = { ...msg(1), accountId: 'acc-1', sourceName: 'sensor-a', receivedAt: new Date(0), bytes: 7, validation: { result: 'failed', actionResults: [{ rule: 'secret-rule' }] } };
+    for (const format of ['csv', 'json'] as const) {
+      expect(await text(messagesExport([whole], format).out.body)).not.toMatch(/acc-1"|sourceName|validation|bytes|receivedAt|secret-rule|1970/);
+    }
   });
 
-  test('audit columns are the spec\'s, in the spec\'s order', () => {
+  test('audit columns are the spec\'s, in the spec\'s order', async () => {
     expect(AUDIT_EXPORT_COLUMNS).toEqual(['id', 'action', 'resourceType', 'resourceId', 'resourceName', 'userEmail', 'timestamp', 'details']);
-    const row = auditRow(audit(1));
+    const out = await text(auditExport([audit(1)], 'json').out.body);
+    const [row] = JSON.parse(out) as Array<Record<string, unknown>>;
     expect(Object.keys(row)).toEqual([...AUDIT_EXPORT_COLUMNS]);
     expect(row.timestamp).toBe('2026-02-02T03:04:05.006Z');
-    expect(JSON.stringify(row)).not.toContain('accountId');
+    expect(out).not.toContain('accountId');
+  });
+});
+
+/** Cells a spreadsheet, a CSV reader or a JSON reader could trip on, for every column. */
+const HOSTILE = [
+  '', ' ', 'plain', 'a,b', 'say "hi"', '"', 'line1\nline2', 'a\rb', 'a\r\nb', '\ttab', '\rcr', '=1+1', '+1', '-1', '@SUM(A1)', 'a=b',
+  '\uFF1D1', '\uFF0B1', '\uFF0D1', '\uFF20x', 'Grüße 😀 \u2028\u2029', 'lone \ud800 x', 'x\u0000y', '\u001f', "'quoted'", '[1]', '{"a":1}',
+];
+const HOSTILE_DATA: unknown[] = [
+  ...HOSTILE, null, 0, -5, 1.5e21, true, false, [], {}, [1, '-2', { k: '"' }], { '=a': '-b', nested: { deep: [null, '\n'] } }, { $set: 1, 'a.b': [] },
+];
+
+describe('formatting matches what the libraries wrote before, byte for byte', () => {
+  // The options and casts the export gave csv-stringify before it wrote its own cells.
+  const reference = (rows: object[], columns: readonly string[]) => stringify(rows, {
+    header: true, columns: [...columns], escape_formulas: true,
+    cast: { object: (v) => JSON.stringify(v), date: (v) => v.toISOString(), boolean: (v) => String(v) },
+  });
+  const jsonReference = (rows: object[]) => (rows.length ? `[\n${rows.map((r) => JSON.stringify(r)).join(',\n')}\n]\n` : '[]\n');
+  // Compared as the bytes that go out: UTF-8 turns a lone surrogate into U+FFFD either way.
+  const bytes = (s: string) => Buffer.from(s).toString('utf8');
+
+  const messages = [
+    ...HOSTILE_DATA.map((data, i) => msg(i, { data })),
+    ...HOSTILE.map((h, i) => msg(100 + i, { source: h, destination: h, msgType: h as ExportedMessage['msgType'], tags: [h, 'x'] })),
+    msg(200, { data: undefined }),
+    msg(201, { timestamp: new Date(Date.UTC(-1, 0, 1)) }),
+  ];
+  const entries = HOSTILE.map((h, i) => audit(i, { action: h, resourceType: h, resourceId: h, resourceName: h, userEmail: h, details: { h, list: [h] } }));
+
+  test('messages as CSV', async () => {
+    expect(await text(messagesExport(messages, 'csv').out.body)).toBe(bytes(reference(messages.map(messageRow), MESSAGE_EXPORT_COLUMNS)));
+  });
+  test('messages as JSON', async () => {
+    expect(await text(messagesExport(messages, 'json').out.body)).toBe(bytes(jsonReference(messages.map(messageRow))));
+  });
+  test('the audit log as CSV and as JSON', async () => {
+    expect(await text(auditExport(entries, 'csv').out.body)).toBe(bytes(reference(entries.map(auditRow), AUDIT_EXPORT_COLUMNS)));
+    expect(await text(auditExport(entries, 'json').out.body)).toBe(bytes(jsonReference(entries.map(auditRow))));
+  });
+  test('over several pages, and with none', async () => {
+    const many = Array.from({ length: 2500 }, (_, i) => msg(i, { data: HOSTILE_DATA[i % HOSTILE_DATA.length] }));
+    expect(await text(messagesExport(many, 'csv').out.body)).toBe(bytes(reference(many.map(messageRow), MESSAGE_EXPORT_COLUMNS)));
+    expect(await text(messagesExport(many, 'json').out.body)).toBe(bytes(jsonReference(many.map(messageRow))));
+    expect(await text(messagesExport([], 'csv').out.body)).toBe(bytes(reference([], MESSAGE_EXPORT_COLUMNS)));
   });
 });
 
@@ -224,13 +293,13 @@ describe('queries and streaming', () => {
     function* endless() {
       for (let i = 0; ; i++) yield msg(i % 1000);
     }
-    const c = fakeCursor(endless());
+    const c = fakeCursor(endless(), { pageSize: 100 });
     const log = logger();
     const store = { exportCursor: () => c.cursor } as unknown as MessageStore;
     const out = exportMessages(store, log as unknown as Logger, 'acc-1', { format: 'csv' });
-    // Paused mode: read one chunk and then nothing more, like a client that stopped reading.
+    // Paused mode: read a few bytes and then nothing more, like a client that stopped reading.
     await new Promise((resolve) => out.body.once('readable', resolve));
-    const first = out.body.read(64) as Buffer;
+    const first = out.body.read(10) as Buffer;
     expect(first.toString()).toMatch(/^id,source/);
     // The fake cursor answers in the next turns of the event loop: let many pass, counting reads.
     await eventLoopTurns(20);
@@ -242,6 +311,23 @@ describe('queries and streaming', () => {
     for (let i = 0; i < 1000 && c.state.closed === 0; i++) await eventLoopTurns(1);
     expect(c.state.closed).toBe(1);
     expect(log.error).not.toHaveBeenCalled();
+  });
+
+  test('other work runs between pages even when every page and every write is ready at once', async () => {
+    const pageSize = 10;
+    const c = fakeCursor(Array.from({ length: 20 * pageSize }, (_, i) => msg(i)), { pageSize });
+    const store = { exportCursor: () => c.cursor } as unknown as MessageStore;
+    const out = exportMessages(store, logger() as unknown as Logger, 'acc-1', { format: 'json' });
+    // A callback of the next turn of the event loop (where a request's I/O would be served).
+    const seenAt: number[] = [];
+    const tick = () => {
+      seenAt.push(c.state.read);
+      if (c.state.read < 200) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect(JSON.parse(await text(out.body))).toHaveLength(200);
+    // It ran while the export was under way, not only once it had read everything.
+    expect(seenAt.filter((n) => n > 0 && n < 200).length).toBeGreaterThan(5);
   });
 
   test('a cursor failing mid-export is logged, ends the download with an error and closes the cursor', async () => {

@@ -8,14 +8,14 @@ import { encodeUserJson } from '../../../src/storage/user-json';
 import { BSON } from 'mongodb';
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountService } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
+import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
 import { AppError, NotFoundError } from '../../../src/errors';
 import type { Logger } from '../../../src/log';
 import {
   DeviceEvent, MessagePipeline, MessageQueuedEvent, MessagingEvents, Sender, StateChangedEvent,
 } from '../../../src/messaging/pipeline';
 import { MESSAGE_TYPES } from '../../../src/messaging/schemas';
-import type { InboxDoc, MessageDoc, MessageStore, ValidationOutcome } from '../../../src/messaging/store';
+import type { InboxDoc, MessageDoc, MessageStore, ValidationOutcome } from '../../../src/messaging/records';
 import { DataLimitExceededError, MessagingUsage } from '../../../src/messaging/usage';
 import type { ServiceValidator } from '../../../src/messaging/validation';
 

@@ -5,9 +5,9 @@
  */
 import type { AuditLog } from '../../../src/accounts/audit';
 import type { AccountService } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
+import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
 import { MessagingEvents, StateChangedEvent } from '../../../src/messaging/pipeline';
-import type { DeliveredMessage, MessageDoc, MessageStore, ServiceDoc } from '../../../src/messaging/store';
+import type { DeliveredMessage, MessageDoc, MessageStore, ServiceDoc } from '../../../src/messaging/records';
 import {
   messageItemOf, MessagingInfo, MessagingService, serviceViewOf,
 } from '../../../src/messaging/service';

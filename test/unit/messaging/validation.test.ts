@@ -6,7 +6,7 @@
 import Ajv from 'ajv';
 import { AppError } from '../../../src/errors';
 import type { ServiceRule } from '../../../src/messaging/schemas';
-import type { MessageStore, ServiceDoc } from '../../../src/messaging/store';
+import type { MessageStore, ServiceDoc } from '../../../src/messaging/records';
 import { ServiceValidator } from '../../../src/messaging/validation';
 
 function fakeStore() {

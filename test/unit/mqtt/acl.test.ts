@@ -6,7 +6,7 @@
  */
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountService } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
+import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
 import { topicsOf } from '../../../src/messaging/topics';
 import {
   authenticateDevice, DeviceIdentity, deviceOfKey, mayPublish, maySubscribe, parseDeviceTopic, topicsOfDevice,

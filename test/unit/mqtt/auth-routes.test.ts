@@ -5,7 +5,7 @@
  * superuser, the broker secret), not Koa.
  */
 import type { Permission } from '../../../src/accounts/roles';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/store';
+import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
 import { AppError } from '../../../src/errors';
 import type { RouteDef, RouteRegistry } from '../../../src/http/route';
 import type { AccountService } from '../../../src/accounts/service';

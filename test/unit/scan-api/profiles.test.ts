@@ -7,10 +7,10 @@ import dns from 'node:dns';
 import { randomBytes } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { MongoServerError } from 'mongodb';
-import type { AccountDoc } from '../../../src/accounts/store';
+import type { AccountDoc } from '../../../src/accounts/records';
 import type { PlanTier } from '../../../src/accounts/plans';
 import { ProfileService, publicProfile, type ProfileInput } from '../../../src/scan/profiles';
-import type { ProfileDoc, ScanStore } from '../../../src/scan/store';
+import type { ProfileDoc, ScanStore } from '../../../src/scan/records';
 import { appErr } from './support/app-err';
 
 const KEY = randomBytes(32);

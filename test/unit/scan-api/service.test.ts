@@ -5,7 +5,7 @@
  * engines plus the static ones; clamav/yara/threat_feed left out to keep it fast).
  */
 import type { Client } from '@temporalio/client';
-import type { AccountDoc } from '../../../src/accounts/store';
+import type { AccountDoc } from '../../../src/accounts/records';
 import type { PlanTier } from '../../../src/accounts/plans';
 import type { LimitService } from '../../../src/limits/service';
 import type { Logger } from '../../../src/log';
@@ -15,7 +15,7 @@ import { buildEngines } from '../../../src/scan/registry';
 import { publicResult, resultForStorage, ScanService, type ScanResult } from '../../../src/scan/service';
 import { round2Deep } from '../../../src/scan/rounding';
 import { numbers, strings } from '../scan/support/values';
-import type { ProfileDoc, ScanStore, StoredScan } from '../../../src/scan/store';
+import type { ProfileDoc, ScanStore, StoredScan } from '../../../src/scan/records';
 import type { SafetyScore } from '../../../src/scan/types';
 import { appErr } from './support/app-err';
 

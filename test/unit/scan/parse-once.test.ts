@@ -16,11 +16,11 @@ import { buildEngines, REGISTRY } from '../../../src/scan/registry';
 import { scanStrings } from '../../../src/scan/static/strings';
 import { listZipEntries } from '../../../src/scan/zip';
 import { ScanService } from '../../../src/scan/service';
-import type { ScanStore, ProfileDoc } from '../../../src/scan/store';
+import type { ScanStore, ProfileDoc } from '../../../src/scan/records';
 import type { ProfileService } from '../../../src/scan/profiles';
 import type { LimitService } from '../../../src/limits/service';
 import type { Logger } from '../../../src/log';
-import type { AccountDoc } from '../../../src/accounts/store';
+import type { AccountDoc } from '../../../src/accounts/records';
 import { makeZip } from '../../fixtures/scripts/make-corpus';
 import { ensureFixtures } from './static/helpers';
 

@@ -1,4 +1,9 @@
-import { spawn } from 'node:child_process';
+/**
+ * The local stack's children: FerretDB (the MongoDB engine's local database, DATABASE_ENGINE=mongodb
+ * without MONGODB_URI, and the tests' MongoDB-wire stand-in), Temporal and clamd. The embedded
+ * store needs no child: it runs in the service process.
+ */
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -149,9 +154,11 @@ describe('local stack', () => {
     fs.mkdirSync(path.join(dataDir, 'run'), { recursive: true });
     const stalePort = await findFreePort();
     const staleArgv = ['-listen-addr', `127.0.0.1:${stalePort}`, '-sqlite-dir', path.join(dataDir, 'ferretdb'), '-log-level', 'warn'];
-    const stale = spawn(ferretdbBin, staleArgv, { stdio: 'ignore' });
+    // Started through a shell that exits at once, so it is no child of this process (as a killed
+    // run's FerretDB is not); a child of this process's own is left alone (next test).
+    const stalePid = Number(execFileSync('bash', ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $!', ferretdbBin, ...staleArgv], { encoding: 'utf8' }));
     await waitForTcp('127.0.0.1', stalePort, 10_000);
-    fs.writeFileSync(path.join(dataDir, 'run', 'mongo.pid'), JSON.stringify({ pid: stale.pid, argv: [ferretdbBin, ...staleArgv] }));
+    fs.writeFileSync(path.join(dataDir, 'run', 'mongo.pid'), JSON.stringify({ pid: stalePid, argv: [ferretdbBin, ...staleArgv] }));
     // A pidfile whose pid now belongs to a different command must not lead to a kill.
     const unrelated = spawn('sleep', ['30'], { stdio: 'ignore' });
     fs.writeFileSync(path.join(dataDir, 'run', 'temporal.pid'), JSON.stringify({ pid: unrelated.pid, argv: ['/somewhere/temporal', 'server', 'start-dev'] }));
@@ -160,7 +167,7 @@ describe('local stack', () => {
     const port = await findFreePort();
     const stack = await startLocalStack({ rootDir, dataDir, mongo: { port }, temporal: false, clamd: false, logger });
     try {
-      expect(await waitFor(() => !alive(stale.pid!), 2000)).toBe(true);
+      expect(await waitFor(() => !alive(stalePid), 2000)).toBe(true);
       expect(await canConnect('127.0.0.1', stalePort)).toBe(false);
       expect(lines.some((l) => l.level === 'warn' && String(l.args[1]).includes('still running'))).toBe(true);
       expect(alive(unrelated.pid!)).toBe(true);
@@ -169,7 +176,24 @@ describe('local stack', () => {
     } finally {
       unrelated.kill('SIGKILL');
       await stack.stop();
-      await Promise.all([stale, unrelated].map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+      if (alive(stalePid)) process.kill(stalePid, 'SIGKILL');
+      if (unrelated.exitCode === null && unrelated.signalCode === null) await new Promise((r) => unrelated.once('exit', r));
+    }
+  });
+
+  test("a second stack of this process's own leaves the first one's children running", async () => {
+    const dataDir = path.join(tmp, 'own');
+    const { logger, lines } = memoryLogger();
+    const first = await startLocalStack({ rootDir, dataDir, mongo: { port: await findFreePort() }, logger });
+    const second = await startLocalStack({ rootDir, dataDir, blobs: { port: await findFreePort() }, logger });
+    try {
+      const pid = JSON.parse(fs.readFileSync(path.join(dataDir, 'run', 'mongo.pid'), 'utf8')).pid as number;
+      expect(alive(pid)).toBe(true);
+      expect(first.mongoUri && (await canConnect('127.0.0.1', Number(new URL(first.mongoUri).port)))).toBe(true);
+      expect(lines.some((l) => String(l.args[1]).includes('still running'))).toBe(false);
+    } finally {
+      await second.stop();
+      await first.stop();
     }
   });
 

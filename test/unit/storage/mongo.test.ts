@@ -1,5 +1,5 @@
 import { MongoServerError } from 'mongodb';
-import { isDuplicateKey } from '../../../src/storage/mongo';
+import { isDuplicateKey } from '../../../src/storage/errors';
 
 const serverError = (code: number, errmsg: string) => new MongoServerError({ ok: 0, code, errmsg });
 
@@ -18,5 +18,15 @@ describe('isDuplicateKey', () => {
     expect(isDuplicateKey(serverError(2, 'UNIQUE constraint failed'))).toBe(false);
     expect(isDuplicateKey(new Error('UNIQUE constraint failed'))).toBe(false);
     expect(isDuplicateKey(undefined)).toBe(false);
+  });
+});
+
+describe('isDuplicateKey on the embedded store', () => {
+  test("better-sqlite3's primary-key and unique violations, and nothing else", () => {
+    const sqliteError = (code: string) => Object.assign(new Error('constraint failed'), { name: 'SqliteError', code });
+    expect(isDuplicateKey(sqliteError('SQLITE_CONSTRAINT_PRIMARYKEY'))).toBe(true);
+    expect(isDuplicateKey(sqliteError('SQLITE_CONSTRAINT_UNIQUE'))).toBe(true);
+    expect(isDuplicateKey(sqliteError('SQLITE_CONSTRAINT_NOTNULL'))).toBe(false);
+    expect(isDuplicateKey(sqliteError('SQLITE_BUSY'))).toBe(false);
   });
 });

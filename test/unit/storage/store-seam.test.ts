@@ -1,8 +1,8 @@
 /**
- * The store seam, checked from the outside by reading the sources: only stores (`store.ts`,
- * `*-store.ts`), storage/ and the local-stack launcher know the MongoDB driver; everything else
- * reaches a store through an interface its service declares, so a second database engine means
- * writing stores, not touching services. The composition root (src/services.ts) is the one
+ * The store seam, checked from the outside by reading the sources: only stores (`<capability>/store/*.ts`),
+ * storage/ and the local-stack launcher know a database driver; everything else reaches a store
+ * through an interface its capability declares (records.ts), so each engine is a set of stores,
+ * not a change to services. The composition root (src/services.ts) is the one
  * module outside the stores that names the store classes.
  */
 import fs from 'node:fs';
@@ -14,9 +14,9 @@ const ROOT = path.resolve(__dirname, '../../..');
 const SOURCE_DIRS = ['src', 'activities', 'temporal', 'workflows'];
 const COMPOSITION_ROOT = 'src/services.ts';
 
-const isStore = (file: string): boolean => /^src\/[^/]+\/(store|[\w-]+-store)\.ts$/.test(file);
+const isStore = (file: string): boolean => /^src\/[^/]+\/store\/[\w-]+\.ts$/.test(file);
 const mayUseDriver = (file: string): boolean => isStore(file) || file.startsWith('src/storage/') || file.startsWith('src/stack/');
-const isDriver = (spec: string): boolean => spec === 'mongodb' || spec.startsWith('mongodb/');
+const isDriver = (spec: string): boolean => spec === 'mongodb' || spec.startsWith('mongodb/') || spec === 'better-sqlite3';
 
 /** A relative import's target, as a repository path with `.ts` (index files are not used for stores). */
 function resolve(from: string, spec: string): string | undefined {
@@ -81,7 +81,7 @@ export function seamViolations(files: ReadonlyMap<string, string>): string[] {
   for (const [file, sf] of parsed) {
     const exempt = isStore(file) || file === COMPOSITION_ROOT;
     for (const imp of importsOf(sf)) {
-      if (isDriver(imp.spec) && !mayUseDriver(file)) out.push(`${file}: imports the MongoDB driver ('${imp.spec}')`);
+      if (isDriver(imp.spec) && !mayUseDriver(file)) out.push(`${file}: imports a database driver ('${imp.spec}')`);
       const target = resolve(file, imp.spec);
       if (!exempt && target && isStore(target) && !imp.typeOnly) out.push(`${file}: value import from store module ${target}`);
     }
@@ -127,18 +127,18 @@ describe('store seam', () => {
 
   describe('each rule catches its breach', () => {
     const store = `import { Collection, Db } from 'mongodb';
-      import type { ThingRecords } from './service';
+      import type { ThingRecords } from '../service';
       export interface ThingDoc { _id: string }
       export const THING_LIMIT = 3;
       export class ThingStore implements ThingRecords {
         constructor(private readonly db: Db) {}
         find(id: string) { return this.db.collection<ThingDoc>('things').findOne({ _id: id }); }
       }`;
-    const service = `import type { ThingDoc } from './store';
+    const service = `import type { ThingDoc } from './records';
       export interface ThingRecords { find(id: string): Promise<ThingDoc | null> }
       export class ThingService { constructor(private readonly things: ThingRecords) {} }`;
-    const root = `import { ThingStore } from './thing/store';\nexport const things = (db: never) => new ThingStore(db);`;
-    const base: Array<[string, string]> = [['src/thing/store.ts', store], ['src/thing/service.ts', service], [COMPOSITION_ROOT, root]];
+    const root = `import { ThingStore } from './thing/store/mongo';\nexport const things = (db: never) => new ThingStore(db);`;
+    const base: Array<[string, string]> = [['src/thing/store/mongo.ts', store], ['src/thing/service.ts', service], [COMPOSITION_ROOT, root]];
     const check = (extra: Array<[string, string]>) => seamViolations(new Map([...base, ...extra]));
 
     test('a well-formed room passes', () => {
@@ -146,15 +146,15 @@ describe('store seam', () => {
     });
 
     test.each([
-      ['a type-only driver import in a service', `import type { Filter } from 'mongodb';`, /imports the MongoDB driver/],
-      ['a driver value import in a route', `import { ObjectId } from 'mongodb';`, /imports the MongoDB driver/],
-      ['an inline import type of the driver', `export type F = import('mongodb').Filter<unknown>;`, /imports the MongoDB driver/],
-      ['a require of the driver', `const m = require('mongodb');`, /imports the MongoDB driver/],
-      ['a store class as a type', `import type { ThingStore } from './store';\nexport let s: ThingStore;`, /names the store class ThingStore/],
-      ['a store class under an alias', `import type { ThingStore as T } from './store';\nexport let s: T;`, /names the store class ThingStore/],
-      ['a store class through an inline import type', `export let s: import('./store').ThingStore;`, /names the store class ThingStore/],
-      ['a value import from a store module', `import { THING_LIMIT } from './store';`, /value import from store module src\/thing\/store\.ts/],
-      ['a mixed import from a store module', `import { THING_LIMIT, type ThingDoc } from './store';`, /value import from store module/],
+      ['a type-only driver import in a service', `import type { Filter } from 'mongodb';`, /imports a database driver/],
+      ['a driver value import in a route', `import { ObjectId } from 'mongodb';`, /imports a database driver/],
+      ['an inline import type of the driver', `export type F = import('mongodb').Filter<unknown>;`, /imports a database driver/],
+      ['a require of the driver', `const m = require('mongodb');`, /imports a database driver/],
+      ['a store class as a type', `import type { ThingStore } from './records';\nexport let s: ThingStore;`, /names the store class ThingStore/],
+      ['a store class under an alias', `import type { ThingStore as T } from './records';\nexport let s: T;`, /names the store class ThingStore/],
+      ['a store class through an inline import type', `export let s: import('./store/mongo').ThingStore;`, /names the store class ThingStore/],
+      ['a value import from a store module', `import { THING_LIMIT } from './store/mongo';`, /value import from store module src\/thing\/store\/mongo\.ts/],
+      ['a mixed import from a store module', `import { THING_LIMIT, type ThingDoc } from './store/mongo';`, /value import from store module/],
       ['a bucket opened outside storage/', `import type { Db } from '../storage/mongo';\nexport const b = (db: Db) => new GridFSBucket(db);`, /opens its own GridFSBucket/],
     ])('%s', (_what, text, expected) => {
       const found = check([['src/thing/routes.ts', text]]);
@@ -163,18 +163,18 @@ describe('store seam', () => {
 
     test('a store class that implements no service interface', () => {
       const bare = store.replace(' implements ThingRecords', '');
-      expect(seamViolations(new Map([...base, ['src/thing/store.ts', bare]]))).toEqual([expect.stringMatching(/ThingStore implements no interface/)]);
+      expect(seamViolations(new Map([...base, ['src/thing/store/mongo.ts', bare]]))).toEqual([expect.stringMatching(/ThingStore implements no interface/)]);
     });
 
     test('a store that opens its own client', () => {
       const opening = store.replace('constructor(private readonly db: Db) {}', `private readonly db = new MongoClient('mongodb://x').db('y');`);
-      expect(seamViolations(new Map([...base, ['src/thing/store.ts', opening]]))).toEqual([expect.stringMatching(/opens its own MongoClient/)]);
+      expect(seamViolations(new Map([...base, ['src/thing/store/mongo.ts', opening]]))).toEqual([expect.stringMatching(/opens its own MongoClient/)]);
     });
 
     test('storage/ and the stack launcher may use the driver; a store-named file elsewhere may not', () => {
       expect(check([['src/storage/extra.ts', `import { MongoClient } from 'mongodb';\nexport const c = new MongoClient('mongodb://x');`]])).toEqual([]);
       expect(check([['src/stack/extra.ts', `import { MongoClient } from 'mongodb';`]])).toEqual([]);
-      expect(check([['activities/store.ts', `import { MongoClient } from 'mongodb';`]])).toEqual([expect.stringMatching(/activities\/store\.ts: imports the MongoDB driver/)]);
+      expect(check([['activities/store.ts', `import { MongoClient } from 'mongodb';`]])).toEqual([expect.stringMatching(/activities\/store\.ts: imports a database driver/)]);
     });
   });
 });

@@ -1,7 +1,8 @@
 /** Vault rules without a database: sealing, reveal, templating and redaction. */
 import { randomBytes } from 'node:crypto';
 import { Redactor } from '../../../src/vault/redact';
-import { SealedVaultEntry, VaultEntries, VaultService } from '../../../src/vault/service';
+import { VaultService } from '../../../src/vault/service';
+import type { SealedVaultEntry, VaultEntries } from '../../../src/vault/records';
 import { fillVaultRefs, vaultRefs } from '../../../src/vault/template';
 
 class MemoryEntries implements VaultEntries {

@@ -1,13 +1,13 @@
 /** MongoDB access for connectors: `_id` is the connector id; queries always carry the account. */
 import type { Collection, Db } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import type { ConnectorRecord, ConnectorRecords } from './service';
+import { COLLECTIONS } from '../../storage/mongo';
+import type { ConnectorRecord, ConnectorStore } from '../records';
 
 type ConnectorDoc = Omit<ConnectorRecord, 'id'> & { _id: string };
 
 const recordOf = ({ _id, ...rest }: ConnectorDoc): ConnectorRecord => ({ id: _id, ...rest });
 
-export class ConnectorStore implements ConnectorRecords {
+export class MongoConnectorStore implements ConnectorStore {
   private readonly col: Collection<ConnectorDoc>;
 
   constructor(db: Db) {

@@ -1,68 +1,17 @@
 /** MongoDB access for accounts, account keys, entities, entity keys and roles. */
 import { Collection, Db } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
-import type { PlanTier } from './plans';
-import type { Permission } from './roles';
-import type { AccountRecords } from './service';
-import type { RoleRecords } from './custom-roles';
+import { COLLECTIONS } from '../../storage/mongo';
+import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
+import type { PlanTier } from '../plans';
+import type { AccountDoc, AccountStore, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from '../records';
+import type { Permission } from '../roles';
 
-export interface AccountDoc {
-  _id: string;
-  name: string;
-  plan: PlanTier;
-  region: string;
-  entityCount: number;
-  createdAt: Date;
-}
-export interface ApiKeyDoc {
-  _id: string; // apiKeyId
-  accountId: string;
-  hash: string;
-  createdAt: Date;
-  revokedAt?: Date;
-}
-export interface EntityDoc {
-  _id: string; // `${accountId}/${name}`
-  accountId: string;
-  name: string;
-  resourcePath: string;
-  apiKeyId: string;
-  /** SHA-256 of the current key, so authentication needs only this document. */
-  apiKeyHash?: string;
-  role: string;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  directoryId?: string;
-  serviceId?: string;
-  online: boolean;
-  lastSeenAt?: Date;
-  metrics?: Record<string, number>;
-  statusTable: Record<string, unknown>;
-  createdAt: Date;
-}
 /** An entity's metadata is stored as JSON text (user-json.ts); older documents hold it native. */
 type StoredEntity = Omit<EntityDoc, 'metadata'> & { metadata: EntityDoc['metadata'] | UserJsonText };
 const entityOf = (e: StoredEntity | null): EntityDoc | null =>
   e && { ...e, metadata: typeof e.metadata === 'string' ? decodeUserJson<EntityDoc['metadata']>(e.metadata) : e.metadata };
 
-export interface EntityKeyDoc {
-  _id: string; // jti = apiKeyId
-  accountId: string;
-  entityName: string;
-  tokenHash: string;
-  createdAt: Date;
-  revokedAt?: Date;
-}
-export interface RoleDoc {
-  _id: string;
-  accountId: string;
-  name: string;
-  permissions: Permission[];
-  createdAt: Date;
-}
-
-export class AccountStore implements AccountRecords, RoleRecords {
+export class MongoAccountStore implements AccountStore {
   private readonly accounts: Collection<AccountDoc>;
   private readonly apiKeys: Collection<ApiKeyDoc>;
   private readonly entities: Collection<StoredEntity>;

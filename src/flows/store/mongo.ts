@@ -7,91 +7,20 @@
  */
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
-import { FIXED_LIMITS } from '../accounts/plans';
-import { chunkedSource } from '../storage/gridfs';
-import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
-import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../temporal/limits';
-import { observeRunEnded } from '../telemetry/metrics';
-import { FINAL_STATUSES, RunStatus } from './schemas';
-import type { OutputRepository, RunRepository, WorkflowRepository } from './service';
-import type { RunQueue, SlotTable } from './admission';
-import type { NodeOutputs, RunProgress } from './node-runner';
-
-export interface WorkflowDoc {
-  _id: string;
-  accountId: string;
-  name: string;
-  enabled: boolean;
-  exposed: boolean;
-  /** Kept native for device-event matching. */
-  trigger: { tags: string[]; match: 'any' | 'all' } | null;
-  /** The whole definition as sent (encodeUserJson). */
-  definition: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface NodeStat {
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
-  executions: number;
-  attempts: number;
-  durationMs: number;
-  outputBytes: number;
-  error?: string;
-  /** flow.call and forEach over a workflow: the child runs this node started, and how many failed. */
-  childRuns?: { started: number; failed: number };
-}
-
-export interface RunDoc {
-  _id: string;
-  accountId: string;
-  workflowId: string;
-  workflowName: string;
-  trigger: { type: 'manual' | 'device_event'; messageId?: string };
-  status: RunStatus;
-  input: string;
-  error: string | null;
-  log: RunLogEntry[];
-  nodes: Record<string, NodeStat>;
-  /** Node ids in definition order and those without outgoing edges (the run output). */
-  nodeOrder: string[];
-  terminalNodes: string[];
-  outputBytes: number;
-  queuedAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  /** startedAt + 10 minutes: past it, a run still `running` is settled from Temporal. */
-  deadline: Date | null;
-  temporal: { workflowId: string; runId: string | null };
-  /** The nodes and edges the run was admitted with (encodeUserJson): a queued run starts later. */
-  graph?: string;
-  /** The plan's concurrent runs when the run was admitted. */
-  slotLimit?: number;
-  /** Child runs reserved so far by the run's whole tree (flow.call and forEach, every depth). */
-  childRuns?: number;
-}
-
-/** A run's entry in the waiting line (`_id` = runId), present while its record is `queued`. */
-export interface LineEntry { _id: string; accountId: string; queuedAt: Date }
-
-/** A concurrency slot held by a running run. */
-export interface SlotDoc { _id: string; accountId: string; slot: number; claimedAt: Date }
-
-export interface OutputDoc {
-  _id: string;
-  runId: string;
-  key: string;
-  bytes: number;
-  json?: string;
-  /** Id of the stored bytes of an output too large to keep inline. */
-  fileId?: string;
-}
+import { FIXED_LIMITS } from '../../accounts/plans';
+import { chunkedSource } from '../../storage/gridfs';
+import { COLLECTIONS } from '../../storage/mongo';
+import { isDuplicateKey } from '../../storage/errors';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../../temporal/limits';
+import { observeRunEnded } from '../../telemetry/metrics';
+import { FINAL_STATUSES, RunStatus } from '../schemas';
+import type { LineEntry, NodeStat, OutputDoc, OutputStore, RunDoc, RunStore, SlotDoc, SlotStore, WorkflowDoc, WorkflowStore } from '../records';
 
 /** As stored: a large output's bytes are referenced by their GridFS ObjectId. */
 type StoredOutput = Omit<OutputDoc, 'fileId'> & { fileId?: ObjectId };
 const outputOf = ({ fileId, ...doc }: StoredOutput): OutputDoc => ({ ...doc, ...(fileId ? { fileId: fileId.toHexString() } : {}) });
 
-export class WorkflowStore implements WorkflowRepository {
+export class MongoWorkflowStore implements WorkflowStore {
   private readonly col: Collection<WorkflowDoc>;
   /** One definition by id (a run's start) on the read pool (see Storage.readDb). */
   private readonly reads: Collection<WorkflowDoc>;
@@ -117,7 +46,7 @@ export class WorkflowStore implements WorkflowRepository {
   }
 }
 
-export class RunStore implements RunRepository, RunQueue, RunProgress {
+export class MongoRunStore implements RunStore {
   private readonly col: Collection<RunDoc>;
   /** The waiting line: small (queued runs only), so admission never scans the run records. */
   private readonly line: Collection<LineEntry>;
@@ -236,7 +165,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
   }
 }
 
-export class OutputStore implements OutputRepository, NodeOutputs {
+export class MongoOutputStore implements OutputStore {
   private readonly col: Collection<StoredOutput>;
   /** `files`: the `workflow_outputs` bucket from storage/. */
   constructor(db: Db, private readonly files: GridFSBucket) {
@@ -286,7 +215,7 @@ export class OutputStore implements OutputRepository, NodeOutputs {
 }
 
 /** Concurrency slots: a run holds one while it runs; numbers 0..limit-1 per account, unique. */
-export class SlotStore implements SlotTable {
+export class MongoSlotStore implements SlotStore {
   private readonly col: Collection<SlotDoc>;
   /** The held numbers, read before a claim, on the read pool; the unique index decides a race. */
   private readonly reads: Collection<SlotDoc>;

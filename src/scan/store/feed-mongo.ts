@@ -1,11 +1,12 @@
 /** The only code that speaks MongoDB for threat feeds: `threat_feed_hashes`, one document per hash (`_id` = lowercase hex). */
 import { Collection, Db } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import type { FeedEntry, FeedEntrySink, FeedLookup, HashAlgo } from './engines/feeds';
+import { COLLECTIONS } from '../../storage/mongo';
+import type { FeedEntry, FeedLookup, HashAlgo } from '../engines/feeds';
+import type { FeedStore } from '../records';
 
 interface FeedDoc { _id: string; algo: HashAlgo; name?: string; source: string; addedAt: Date }
 
-export class FeedStore implements FeedEntrySink {
+export class MongoFeedStore implements FeedStore {
   private readonly col: Collection<FeedDoc>;
 
   constructor(db: Db, private readonly batch = 1000) {

@@ -1,7 +1,7 @@
 /** MongoDB access for vault entries: one document per account and name, `_id` = `<accountId>/<name>`. */
 import type { Collection, Db } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import type { SealedVaultEntry, VaultEntries } from './service';
+import { COLLECTIONS } from '../../storage/mongo';
+import type { SealedVaultEntry, VaultStore } from '../records';
 
 interface VaultDoc {
   _id: string;
@@ -15,7 +15,7 @@ interface VaultDoc {
 const idOf = (accountId: string, name: string) => `${accountId}/${name}`;
 const entryOf = (d: VaultDoc): SealedVaultEntry => ({ name: d.name, valueSealed: d.valueSealed, createdAt: d.createdAt, updatedAt: d.updatedAt });
 
-export class VaultStore implements VaultEntries {
+export class MongoVaultStore implements VaultStore {
   private readonly col: Collection<VaultDoc>;
 
   constructor(db: Db) {

@@ -3,28 +3,12 @@
  * and calendar counters (monthly quotas, daily volumes). One round trip per check.
  */
 import { Collection, Db } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import { isDuplicateKey } from '../storage/mongo';
-import type { Counters } from './service';
+import { COLLECTIONS } from '../../storage/mongo';
+import { isDuplicateKey } from '../../storage/errors';
+import type { CounterStore, UsageDoc, UsageField } from '../records';
 
 interface WindowDoc { _id: string; c: Record<string, number>; expiresAt: Date }
-export interface UsageDoc {
-  _id: string; // `${accountId}:${period}` where period is YYYY-MM or YYYY-MM-DD
-  accountId: string;
-  period: string;
-  kind: 'month' | 'day';
-  date?: string;
-  scans?: number;
-  messagingBytes?: number;
-  /** Manually started workflow runs and compute units (seconds of node execution) of the month. */
-  workflowRuns?: number;
-  computeUnits?: number;
-}
-
-/** The counters of a usage document. */
-export type UsageField = 'scans' | 'messagingBytes' | 'workflowRuns' | 'computeUnits';
-
-export class CounterStore implements Counters {
+export class MongoCounterStore implements CounterStore {
   private readonly windows: Collection<WindowDoc>;
   private readonly usage: Collection<UsageDoc>;
   /** Usage documents read (quota checks) on the read pool (see Storage.readDb). */

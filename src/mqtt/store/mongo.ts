@@ -8,25 +8,13 @@
  * insert-only (inserts are exact on FerretDB across connections) and swept after SIGNAL_KEEP_MS (signals.ts).
  */
 import { Collection, Db, ObjectId } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import type { DeviceIdentity } from './acl';
-import type { DevicePresence } from './service';
-import type { SignalLog } from './signals';
-
-export type MqttSignal =
-  | { kind: 'revoked'; apiKeyId: string }
-  | { kind: 'queued'; accountId: string; dest: string; messageId: string }
-  | { kind: 'state'; accountId: string; entityName: string; apiKeyId: string }
-  | { kind: 'subscribed'; device: DeviceIdentity; topic: 'messages' | 'state' };
-
-export interface SignalDoc { _id: string; at: Date; origin: string; signal: MqttSignal }
-
-/** External-broker mode: the device subscribed to its messages topic, as far as we know until expiresAt. */
-export interface PresenceDoc { _id: string; device: DeviceIdentity; subscribedAt: Date; expiresAt: Date }
+import { COLLECTIONS } from '../../storage/mongo';
+import type { DeviceIdentity } from '../acl';
+import type { MqttSignal, MqttStore, PresenceDoc, SignalDoc } from '../records';
 
 const presenceId = (accountId: string, entityName: string): string => `${accountId}/${entityName}`;
 
-export class MqttStore implements SignalLog, DevicePresence {
+export class MongoMqttStore implements MqttStore {
   private readonly signals: Collection<SignalDoc>;
   private readonly presence: Collection<PresenceDoc>;
 

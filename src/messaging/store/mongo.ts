@@ -14,100 +14,20 @@
  * also accept documents written before, when these were native (see docs/messaging.md).
  */
 import { Collection, Db, Filter, MongoBulkWriteError, Sort } from 'mongodb';
-import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
-import { GroupCommit, ItemFailure } from '../storage/group-commit';
-import { decodeUserJson, encodeUserJson, UserJsonText } from '../storage/user-json';
-import { ConflictError } from '../errors';
-import type { EntityDoc } from '../accounts/store';
-import type { ServiceRule } from './schemas';
-import type { ExportSource, MessageExport } from './export';
-import type { MessageBox } from './pipeline';
-import type { MessagingRecords } from './service';
-import type { NotificationLog } from './usage';
-import type { ServiceDefinitions } from './validation';
-import type { DeviceStatus } from '../mqtt/service';
-import type { EntityInbox, ValidationServices } from '../entities/service';
+import { COLLECTIONS, pagesOf } from '../../storage/mongo';
+import { isDuplicateKey } from '../../storage/errors';
+import { GroupCommit, ItemFailure } from '../../storage/group-commit';
+import { encodeUserJson, UserJsonText } from '../../storage/user-json';
+import { decoded, encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
+import { ConflictError } from '../../errors';
+import type { EntityDoc } from '../../accounts/records';
+import type { ExportedMessage, ExportSource } from '../export';
+import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 
-export type ValidationResult = 'passed' | 'failed' | 'skipped';
-export interface ActionResult { rule: string; passed: boolean; errors: string[] }
-export interface ValidationOutcome { result: ValidationResult; actionResults?: ActionResult[] }
-
-export interface MessageDoc {
-  _id: string;
-  accountId: string;
-  msgType: 'publish' | 'client_cmd_resp';
-  /** Sender resource path. */
-  source: string;
-  sourceName: string;
-  /** Destination entity name of a directed message. */
-  destination: string | null;
-  data: Record<string, unknown>;
-  tags: string[];
-  /** The message's own timestamp (RFC 3339 from the sender, else server time). */
-  timestamp: Date;
-  receivedAt: Date;
-  validation: ValidationOutcome;
-  bytes: number;
-}
-
-/** A message as an entity receives it (check_messages, MQTT messages topic). */
-export interface DeliveredMessage {
-  id: string;
-  msg_type: string;
-  data: Record<string, unknown>;
-  tags: string[];
-  source: string;
-  timestamp: string;
-}
-
-export interface InboxDoc {
-  _id: string; // the message id
-  accountId: string;
-  dest: string;
-  queuedAt: Date;
-  message: DeliveredMessage;
-}
-
-/** As stored: the user-controlled parts are JSON text (older documents: native). */
-type Stored<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] | UserJsonText };
-type StoredMessage = Stored<MessageDoc, 'data'>;
-type StoredInbox = Omit<InboxDoc, 'message'> & { message: Stored<DeliveredMessage, 'data'> };
-type StoredService = Omit<ServiceDoc, 'rules'> & { rules: Array<Stored<ServiceRule, 'schema'>> };
 type StoredState = Omit<EntityDoc, 'statusTable'> & { statusTable?: EntityDoc['statusTable'] | UserJsonText; stateVersion?: number };
-
-const decoded = <T>(v: T | UserJsonText): T => (typeof v === 'string' ? decodeUserJson<T>(v) : v);
-const messageOf = ({ data, ...m }: StoredMessage): MessageDoc => ({ ...m, data: decoded(data) });
-const inboxOf = ({ message: { data, ...message }, ...doc }: StoredInbox): InboxDoc => ({ ...doc, message: { ...message, data: decoded(data) } });
-const serviceOf = (s: StoredService | null): ServiceDoc | null => s && { ...s, rules: s.rules.map((r) => ({ name: r.name, schema: decoded(r.schema) })) };
-const encodedRules = (rules: ServiceRule[]) => rules.map((r) => ({ name: r.name, schema: encodeUserJson(r.schema) }));
 
 /** A state-table merge that keeps losing the race to other writers of the same table. */
 const STATE_MERGE_ATTEMPTS = 20;
-
-export interface ServiceDoc {
-  _id: string;
-  accountId: string;
-  name: string;
-  rules: ServiceRule[];
-  /** Bumped on every change, so compiled validators cached by (id, version) never go stale. */
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export type NotificationKind = 'data_limit_80' | 'data_limit_100';
-export interface NotificationDoc {
-  _id: string; // `${accountId}:${period}:${kind}`: raised once per month
-  accountId: string;
-  kind: NotificationKind;
-  period: string;
-  message: string;
-  usedBytes: number;
-  limitBytes: number;
-  createdAt: Date;
-}
-
-export interface MessageFilter { accountId: string; sourceName?: string; tags?: string[]; from?: Date; to?: Date }
 
 /** Concurrent inserts into one collection go out as one unordered insertMany (group commit). */
 function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupCommit<T, void> {
@@ -125,7 +45,7 @@ function insertBatcher<T extends { _id: string }>(col: Collection<T>): GroupComm
   }, 500);
 }
 
-export class MessageStore implements MessageBox, MessagingRecords, MessageExport, NotificationLog, ServiceDefinitions, DeviceStatus, EntityInbox, ValidationServices {
+export class MongoMessageStore implements MessageStore {
   private readonly messages: Collection<StoredMessage>;
   /** History reads (list, search, one message, export) on the read pool (see Storage.readDb). */
   private readonly history: Collection<StoredMessage>;
@@ -136,6 +56,8 @@ export class MessageStore implements MessageBox, MessagingRecords, MessageExport
   private readonly messageWriter: GroupCommit<StoredMessage, void>;
   private readonly inboxWriter: GroupCommit<StoredInbox, void>;
   private fifoSort?: Promise<Sort | undefined>;
+  /** The last state-table merge queued per entity (see mergeStatusTable). */
+  private readonly merging = new Map<string, Promise<void>>();
 
   constructor(private readonly db: Db, readDb: Db = db) {
     this.messages = db.collection<StoredMessage>(COLLECTIONS.messages);
@@ -173,9 +95,9 @@ export class MessageStore implements MessageBox, MessagingRecords, MessageExport
     return doc && messageOf(doc);
   }
 
-  /** One cursor over the account's publish messages, newest first, read `batchSize` at a time. */
-  exportCursor(f: MessageFilter, batchSize: number): ExportSource<MessageDoc> {
-    return this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize).map(messageOf);
+  /** One cursor over the account's publish messages, newest first, a page per getMore of `batchSize`. */
+  exportCursor(f: MessageFilter, batchSize: number): ExportSource<ExportedMessage> {
+    return pagesOf(this.history.find(this.publishFilter(f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize), (m) => exportedOf(m, m.timestamp));
   }
 
   // --- inbox ---------------------------------------------------------------------------------
@@ -230,8 +152,22 @@ export class MessageStore implements MessageBox, MessagingRecords, MessageExport
   }
 
   /** Shallow merge: each top-level key of `patch` is set, other keys stay. */
-  async mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  /**
+   * Merges of one table from this process go one after another: 40 at once each re-reading after
+   * every lost race ran out of attempts (the contract suite's 40 concurrent merges). Writers in
+   * other processes are still met by the version check.
+   */
+  mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     const _id = `${accountId}/${name}`;
+    const merge = () => this.mergeOnce(_id, patch);
+    const result = (this.merging.get(_id) ?? Promise.resolve()).then(merge, merge);
+    const tail = result.then(() => undefined, () => undefined);
+    this.merging.set(_id, tail);
+    void tail.then(() => { if (this.merging.get(_id) === tail) this.merging.delete(_id); });
+    return result;
+  }
+
+  private async mergeOnce(_id: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     for (let attempt = 0; attempt < STATE_MERGE_ATTEMPTS; attempt++) {
       const e = await this.entities.findOne({ _id }, { projection: { statusTable: 1, stateVersion: 1 } });
       if (!e) return undefined;

@@ -1,9 +1,10 @@
 /** The only code that speaks MongoDB for the audit log. */
 import { Collection, Db, Filter } from 'mongodb';
-import { COLLECTIONS } from '../storage/mongo';
-import type { AuditCursor, AuditEntries, AuditEntry, AuditFilter } from './audit';
+import { COLLECTIONS, pagesOf } from '../../storage/mongo';
+import type { AuditCursor, AuditEntry, AuditFilter } from '../audit';
+import type { AuditStore } from '../records';
 
-export class AuditStore implements AuditEntries {
+export class MongoAuditStore implements AuditStore {
   private readonly col: Collection<AuditEntry>;
 
   constructor(db: Db) {
@@ -23,7 +24,7 @@ export class AuditStore implements AuditEntries {
   }
 
   cursor(accountId: string, f: AuditFilter, batchSize: number): AuditCursor {
-    return this.col.find(this.filterOf(accountId, f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize);
+    return pagesOf(this.col.find(this.filterOf(accountId, f)).sort({ timestamp: -1, _id: -1 }).batchSize(batchSize), (e) => e);
   }
 
   list(accountId: string, f: AuditFilter, limit: number): Promise<AuditEntry[]> {
