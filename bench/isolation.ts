@@ -1,11 +1,11 @@
 /**
  * Tenant isolation under large uploads (issue 19): other tenants' reads on an idle service, then
  * the same reads while one account uploads three large files at once (60, 40 and 60 MB, deferred
- * scans: each upload is stored in GridFS, then scanned by the worker), in one run on the local
- * stack. Reports p50/p99/max of each read kind, idle against loaded.
+ * scans: each upload is stored, then scanned by the worker), in one run on the local stack.
+ * Reports p50/p99/max of each read kind, idle against loaded.
  *
  *   npm run bench -- isolation [--tenants 4] [--rate 10] [--idle-seconds 15] [--sizes 60,40,60]
- *                              [--blobs-on-records-server] [--blob-db NAME]
+ *                              [--engine embedded|mongodb] [--blobs-on-records-server] [--blob-db NAME]
  *   npm run bench -- isolation --load expressions [--hogs 6] [--load-seconds 30]
  *
  * `--load expressions` (issue 34): instead of uploads, one account starts `--hogs` workflow runs
@@ -13,9 +13,11 @@
  * 60 s node timeout), and the other tenants' reads are measured for `--load-seconds` while they
  * spin; each tenant also runs a one-node workflow once before and once during the load.
  *
+ * `--engine mongodb` runs the service on the local FerretDB (the engine before the embedded
+ * store, kept as the tests' MongoDB-wire stand-in), for a baseline in the same hour. There,
  * `--blobs-on-records-server` keeps the stored bytes in the records' FerretDB (the layout before
  * the blobs FerretDB); with `--blob-db sentinel` also in the records' database (the layout before
- * MONGODB_BLOB_DB): to compare layouts on the same machine in the same hour.
+ * MONGODB_BLOB_DB).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -96,11 +98,15 @@ export async function run(args: string[]): Promise<void> {
   const sizes = argOf(args, 'sizes', '60,40,60').split(',').map(Number);
   const blobDb = argOf(args, 'blob-db', '');
   if (argOf(args, 'load', 'uploads') === 'expressions') return runExpressionLoad(tenantCount, rate, idleSeconds, Number(argOf(args, 'hogs', '6')), Number(argOf(args, 'load-seconds', '30')));
+  const engine = argOf(args, 'engine', 'embedded');
+  if (engine !== 'embedded' && engine !== 'mongodb') throw new Error(`--engine ${engine}: embedded or mongodb`);
   const onRecordsServer = args.includes('--blobs-on-records-server');
+  if (engine === 'embedded' && (onRecordsServer || blobDb)) throw new Error('--blobs-on-records-server and --blob-db are layouts of --engine mongodb');
   const [mongoPort] = await pickPorts(1);
   const svc = await startServiceProcess({
     extraEnv: {
       LOG_LEVEL: 'warn',
+      DATABASE_ENGINE: engine,
       ...(blobDb ? { MONGODB_BLOB_DB: blobDb } : {}),
       ...(onRecordsServer ? { MONGO_PORT: String(mongoPort), MONGODB_BLOB_URI: `mongodb://127.0.0.1:${mongoPort}/` } : {}),
     },
@@ -137,7 +143,9 @@ export async function run(args: string[]): Promise<void> {
     const scannedMs = Date.now() - started;
     const loadedResult = await loaded.stop();
 
-    console.log(`\nStored bytes in ${blobDb ? `database ${blobDb}` : 'their own database'} on ${onRecordsServer ? 'the records\' FerretDB' : 'the blobs FerretDB (default)'}`);
+    console.log(engine === 'embedded'
+      ? '\nEmbedded store: records in SQLite, stored bytes as blob files under DATA_DIR/db/blobs'
+      : `\nFerretDB: stored bytes in ${blobDb ? `database ${blobDb}` : 'their own database'} on ${onRecordsServer ? 'the records\' FerretDB' : 'the blobs FerretDB'}`);
     console.log(`${tenantCount} other tenants, ${rate} reads/s each; uploads of ${sizes.join(', ')} MB answered 202 after ${fmt(uploadedMs / 1000)} s, scans complete after ${fmt(scannedMs / 1000)} s`);
     console.log('\n| read (other tenants) | idle: p50 / p99 / max ms | during the 3 uploads and their scans: p50 / p99 / max ms |');
     console.log('|---|---|---|');

@@ -158,7 +158,8 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
   child.stdout?.removeAllListeners('data');
   child.stdout?.pipe(log);
   const stackEnv: StackEnv = {
-    databaseEngine: env.DATABASE_ENGINE === 'mongodb' || env.MONGODB_URI !== undefined ? 'mongodb' : 'embedded',
+    // The child's environment is this process's plus `env` (a bench run as DATABASE_ENGINE=mongodb).
+    databaseEngine: (env.DATABASE_ENGINE ?? process.env.DATABASE_ENGINE) === 'mongodb' || (env.MONGODB_URI ?? process.env.MONGODB_URI) !== undefined ? 'mongodb' : 'embedded',
     baseUrl: `http://127.0.0.1:${port}`, mqttUrl: `mqtt://127.0.0.1:${mqttPort}`, mqttPort, port, mongoPort, mongoBlobPort, temporalPort,
     temporalUiPort, clamdPort, metricsPort: Number(env.METRICS_PORT), dataDir, pid: child.pid as number, logFile, env,
   };
