@@ -38,6 +38,8 @@ export interface Config {
    * without MONGODB_URI starts the legacy local FerretDB, kept as the tests' MongoDB-wire stand-in.
    */
   databaseEngine: 'embedded' | 'mongodb';
+  /** Test hook (SENTINEL_TEST_IMPORT_HALT_AFTER): the FerretDB import stops the process after this many records, as a kill would. */
+  importHaltAfter?: number;
   /** External MongoDB URI (scale-out). Unset: the embedded store, or with DATABASE_ENGINE=mongodb the local FerretDB stand-in on mongoPort. */
   mongodbUri?: string;
   mongoPort: number;
@@ -240,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     mqttPresenceTtlSeconds: positiveInt('MQTT_PRESENCE_TTL_SECONDS', 300),
     mqttAuthSecret: str('MQTT_AUTH_SECRET'),
     databaseEngine,
+    importHaltAfter: str('SENTINEL_TEST_IMPORT_HALT_AFTER') === undefined ? undefined : positiveInt('SENTINEL_TEST_IMPORT_HALT_AFTER', 1),
     mongodbUri,
     mongoPort: port('MONGO_PORT', 27017),
     mongodbDb: str('MONGODB_DB') ?? 'sentinel',

@@ -53,9 +53,8 @@ function claim(storage: EmbeddedStorage): ImportState | 'claimed' {
   });
 }
 
-function haltHook(log: Logger): ((records: number) => Promise<void>) | undefined {
-  const after = Number(process.env[HALT_AFTER_ENV]);
-  if (!(after > 0)) return undefined;
+function haltHook(after: number | undefined, log: Logger): ((records: number) => Promise<void>) | undefined {
+  if (after === undefined) return undefined;
   return async (records) => {
     if (records < after) return;
     log.warn({ records }, `import halted after ${records} records (${HALT_AFTER_ENV}, a test hook)`);
@@ -94,7 +93,7 @@ export async function importFerretdbDataDir(config: Config, storage: EmbeddedSto
   });
   try {
     const source = await connectStorage({ ...config, databaseEngine: 'mongodb', mongodbUri: undefined, mongodbBlobUri: undefined, mongoPort, mongoBlobPort });
-    const counts = await importFromMongo(source, storage, { afterBatch: haltHook(log) }).finally(() => source.close());
+    const counts = await importFromMongo(source, storage, { afterBatch: haltHook(config.importHaltAfter, log) }).finally(() => source.close());
     const tables = Object.values(counts.records);
     const records = tables.reduce((n, c) => n + c.read, 0);
     putMeta(storage.db, IMPORT_META_KEY, { state: 'finished', at: new Date().toISOString(), records, blobs: counts.blobs.read } satisfies ImportState);
