@@ -100,5 +100,5 @@ function heldLock(file: string, mine: StackHolder): HeldLock {
 export function inUseMessage(dataDir: string, holder: StackHolder): string {
   const beside = holder.temporalAddress ? ` TEMPORAL_ADDRESS=${holder.temporalAddress}` : ' TEMPORAL_ADDRESS=<its Temporal address>';
   return `DATA_DIR ${dataDir} is in use by the running service (pid ${holder.pid}, started ${holder.startedAt}); `
-    + `stop it first, or start a second process beside it with ROLES=api PORT=<another port>${beside}`;
+    + `stop it first, or start a second process beside it with ROLES=api PORT=<another port> METRICS_PORT=<another port>${beside}`;
 }
