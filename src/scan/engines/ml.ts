@@ -167,7 +167,7 @@ export const SCRIPT_WINDOW = 64 * 1024;
 /** Content the model reads as text (the rest: its printable strings). */
 const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
 /** Languages the model was trained on; elsewhere (JavaScript, HTML, prose) a hit stays low. */
-const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
+export const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
 /**
  * Calibrated probability from which a hit is medium. Between the threshold and this the model
  * is right on its validation sources but not reliably on unseen ones (small wrapper scripts
@@ -192,10 +192,16 @@ export const judgeableShortText = (text: string): boolean => wordCount(text) >= 
  * Commands that only read, list or query (ATT&CK discovery, and everyday troubleshooting): a
  * `reg query`, `net user`, `Get-*`, `grep` or `ps` changes nothing, so alone they are not an
  * attack, and the model, which saw attack collections full of them, is not asked about a short
- * text made only of them. The rules still read it (a read of /etc/shadow or of saved passwords
- * is theirs to flag).
+ * text made only of them. The same for an administrator's undo of persistence (a scheduled task,
+ * Run value or service removed): the attack collections' clean-up steps look like them, but
+ * removing an autostart is not an attack. The rules still read it (a read of /etc/shadow, of
+ * saved passwords or a security agent's service deleted are theirs to flag).
  */
 const READ_ONLY_COMMAND = new RegExp([
+  String.raw`schtasks(?:\.exe)?\s+\/(?:delete|end)\b`, String.raw`(?:unregister|disable)-scheduledtask\b`,
+  String.raw`reg(?:\.exe)?\s+delete\s+"?hk(?:lm|cu|ey_local_machine|ey_current_user)\\software\\(?:wow6432node\\)?microsoft\\windows\\currentversion\\(?:run|runonce|uninstall)\b`,
+  String.raw`remove-itemproperty\b[^\n]*\\currentversion\\run(?:once)?\b`,
+  String.raw`sc(?:\.exe)?\s+(?:\\\\\S+\s+)?(?:stop|delete)\s`, String.raw`remove-service\b`,
   String.raw`reg(?:\.exe)?\s+query\b`,
   // `net user NAME` lists; `net user NAME PASSWORD`, `/add`, `/delete`, `/active` change accounts.
   String.raw`net1?(?:\.exe)?\s+(?:user|group|localgroup)(?:\s+(?:"[^"\n]*"|[^\s/"]+))?(?:\s+\/(?!add\b|delete\b|del\b|active\b)\w+)*\s*$`,

@@ -4,7 +4,7 @@
  */
 import { analyze, type AnalyzeDeps } from '../../../../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../../../../src/scan/engines/feeds';
-import { engine as ml } from '../../../../src/scan/engines/ml';
+import { judgeableShortText, engine as ml } from '../../../../src/scan/engines/ml';
 import { REGISTRY } from '../../../../src/scan/registry';
 import { subjectOf, ctx } from '../support/subject';
 
@@ -49,6 +49,13 @@ describe('ml on partial coverage', () => {
     });
     it('a short sentence of prose is not flagged', async () => {
       expect((await scan('Meeting notes: ship the release on Friday.\n', 'notes.txt')).findings).toEqual([]);
+    });
+    it("does not judge an administrator's undo of persistence, but does judge setting it up", () => {
+      for (const undo of ['reg delete HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run /v Updater /f', 'schtasks /delete /tn "Contoso Updater" /f', 'sc stop ContosoAgent && sc.exe delete ContosoAgent', 'Unregister-ScheduledTask -TaskName Updater -Confirm:$false']) {
+        expect(judgeableShortText(undo)).toBe(false);
+      }
+      expect(judgeableShortText('reg add HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run /v Updater /d C:\\x.exe /f')).toBe(true);
+      expect(judgeableShortText('schtasks /create /tn Updater /tr C:\\x.exe /sc onlogon')).toBe(true);
     });
     it('does not judge fewer than five words, however high they score (the rules read them)', async () => {
       const out = await scan('mimikatz sekurlsa::logonpasswords', 'cmd.txt');
