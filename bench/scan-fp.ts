@@ -65,7 +65,8 @@ async function sweepScripts(args: string[]): Promise<void> {
       if (level === 'Malicious') l.malicious++;
       const ids = [...new Set(Object.values(r.engines).flatMap((e) => e.findings.filter((x) => x.severity !== 'info' && x.severity !== 'low').map((x) => `${e.engine}:${x.id}`)))];
       for (const id of ids) fired[id] = (fired[id] ?? 0) + 1;
-      flagged.push(`${level.padEnd(10)} ${String(r.safetyScore.score).padStart(3)} ${f.language.padEnd(10)} ${r.fileType.padEnd(10)} ${f.pkg} ${f.file}  [${ids.join(', ')}]`);
+      const p = (r.reports.ml as { probability?: number } | undefined)?.probability;
+      flagged.push(`${level.padEnd(10)} ${String(r.safetyScore.score).padStart(3)} ${f.language.padEnd(10)} ${r.fileType.padEnd(10)} ${String(Math.ceil(content.length / 1024)).padStart(5)} KB ml ${p === undefined ? '-' : p.toFixed(3)} ${f.pkg} ${f.file}  [${ids.join(', ')}]`);
     }
   } finally {
     await clamd.stop();

