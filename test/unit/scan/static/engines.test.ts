@@ -157,6 +157,16 @@ describe('static_script', () => {
   });
 });
 
+describe('static_script by file type', () => {
+  it('counts PowerShell backtick escapes only in PowerShell: JavaScript template literals are not obfuscation', async () => {
+    const js = Array.from({ length: 30 }, (_, i) => `const s${i} = css\`color: red; z-index: ${i}\`;`).join('\n');
+    const ps = Array.from({ length: 6 }, () => 'I`E`X (N`e`w-O`b`j`e`c`t Net.WebClient)').join('\n');
+    const tick = async (text: string, type: 'javascript' | 'powershell') => (await script.scan(subject(Buffer.from(text), type), { signal: new AbortController().signal, budgetMs: 10_000 })).findings.map((f) => f.id);
+    expect(await tick(js, 'javascript')).not.toContain('script.obfuscation.backtick');
+    expect(await tick(ps, 'powershell')).toContain('script.obfuscation.backtick');
+  });
+});
+
 describe('behavior', () => {
   it('infers injection, credential access, keylogging and C2 from the crafted PE', async () => {
     const out = await run(behavior, 'pe_injection.exe', 'pe');
