@@ -14,9 +14,9 @@
  *    the score and is named in primaryThreat.
  *  - If nothing worse than `low` fired, the penalty stays within Informational.
  *  - Malicious needs decisive evidence (`decisive`): a critical finding, or a high one of at least
- *    DECISIVE_CONFIDENCE from an engine other than `ml`. Without it the subject stays at the top
- *    of Suspicious however many weaker findings add up (dual-use capabilities and the text model
- *    name a reason to look, not an attack).
+ *    DECISIVE_CONFIDENCE from an engine other than `ml`. Without it the subject stops at score 31,
+ *    the Malicious edge of Suspicious, however many weaker findings add up (dual-use capabilities
+ *    and the text model name a reason to look, not an attack).
  *  - `minimal` coverage caps the score at 85 (never Clean); a detection is never softened.
  */
 import {
