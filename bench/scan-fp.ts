@@ -12,7 +12,7 @@ import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
-import { benchClamd, MB } from './_scan-common';
+import { benchClamd, MB, opt } from './_scan-common';
 import { benignText, DEFAULT_CACHE, readBenignManifest, type BenignSplit } from '../scripts/build-benign-corpus';
 
 function collect(dir: string, max: number, out: string[], maxSize = 30 * MB): void {
@@ -29,10 +29,6 @@ function collect(dir: string, max: number, out: string[], maxSize = 30 * MB): vo
   }
 }
 
-const opt = (args: string[], name: string, def: string): string => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : def;
-};
 const pct = (n: number, d: number): string => `${((100 * n) / Math.max(1, d)).toFixed(2)}%`;
 
 /** The benign script sweep: one split of the benign corpus through analyze(). */

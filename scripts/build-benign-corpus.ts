@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { arg } from './build-detection-data';
 
 const ROOT = path.join(__dirname, '..');
 export const BENIGN_MANIFEST = path.join(ROOT, 'datasets', 'benign', 'manifest.jsonl.gz');
@@ -77,11 +78,6 @@ const PYPI = [
   'jupyterlab==4.6.6', 'ipython==9.18.1', 'django==5.2.19', 'flask==3.1.3', 'paramiko==5.1.0', 'wmi==1.5.1', 'platformio==6.2.0', 'west==1.5.0', 'black==26.10.1',
   'win:pywin32==311', 'win:pywinauto==0.6.9',
 ];
-
-const arg = (name: string, def: string): string => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
-};
 
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 const run = (cmd: string, args: string[], cwd?: string): string =>
