@@ -40,6 +40,9 @@ export function createFlowActivities(runner: NodeRunner) {
     async prepareChildRun(args: Parameters<NodeRunner['prepareChildRun']>[0]) {
       return guarded(() => runner.prepareChildRun(args));
     },
+    async reserveChildRuns(args: Parameters<NodeRunner['reserveChildRuns']>[0]) {
+      return runner.reserveChildRuns(args);
+    },
     async assembleForEachRuns(args: Omit<Parameters<NodeRunner['assembleForEachRuns']>[0], 'attempt'>) {
       return guarded(() => runner.assembleForEachRuns({ ...args, attempt: Context.current().info.attempt }));
     },

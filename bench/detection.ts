@@ -3,7 +3,11 @@
  * payload latency.
  *
  *   npm run bench -- detection [--split heldout|train] [--data DIR] [--show-misses N] [--only pi|scripts]
- *                              [--groups 'NAME=source,source;NAME=source'] [--by FILE]
+ *                              [--groups 'NAME=source,source;NAME=source'] [--by FILE] [--no-nanoguard] [--nanoguard-max N]
+ *
+ * On the held-out prompt-injection rows the peer detector NanoGuard (bench/_nanoguard.ts) is run
+ * too and printed beside this service at equal false-positive rates (`--no-nanoguard` skips it;
+ * `--nanoguard-max N` scores at most N rows not yet cached, and both are compared on the scored rows).
  *
  * `--groups` adds a line per named group of sources (summed as `all` is), e.g. an older and a newer
  * held-out set and the two pooled. `--by FILE` (JSON: record id -> {field: value}, e.g. a
@@ -25,6 +29,7 @@ import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
 import { payloadEngines } from '../src/scan/engines/payload';
 import type { Finding } from '../src/scan/types';
+import { installNanoGuard, nanoGuardScores, thresholdAtFpr } from './_nanoguard';
 import { counts, pct, runEngine, subjectOf, tally, type Counts } from './_payload-common';
 import { opt } from './_scan-common';
 
@@ -50,8 +55,9 @@ const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[
 
 type Categories = Record<string, Record<string, string>>;
 
-async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}): Promise<void> {
+async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}, peer = false, peerMax = Infinity): Promise<void> {
   const overall = counts();
+  const hits: boolean[] = [];
   const perSource = new Map<string, Counts>();
   const perCategory = new Map<string, Counts>();
   const perEngine = new Map<string, Counts>();
@@ -59,6 +65,7 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   for (const r of recs) {
     const out = await analyze({ content: Buffer.from(r.text), name: r.name ?? '', scanType }, deps);
     const hit = out.safetyScore.threatLevel === 'Suspicious' || out.safetyScore.threatLevel === 'Malicious';
+    hits.push(hit);
     tally(overall, hit, r.label === 1);
     const s = perSource.get(r.source) ?? counts();
     tally(s, hit, r.label === 1);
@@ -92,6 +99,62 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   console.log(' per engine (finding of medium or worse):');
   for (const [k, t] of [...perEngine].sort()) if (t.tp + t.fp > 0) console.log(line(k, t));
   for (const m of misses) console.log(`   ${m}`);
+  if (peer) await sideBySide(recs, hits, grouped, peerMax);
+}
+
+/** NanoGuard's recall and FPR on a set of rows, at a threshold. */
+function peerCounts(recs: Rec[], scores: number[], keep: (r: Rec) => boolean, t: number): Counts {
+  const c = counts();
+  recs.forEach((r, i) => keep(r) && tally(c, scores[i] >= t, r.label === 1));
+  return c;
+}
+
+/**
+ * NanoGuard on the same rows, side by side with this service at equal false-positive rates: for
+ * each line its threshold is the lowest that flags no larger share of that line's benign rows than
+ * the service does (per source: the threshold of all rows). Also NanoGuard alone at its default
+ * threshold 0.5 and at 3% and 5% FPR over all rows.
+ */
+async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[string, string[]]>, maxNew: number): Promise<void> {
+  const why = installNanoGuard();
+  if (why) {
+    console.log(`\n NanoGuard not run: pip could not install it (${why})`);
+    return;
+  }
+  const all = await nanoGuardScores(allRecs.map((r) => r.text), maxNew);
+  // Both detectors are compared on the rows NanoGuard has scored (all of them unless --nanoguard-max cut the run short).
+  const kept = all.flatMap((s, i) => (s === undefined ? [] : [i]));
+  const recs = kept.map((i) => allRecs[i]);
+  const hits = kept.map((i) => allHits[i]);
+  const scores = kept.map((i) => all[i] as number);
+  if (recs.length < allRecs.length) console.log(`  NanoGuard has scored ${recs.length} of ${allRecs.length} rows (a sample in SHA-256 order); both columns below are over those rows only`);
+  const ours = (keep: (r: Rec) => boolean): Counts => {
+    const c = counts();
+    recs.forEach((r, i) => keep(r) && tally(c, hits[i], r.label === 1));
+    return c;
+  };
+  const matched = (keep: (r: Rec) => boolean): number => {
+    const o = ours(keep);
+    return thresholdAtFpr(recs.flatMap((r, i) => (keep(r) && r.label === 0 ? [scores[i]] : [])), o.fp / Math.max(1, o.fp + o.tn));
+  };
+  const row = (label: string, keep: (r: Rec) => boolean, t: number): string => {
+    const a = line('', ours(keep)).trim();
+    const b = line('', peerCounts(recs, scores, keep, t)).trim();
+    return `  ${label.padEnd(30)} ${a.padEnd(58)} | NanoGuard >= ${t.toFixed(4)}: ${b}`;
+  };
+  console.log(' side by side with NanoGuard (metatronnanoguard 0.1.0) at equal false-positive rates (this service | NanoGuard):');
+  const every = (): boolean => true;
+  const tAll = matched(every);
+  console.log(row('all', every, tAll));
+  for (const [name, members] of groups) {
+    const keep = (r: Rec): boolean => members.includes(r.source);
+    console.log(row(name, keep, matched(keep)));
+  }
+  for (const source of [...new Set(recs.map((r) => r.source))].sort()) console.log(row(source, (r) => r.source === source, tAll));
+  const benign = recs.flatMap((r, i) => (r.label === 0 ? [scores[i]] : []));
+  for (const [label, t] of [['NanoGuard at its default 0.5', 0.5], ['NanoGuard at 3% FPR (all rows)', thresholdAtFpr(benign, 0.03)], ['NanoGuard at 5% FPR (all rows)', thresholdAtFpr(benign, 0.05)]] as const) {
+    console.log(`  ${label.padEnd(30)} ${line('', peerCounts(recs, scores, every, t)).trim()} (threshold ${t.toFixed(4)})`);
+  }
 }
 
 /** Prose-and-code payload of about `bytes`, mixing the kinds of text the engines look at. */
@@ -159,17 +222,21 @@ export async function run(args: string[]): Promise<void> {
   const dir = path.resolve(ROOT, opt(args, '--data', path.join('.tools', 'data', 'detection')));
   const split = opt(args, '--split', 'heldout');
   const showMisses = Number(opt(args, '--show-misses', '0'));
-  if (!existsSync(path.join(dir, 'pi.jsonl')) || !existsSync(path.join(dir, 'scripts.jsonl'))) {
+  const only = opt(args, '--only', '');
+  const needed = only ? [`${only}.jsonl`] : ['pi.jsonl', 'scripts.jsonl'];
+  if (needed.some((f) => !existsSync(path.join(dir, f)))) {
     console.log(`No detection corpus at ${dir}: recall and FPR are not measured.`);
     console.log('Build it from mirrored public repositories (datasets/detection/manifest.json lists them):');
     console.log('  npx tsx scripts/build-detection-data.ts --mirror <dir with owner+name/repo git mirrors>');
   } else {
     // `--only` scores one corpus (the training split of both takes long) and skips the latency figures.
-    const only = opt(args, '--only', '');
     const groups = opt(args, '--groups', '').split(';').filter((g) => g.includes('=')).map((g): [string, string[]] => [g.split('=')[0].trim(), g.split('=')[1].split(',').map((m) => m.trim())]);
     const byFile = opt(args, '--by', '');
     const by = byFile ? (JSON.parse(readFileSync(byFile, 'utf8')) as Categories) : {};
-    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by);
+    // NanoGuard is compared on the held-out prompt-injection rows unless `--no-nanoguard`.
+    const peer = split === 'heldout' && !args.includes('--no-nanoguard');
+    const peerMax = Number(opt(args, '--nanoguard-max', 'Infinity'));
+    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by, peer, peerMax);
     if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses, groups, by);
     if (only) return;
   }

@@ -6,6 +6,12 @@
  *
  *   npm run bench -- isolation [--tenants 4] [--rate 10] [--idle-seconds 15] [--sizes 60,40,60]
  *                              [--blobs-on-records-server] [--blob-db NAME]
+ *   npm run bench -- isolation --load expressions [--hogs 6] [--load-seconds 30]
+ *
+ * `--load expressions` (issue 34): instead of uploads, one account starts `--hogs` workflow runs
+ * whose transform would take hours on a backtracking regular expression (each stopped by its
+ * 60 s node timeout), and the other tenants' reads are measured for `--load-seconds` while they
+ * spin; each tenant also runs a one-node workflow once before and once during the load.
  *
  * `--blobs-on-records-server` keeps the stored bytes in the records' FerretDB (the layout before
  * the blobs FerretDB); with `--blob-db sentinel` also in the records' database (the layout before
@@ -89,6 +95,7 @@ export async function run(args: string[]): Promise<void> {
   const idleSeconds = Number(argOf(args, 'idle-seconds', '15'));
   const sizes = argOf(args, 'sizes', '60,40,60').split(',').map(Number);
   const blobDb = argOf(args, 'blob-db', '');
+  if (argOf(args, 'load', 'uploads') === 'expressions') return runExpressionLoad(tenantCount, rate, idleSeconds, Number(argOf(args, 'hogs', '6')), Number(argOf(args, 'load-seconds', '30')));
   const onRecordsServer = args.includes('--blobs-on-records-server');
   const [mongoPort] = await pickPorts(1);
   const svc = await startServiceProcess({
@@ -137,6 +144,73 @@ export async function run(args: string[]): Promise<void> {
     for (const k of KINDS) console.log(`| ${k} | ${row(k, idleResult.samples.get(k) ?? [])} | ${row(k, loadedResult.samples.get(k) ?? [])} |`);
     const all = (r: typeof idleResult) => KINDS.flatMap((k) => r.samples.get(k) ?? []);
     console.log(`| all | ${row('all', all(idleResult))} | ${row('all', all(loadedResult))} |`);
+    console.log(`\nnon-200 answers: idle ${idleResult.errors}, loaded ${loadedResult.errors}`);
+  } finally {
+    await svc.stop();
+  }
+}
+
+/** One-node run of a tenant, from POST to its final status (ms). */
+async function oneNodeRun(client: ReturnType<typeof httpClient>, key: string, workflowId: string): Promise<number> {
+  const started = Date.now();
+  const r = await client.request('POST', `/api/workflows/${workflowId}/run`, key, { input: {} });
+  if (r.status !== 202) throw new Error(`run answered ${r.status}: ${r.body}`);
+  const { runId } = JSON.parse(r.body) as { runId: string };
+  for (;;) {
+    const s = await client.request('GET', `/api/workflows/runs/${runId}`, key);
+    const status = (JSON.parse(s.body) as { status: string }).status;
+    if (status === 'completed') return Date.now() - started;
+    if (status !== 'running' && status !== 'queued') throw new Error(`one-node run ended ${status}`);
+    await sleep(50);
+  }
+}
+
+async function runExpressionLoad(tenantCount: number, rate: number, idleSeconds: number, hogs: number, loadSeconds: number): Promise<void> {
+  const svc = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  try {
+    const env = svc.env;
+    const client = httpClient(env.baseUrl, 8);
+    const create = async (key: string, def: unknown): Promise<string> => {
+      const r = await client.request('POST', '/api/workflows', key, def);
+      if (r.status !== 201) throw new Error(`create workflow answered ${r.status}: ${r.body}`);
+      return (JSON.parse(r.body) as { id: string }).id;
+    };
+    const tenants: Array<Tenant & { flow: string }> = [];
+    for (let i = 0; i < tenantCount; i++) {
+      const a = await cliJson(env, 'account', 'create', '--name', `tenant-${i}`, '--plan', 'pro');
+      await cliJson(env, 'entity', 'create', '--account', a.accountId, '--name', 'dev-1');
+      tenants.push({ apiKey: a.apiKey, entity: 'dev-1', flow: await create(a.apiKey, { name: 'one', nodes: [{ id: 'one', type: 'transform', config: { expression: '1 + 1' } }], edges: [] }) });
+    }
+    const greedy = await cliJson(env, 'account', 'create', '--name', 'greedy', '--plan', 'pro');
+    const hog = await create(greedy.apiKey, {
+      name: 'hog', edges: [],
+      nodes: [{ id: 'spin', type: 'transform', timeout_ms: 60_000, retry: { max_attempts: 1 }, config: { expression: `$contains("${'a'.repeat(40)}!", /^(a+)+$/)` } }],
+    });
+
+    const idle = readers(env.baseUrl, tenants, rate);
+    await sleep(idleSeconds * 1000);
+    const idleRuns = await Promise.all(tenants.map((t) => oneNodeRun(client, t.apiKey, t.flow)));
+    const idleResult = await idle.stop();
+
+    const loaded = readers(env.baseUrl, tenants, rate);
+    for (let i = 0; i < hogs; i++) {
+      const r = await client.request('POST', `/api/workflows/${hog}/run`, greedy.apiKey, { input: {} });
+      if (r.status !== 202) throw new Error(`hog run answered ${r.status}: ${r.body}`);
+    }
+    await sleep(2_000);
+    const loadedRuns = await Promise.all(tenants.map((t) => oneNodeRun(client, t.apiKey, t.flow)));
+    await sleep(Math.max(0, loadSeconds * 1000 - 2_000));
+    const loadedResult = await loaded.stop();
+    client.agent.destroy();
+
+    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+    console.log(`\n${tenantCount} other tenants, ${rate} reads/s each; one account runs ${hogs} transforms that would backtrack for hours (each stopped at 60 s); loaded window ${loadSeconds} s`);
+    console.log('\n| read (other tenants) | idle: p50 / p99 / max ms | while the expressions spin: p50 / p99 / max ms |');
+    console.log('|---|---|---|');
+    for (const k of KINDS) console.log(`| ${k} | ${row(k, idleResult.samples.get(k) ?? [])} | ${row(k, loadedResult.samples.get(k) ?? [])} |`);
+    const all = (r: typeof idleResult) => KINDS.flatMap((k) => r.samples.get(k) ?? []);
+    console.log(`| all | ${row('all', all(idleResult))} | ${row('all', all(loadedResult))} |`);
+    console.log(`| one-node run, POST to completed | ${fmt(percentile(sorted(idleRuns), 50))} / max ${fmt(Math.max(...idleRuns))} | ${fmt(percentile(sorted(loadedRuns), 50))} / max ${fmt(Math.max(...loadedRuns))} |`);
     console.log(`\nnon-200 answers: idle ${idleResult.errors}, loaded ${loadedResult.errors}`);
   } finally {
     await svc.stop();

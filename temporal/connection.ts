@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection, ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Config, temporalAddressOf } from '../src/config';
+import { tracing } from '../src/telemetry/tracing';
 
 function tlsOf(config: Config) {
   const t = config.temporalTls;
@@ -26,7 +28,9 @@ export async function connectClient(config: Config): Promise<Client> {
     connectTimeout: '10s',
   };
   const connection = await Connection.connect(opts);
-  return new Client({ connection, namespace: config.temporalNamespace });
+  // With traces on, a workflow start is a span whose context travels to the workflow in its headers.
+  const interceptors = tracing() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  return new Client({ connection, namespace: config.temporalNamespace, interceptors });
 }
 
 export async function connectWorker(config: Config): Promise<NativeConnection> {

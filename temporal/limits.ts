@@ -3,7 +3,7 @@
  * interpreter workflow imports it inside the deterministic sandbox). Numbers come from
  * FIXED_LIMITS; every capping returns a run-log entry so the run says what was changed.
  */
-import { FIXED_LIMITS as L } from '../src/accounts/plans';
+import { FIXED_LIMITS as L, PLANS } from '../src/accounts/plans';
 
 export interface RunLogEntry {
   level: 'info' | 'warn' | 'error';
@@ -91,12 +91,43 @@ export function forEachCount(length: number, maxItems: number | undefined, nodeI
   return { count: length, log };
 }
 
-/** `flow.call` nesting: the top-level run is depth 0; a child at depth 11 is refused. */
-export function flowCallDepthError(childDepth: number): string | undefined {
-  return childDepth > L.workflowFlowCallDepth
+/**
+ * Nesting of child runs: the top-level run is depth 0 and each flow.call or forEach child run
+ * adds one, so both count toward one depth; a child at depth 11 is refused.
+ */
+export function childDepthError(childDepth: number, kind: 'flow.call' | 'forEach'): string | undefined {
+  if (childDepth <= L.workflowFlowCallDepth) return undefined;
+  return kind === 'flow.call'
     ? `flow.call nesting depth ${childDepth} exceeds the maximum of ${L.workflowFlowCallDepth}`
-    : undefined;
+    : `forEach child run nesting depth ${childDepth} exceeds the maximum of ${L.workflowFlowCallDepth} (flow.call and forEach child runs count together)`;
 }
+
+/** Child runs of one top-level run's whole tree (every depth); a reservation past it is refused. */
+export const CHILD_RUNS_PER_RUN = L.workflowChildRunsPerRun;
+
+export function childBudgetError(wanted: number): string {
+  return `starting ${wanted} more child run${wanted === 1 ? '' : 's'} would pass the limit of ${CHILD_RUNS_PER_RUN} child runs per run (flow.call and forEach child runs at every depth)`;
+}
+
+/**
+ * Node executions in flight in one run, its child runs included: a flow.call or forEach takes
+ * the run's free share for its child runs, which run with that share as their own width.
+ */
+export const RUN_WIDTH = L.workflowRunWidth;
+
+/**
+ * A run limit (child-run depth, child-run budget) ends the whole tree: neither `on_error:
+ * continue` nor error edges catch it, and a parent's batch stops at once. The Temporal failure
+ * type that carries it up the tree.
+ */
+export const LIMIT_FAILURE_TYPE = 'FlowRunLimit';
+
+/**
+ * The worker's activity slots: twice what the largest plan's account can hold at once (its
+ * concurrent runs x the run width), so one account never holds every slot; the task queue's
+ * fairness key (the account) orders what waits.
+ */
+export const WORKER_ACTIVITY_SLOTS = 2 * Math.max(...Object.values(PLANS).map((p) => p.concurrentWorkflowRuns)) * RUN_WIDTH;
 
 /** The 101st execution of one node in a run fails the run, naming the node. */
 export function executionCapError(nodeId: string, execution: number): string | undefined {

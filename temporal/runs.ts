@@ -2,7 +2,7 @@
  * User-workflow runs on Temporal: one execution of the interpreter (`flowRun`) per run, workflow
  * id `run-<runId>`, on the service's task queue, with the search attributes operators filter by
  * in the Web UI (AccountId, FlowId, FlowName, Trigger; `npm start` registers them on the local
- * dev server) and a memo naming the workflow.
+ * dev server), a memo naming the workflow, and the account as its fairness key.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
@@ -34,6 +34,9 @@ export class TemporalRunEngine implements RunEngine {
         args: [args],
         ...runStartOptions(),
         memo: { workflowName: req.flowName },
+        // Its child runs and activities inherit it: a server with fairness on serves the task
+        // queue's backlog account by account instead of first come, first served.
+        priority: { fairnessKey: req.accountId },
         typedSearchAttributes: new TypedSearchAttributes([
           { key: RUN_SEARCH_ATTRIBUTES.AccountId, value: req.accountId },
           { key: RUN_SEARCH_ATTRIBUTES.FlowId, value: req.flowId },

@@ -3,32 +3,90 @@
  * sandbox at start) and the activities under activities/.
  */
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, InjectedSink, NativeConnection, Runtime, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
+import {
+  makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, type OpenTelemetryWorkflowExporter,
+} from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
 import { createActivities, ActivityDeps } from '../activities';
+import { WORKER_ACTIVITY_SLOTS } from './limits';
+import { findFreePort } from '../src/stack/net';
+import { metricsEnabled } from '../src/telemetry/metrics';
+import { serveTemporalMetricsFrom } from '../src/telemetry/server';
+import { tracing } from '../src/telemetry/tracing';
 
-/** Routes the SDK's own logs (worker state, workflow and activity logs) into pino. Once per process. */
+/**
+ * Routes the SDK's own logs (worker state, workflow and activity logs) into pino and, with metrics
+ * on, has the SDK's core serve its worker series on a loopback port that GET /metrics reads
+ * (src/telemetry/server.ts). Once per process.
+ */
 let runtimeInstalled = false;
-export function installTemporalRuntime(logger: Logger): void {
+export async function installTemporalRuntime(logger: Logger): Promise<void> {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const log = logger.child({ component: 'temporal-sdk' });
+  const corePort = metricsEnabled() ? await findFreePort() : undefined;
   Runtime.install({
+    ...(corePort ? {
+      telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${corePort}`, countersTotalSuffix: true, useSecondsForDurations: true } } },
+    } : {}),
     logger: new DefaultLogger('INFO', (entry) => {
       const meta = { ...entry.meta };
       const level = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
       log[level](meta, entry.message);
     }),
   });
+  if (corePort) serveTemporalMetricsFrom(`http://127.0.0.1:${corePort}/metrics`);
+}
+
+/**
+ * With traces on: the workflow spans (recorded in the sandbox and handed to the worker through a
+ * sink) and the activity spans continue the trace of the call that started the workflow, and the
+ * activity's span is the active one while it runs, so its outbound requests join it.
+ */
+function tracingOptions(): Pick<WorkerOptions, 'interceptors' | 'sinks'> & { workflowModules: string[] } {
+  const t = tracing();
+  if (!t) return { workflowModules: [] };
+  const workflowModules = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+  return {
+    workflowModules,
+    // The workflow interceptors are built into the bundle (the worker ignores them with a bundle given).
+    interceptors: {
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+    },
+    sinks: { exporter: idsOnlyExporter(makeWorkflowExporter(t.spanProcessor, t.resource)) },
+  };
+}
+
+/**
+ * The SDK's workflow span sink merges the whole WorkflowInfo into every workflow span's
+ * attributes, search attributes (AccountId, FlowName) and memo (the workflow's name) included:
+ * it is handed the execution's ids only.
+ */
+function idsOnlyExporter(sink: InjectedSink<OpenTelemetryWorkflowExporter>): InjectedSink<OpenTelemetryWorkflowExporter> {
+  return {
+    export: {
+      ...sink.export,
+      fn: (info, spans) => {
+        const ids: Pick<WorkflowInfo, 'workflowId' | 'runId' | 'workflowType' | 'taskQueue' | 'namespace' | 'attempt'> = {
+          workflowId: info.workflowId, runId: info.runId, workflowType: info.workflowType, taskQueue: info.taskQueue, namespace: info.namespace, attempt: info.attempt,
+        };
+        sink.export.fn(ids as WorkflowInfo, spans);
+      },
+    },
+  };
 }
 
 export interface RunningWorker { worker: Worker; done: Promise<void>; shutdown(): Promise<void> }
 
 export async function startWorker(config: Config, connection: NativeConnection, deps: ActivityDeps, logger: Logger): Promise<RunningWorker> {
   const started = Date.now();
+  const { workflowModules, ...traced } = tracingOptions();
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: path.join(config.rootDir, 'workflows', 'index.ts'),
+    workflowInterceptorModules: workflowModules,
     logger: { trace() {}, debug() {}, info() {}, warn: (m) => logger.warn(m), error: (m) => logger.error(m), log() {} },
   });
   logger.info({ ms: Date.now() - started }, 'workflow bundle built');
@@ -38,7 +96,10 @@ export async function startWorker(config: Config, connection: NativeConnection, 
     taskQueue: config.temporalTaskQueue,
     workflowBundle,
     activities: createActivities(deps),
+    // Node activities mostly wait on I/O; one account can hold at most half of these (temporal/limits.ts).
+    maxConcurrentActivityTaskExecutions: WORKER_ACTIVITY_SLOTS,
     shutdownGraceTime: '10s',
+    ...traced,
   });
   const done = worker.run();
   return {

@@ -4,16 +4,20 @@
  * that node's timeout and retry policy (temporal/limits.ts); `delay`, `forEach` and `flow.call`
  * are sequenced here (a durable timer, chunked activities, a child workflow).
  *
- * Graph rules (decisions section 7): a run starts at every node with no incoming edge; a node
+ * Graph rules (docs/contract.md §7): a run starts at every node with no incoming edge; a node
  * runs once every forward incoming edge has been decided and at least one was taken (join);
  * a node whose incoming edges were all not taken is skipped and passes "not taken" on. An edge
  * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.
  * Outputs stay in MongoDB; only sizes and branch labels reach this code, so history stays small,
  * and the run continues-as-new every 2,000 events or sooner when Temporal suggests it.
+ *
+ * Tenants share the workers, so a top-level run's whole tree is bounded here: child runs (of
+ * flow.call and forEach) count toward one depth and one budget, and the run's width (node
+ * executions in flight) is shared with its child runs. A bound that is hit fails the tree.
  */
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, continueAsNew, executeChild,
-  isCancellation, proxyActivities, sleep, workflowInfo,
+  ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowCancellationType, ChildWorkflowFailure, continueAsNew,
+  executeChild, isCancellation, proxyActivities, sleep, workflowInfo,
 } from '@temporalio/workflow';
 import type { FlowActivities } from '../activities/flows';
 import { analyzeGraph } from '../src/flows/graph';
@@ -21,7 +25,8 @@ import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
 import type { NodeStat } from '../src/flows/store';
 import type { ItemRef } from '../src/flows/node-runner';
 import {
-  RunLogEntry, executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError, shouldContinueAsNew,
+  LIMIT_FAILURE_TYPE, RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, executionCapError, forEachCount, nodePolicy,
+  runOutputError, shouldContinueAsNew,
 } from '../temporal/limits';
 
 export interface FlowRunArgs {
@@ -40,6 +45,10 @@ export interface FlowRunArgs {
   state?: InterpreterState;
   /** A forEach child run: its input is this item of the parent's items. */
   inputFrom?: ItemRef;
+  /** The top-level run of this run's tree, whose record holds the tree's child-run budget; absent on the top-level run. */
+  root?: string;
+  /** Node executions in flight at once, this run's child runs included; absent = RUN_WIDTH (a top-level run). */
+  width?: number;
 }
 
 export interface InterpreterState {
@@ -53,23 +62,32 @@ export interface InterpreterState {
 
 export interface FlowRunResult { status: RunStatus; outputBytes: number }
 
-/** Node executions in flight at once: keeps pending operations far below Temporal's 2,000. */
-const MAX_PARALLEL = 50;
 const ITEMS_PER_CHUNK = 100;
 const CHUNKS_IN_FLIGHT = 10;
-/** forEach child runs: one batch workflow per 500 items (about 3,000 history events), two at a time, 20 runs each. */
+/**
+ * forEach child runs: one batch workflow per 500 items (about 3,000 history events), one batch
+ * at a time, running as many child runs at once as the forEach's share of the run's width.
+ */
 const RUNS_PER_BATCH = 500;
-const BATCHES_IN_FLIGHT = 2;
-const RUNS_IN_FLIGHT = 20;
 const PROGRESS_EVERY_MS = 2_000;
+/**
+ * A parent that stops (cancelled, or failed by a run limit) does not wait for its child runs to
+ * acknowledge: it closes at once and Temporal terminates them (parent close policy), so a whole
+ * tree stops in about one workflow task per level. A forEach waits for its batch workflow only,
+ * which answers a cancel at once with the counts of the child runs it started.
+ */
+const CHILD_CANCELLATION = ChildWorkflowCancellationType.TRY_CANCEL;
 
 const bookkeeping = proxyActivities<FlowActivities>({
   startToCloseTimeout: '60 seconds',
   retry: { maximumAttempts: 10, initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
 
+interface ChildRunCount { started: number; failed: number }
+
+/** `limit`: a run limit (child-run depth or budget), which ends the whole tree whatever on_error says. */
 class NodeError extends Error {
-  constructor(message: string, readonly attempts: number, readonly log: RunLogEntry[] = []) {
+  constructor(message: string, readonly attempts: number, readonly log: RunLogEntry[] = [], readonly limit = false, readonly childRuns?: ChildRunCount) {
     super(message);
   }
 }
@@ -78,12 +96,20 @@ function failureOf(err: unknown, fallbackAttempts: number): NodeError {
   if (err instanceof NodeError) return err;
   if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) {
     const cause = err.cause;
-    const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number; root?: string; log?: RunLogEntry[] } | undefined) : undefined;
+    const details = cause instanceof ApplicationFailure
+      ? (cause.details?.[0] as { attempt?: number; root?: string; log?: RunLogEntry[]; childRuns?: ChildRunCount } | undefined)
+      : undefined;
     // A child run's failure carries the error that started it, not a chain of "Node failed".
     const message = details?.root ?? (cause?.message || err.message);
-    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts, details?.log);
+    const limit = cause instanceof ApplicationFailure && cause.type === LIMIT_FAILURE_TYPE;
+    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts, details?.log, limit, details?.childRuns);
   }
   return new NodeError(err instanceof Error ? err.message : String(err), fallbackAttempts);
+}
+
+/** How a run (or a batch of child runs) ends in failure, for its parent to read. */
+function runFailure(message: string, root: string, limit: boolean, childRuns?: ChildRunCount): ApplicationFailure {
+  return ApplicationFailure.create({ message, type: limit ? LIMIT_FAILURE_TYPE : 'FlowRunFailed', nonRetryable: true, details: [{ root, childRuns }] });
 }
 
 export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
@@ -100,6 +126,12 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   let failure: string | undefined;
   /** The error at the origin of the failure, handed to a parent run as is. */
   let root: string | undefined;
+  /** A run limit was hit: the run stops now, without waiting for what is in flight. */
+  let limited = false;
+  const width = args.width ?? RUN_WIDTH;
+  /** Width units held by the node executions in flight. */
+  let used = 0;
+  const treeRoot = args.root ?? args.runId;
 
   const now = () => Date.now();
   const remaining = () => args.deadline - now();
@@ -163,6 +195,13 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     const s = state.stats[id];
     state.log.push(...err.log);
     Object.assign(s, { status: 'failed', attempts: err.attempts, error: err.message });
+    if (err.limit) {
+      state.log.push({ level: 'error', node: id, message: err.message, at: new Date(now()).toISOString() });
+      root ??= err.message;
+      failure ??= `Node "${id}" failed: ${err.message}`;
+      limited = true;
+      return;
+    }
     const errorEdges = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when === 'error');
     if (errorEdges.length) {
       state.log.push({ level: 'warn', node: id, message: `failed, following its error edges: ${err.message}`, at: new Date(now()).toISOString() });
@@ -177,7 +216,14 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     }
   };
 
-  const execute = async (n: NodeDef, execution: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }> => {
+  /** Takes child runs from the tree's budget (on the top-level run's record) before any starts. */
+  const reserveChildRuns = async (count: number) => {
+    if (count > 0 && !(await bookkeeping.reserveChildRuns({ rootRunId: treeRoot, count }))) throw new NodeError(childBudgetError(count), 1, [], true);
+  };
+  const childRunsOf = (id: string): ChildRunCount => (state.stats[id].childRuns ??= { started: 0, failed: 0 });
+
+  /** `share`: the width units the node holds; a flow.call or forEach spends them on its child runs. */
+  const execute = async (n: NodeDef, execution: number, share: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }> => {
     const started = now();
     const policy = nodePolicy(n, n.id, remaining(), started);
     state.log.push(...policy.log);
@@ -188,47 +234,81 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
         return { bytes: 0, durationMs: now() - started, attempt: 1 };
       }
       case 'flow.call': {
-        const tooDeep = flowCallDepthError(args.depth + 1);
-        if (tooDeep) throw new NodeError(tooDeep, 1);
+        const tooDeep = childDepthError(args.depth + 1, 'flow.call');
+        if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
         const cfg = n.config as { workflow_id: string; input?: unknown };
         const childRunId = `${args.runId}.${n.id}.${execution}`;
         const child = await bookkeeping.prepareChildRun({ ...r, workflowId: cfg.workflow_id, input: cfg.input, childRunId });
-        await executeChild(flowRun, {
-          workflowId: `run-${childRunId}`,
-          args: [{ runId: childRunId, accountId: args.accountId, flowId: cfg.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1, deadline: args.deadline, record: false }],
-          workflowExecutionTimeout: Math.max(1_000, remaining()),
-          memo: { workflowName: child.name },
-        });
+        await reserveChildRuns(1);
+        const count = childRunsOf(n.id);
+        count.started++;
+        try {
+          await executeChild(flowRun, {
+            workflowId: `run-${childRunId}`,
+            args: [{
+              runId: childRunId, accountId: args.accountId, flowId: cfg.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
+              deadline: args.deadline, record: false, root: treeRoot, width: share,
+            }],
+            workflowExecutionTimeout: Math.max(1_000, remaining()),
+            cancellationType: CHILD_CANCELLATION,
+            memo: { workflowName: child.name },
+          });
+        } catch (err) {
+          if (!isCancellation(err)) count.failed++;
+          throw err;
+        }
         return bookkeeping.adoptChildOutput({ ...r, childRunId, startedAt: started });
       }
       case 'forEach': {
         const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } | { workflow_id: string } };
+        const does = cfg.do;
+        const tooDeep = 'workflow_id' in does ? childDepthError(args.depth + 1, 'forEach') : undefined;
+        if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
         const { length, itemsKey } = await bookkeeping.prepareForEach({ ...r, items: cfg.items });
         const counted = forEachCount(length, cfg.max_items, n.id, now());
         state.log.push(...counted.log);
-        const does = cfg.do;
         if ('workflow_id' in does) {
-          const tooDeep = flowCallDepthError(args.depth + 1);
-          if (tooDeep) throw new NodeError(tooDeep, 1);
           const child = await bookkeeping.prepareChildRun({ ...r, workflowId: does.workflow_id });
+          await reserveChildRuns(counted.count);
           const prefix = `${args.runId}.${n.id}.${execution}`;
-          const batches = Math.ceil(counted.count / RUNS_PER_BATCH);
-          let nextBatch = 0;
-          const batchWorker = async () => {
-            while (nextBatch < batches) {
-              const b = nextBatch++;
-              await executeChild(forEachRuns, {
-                workflowId: `run-${prefix}.batch-${b}`,
-                workflowExecutionTimeout: Math.max(1_000, remaining()),
-                args: [{
-                  base: { accountId: args.accountId, flowId: does.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1, deadline: args.deadline, record: false },
-                  prefix, items: { runId: args.runId, key: itemsKey }, from: b * RUNS_PER_BATCH, to: Math.min(counted.count, (b + 1) * RUNS_PER_BATCH),
-                  continueOnError: n.on_error === 'continue',
-                }],
-              });
+          const count = childRunsOf(n.id);
+          const before = { ...count };
+          try {
+            for (let b = 0; b * RUNS_PER_BATCH < counted.count; b++) {
+              try {
+                const done = await executeChild(forEachRuns, {
+                  workflowId: `run-${prefix}.batch-${b}`,
+                  workflowExecutionTimeout: Math.max(1_000, remaining()),
+                  args: [{
+                    base: {
+                      accountId: args.accountId, flowId: does.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
+                      deadline: args.deadline, record: false, root: treeRoot, width: 1,
+                    },
+                    prefix, items: { runId: args.runId, key: itemsKey }, from: b * RUNS_PER_BATCH, to: Math.min(counted.count, (b + 1) * RUNS_PER_BATCH),
+                    continueOnError: n.on_error === 'continue', inFlight: share,
+                  }],
+                });
+                count.started += done.started;
+                count.failed += done.failed;
+                if (done.cancelled) {
+                  // Cancelled with this run (the counts are in): the cancellation goes on from here.
+                  const scope = CancellationScope.current();
+                  if (scope.consideredCancelled) await scope.cancelRequested;
+                  throw new NodeError('its batch of child runs was cancelled', 1);
+                }
+              } catch (err) {
+                const f = failureOf(err, 1);
+                count.started += f.childRuns?.started ?? 0;
+                count.failed += f.childRuns?.failed ?? 0;
+                throw isCancellation(err) ? err : f;
+              }
             }
-          };
-          await Promise.all(Array.from({ length: Math.min(BATCHES_IN_FLIGHT, batches) }, batchWorker));
+          } finally {
+            state.log.push({
+              level: count.failed > before.failed ? 'warn' : 'info', node: n.id, at: new Date(now()).toISOString(),
+              message: `forEach started ${count.started - before.started} child runs of workflow ${does.workflow_id}; ${count.failed - before.failed} failed`,
+            });
+          }
           return bookkeeping.assembleForEachRuns({ ...r, childRunPrefix: prefix, count: counted.count, startedAt: started });
         }
         const doNode = does;
@@ -249,7 +329,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
             });
           }
         };
-        await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks) }, worker));
+        await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks, share) }, worker));
         return bookkeeping.assembleForEach({ ...r, chunks, startedAt: started });
       }
       default: {
@@ -293,12 +373,16 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
     s.status = 'running';
     dirty.add(id);
     const n = byId.get(id) as NodeDef;
-    const p = execute(n, execution)
+    // Nodes that start child runs take every free unit for them; any other node takes one.
+    const share = n.type === 'flow.call' || n.type === 'forEach' ? Math.max(1, width - used) : 1;
+    used += share;
+    const p = execute(n, execution, share)
       .then((outcome) => onSuccess(id, outcome), (err: unknown) => {
         if (isCancellation(err)) throw err;
         onFailure(id, failureOf(err, 1));
       })
       .finally(() => {
+        used -= share;
         inflight.delete(id);
         dirty.add(id);
         saveProgress();
@@ -310,7 +394,11 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
 
   const finish = async (status: RunStatus, error: string | null) => {
     if (saving) await saving;
-    for (const s of Object.values(state.stats)) if (s.status === 'pending' || s.status === 'running') s.status = 'skipped';
+    for (const s of Object.values(state.stats)) {
+      if (s.status === 'pending') s.status = 'skipped';
+      // In flight when the run was cancelled or stopped by a run limit.
+      if (s.status === 'running') s.status = 'cancelled';
+    }
     const terminals = nodes.filter((n) => (shape.outgoing.get(n.id) ?? []).length === 0 && state.stats[n.id].status === 'completed').map((n) => n.id);
     await bookkeeping.finishFlowRun({ runId: args.runId, record: args.record, status, error, nodes: state.stats, log: state.log, outputBytes: state.outputBytes, terminals });
   };
@@ -318,8 +406,9 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   let draining = false;
   try {
     for (;;) {
-      while (!failure && !draining && state.ready.length && inflight.size < MAX_PARALLEL) launch(state.ready.shift() as string);
-      if (inflight.size === 0) break;
+      while (!failure && !draining && state.ready.length && used < width) launch(state.ready.shift() as string);
+      // A run limit stops the tree now: what is in flight is abandoned (child runs are terminated with this run).
+      if (inflight.size === 0 || limited) break;
       saveProgress();
       await Promise.race(inflight.values());
       if (shouldContinueAsNew(workflowInfo())) draining = true;
@@ -338,7 +427,7 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
   }
   if (failure) {
     await finish('failed', failure);
-    throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true, details: [{ root: root ?? failure }] });
+    throw runFailure(failure, root ?? failure, limited);
   }
   await finish('completed', null);
   return { status: 'completed', outputBytes: state.outputBytes };
@@ -353,31 +442,47 @@ export interface ForEachRunsArgs {
   from: number;
   to: number;
   continueOnError: boolean;
+  /** Child runs at once: the forEach's share of its run's width. */
+  inFlight: number;
 }
 
 /**
  * One batch of a forEach's child runs (items [from, to)), kept apart from the parent so neither
  * history holds thousands of child events. The first failed child fails the batch unless the
- * forEach continues on error.
+ * forEach continues on error; a child stopped by a run limit fails it at once, whatever
+ * on_error says (the batch closes and its other children are terminated with it).
  */
-export async function forEachRuns(a: ForEachRunsArgs): Promise<void> {
+export async function forEachRuns(a: ForEachRunsArgs): Promise<ChildRunCount & { cancelled?: boolean }> {
   let next = a.from;
   let failure: string | undefined;
+  const count: ChildRunCount = { started: 0, failed: 0 };
   const worker = async () => {
     while (next < a.to && !failure) {
       const i = next++;
+      count.started++;
       try {
         await executeChild(flowRun, {
           workflowId: `run-${a.prefix}.${i}`,
           workflowExecutionTimeout: Math.max(1_000, a.base.deadline - Date.now()),
+          cancellationType: CHILD_CANCELLATION,
           args: [{ ...a.base, runId: `${a.prefix}.${i}`, inputFrom: { ...a.items, index: i } }],
         });
       } catch (err) {
         if (isCancellation(err)) throw err;
-        if (!a.continueOnError) failure ??= `item ${i}: ${failureOf(err, 1).message}`;
+        count.failed++;
+        const f = failureOf(err, 1);
+        if (f.limit) throw runFailure(f.message, f.message, true, count);
+        if (!a.continueOnError) failure ??= `item ${i}: ${f.message}`;
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(RUNS_IN_FLIGHT, a.to - a.from) }, worker));
-  if (failure) throw ApplicationFailure.create({ message: failure, type: 'FlowRunFailed', nonRetryable: true, details: [{ root: failure }] });
+  try {
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, a.inFlight), a.to - a.from) }, worker));
+  } catch (err) {
+    // Cancelled with its run: the parent gets the counts; the children are terminated as this batch closes.
+    if (isCancellation(err)) return { ...count, cancelled: true };
+    throw err;
+  }
+  if (failure) throw runFailure(failure, failure, false, count);
+  return count;
 }

@@ -1,5 +1,5 @@
 /**
- * The one plans table (decisions.md section 3). Every limit that scales with the plan is read
+ * The one plans table (docs/contract.md §3). Every limit that scales with the plan is read
  * from here; nothing else hard-codes these numbers.
  */
 export const PLAN_TIERS = ['free', 'starter', 'standard', 'pro'] as const;
@@ -19,7 +19,7 @@ export interface Plan {
   maxWorkflows: number;
   workflowRunsPerMonth: number;
   concurrentWorkflowRuns: number;
-  /** One unit per started second of node execution (decisions section 7). */
+  /** One unit per started second of node execution (docs/contract.md §3 "Compute units"). */
   computeUnitsPerMonth: number;
   maxConnectors: number;
   maxVaultEntries: number;
@@ -57,13 +57,13 @@ export const PLANS: Readonly<Record<PlanTier, Plan>> = {
   },
 };
 
-/** Limits that are the same on every plan (service-spec "Limits"). */
+/** Limits that are the same on every plan (docs/contract.md §3 "Limits"). */
 export const FIXED_LIMITS = {
   scanWritesPerMinute: 30,
   scanReadsPerMinute: 60,
   autoDeferBytes: 25 * MB,
   maxPayloadDecodedBytes: 10 * MB,
-  /** Scan history pages (GET /api/scans). */
+  /** Scan history pages (GET /api/account/history). */
   historyPageDefault: 25,
   historyPageMax: 100,
   persistedExcerptChars: 200,
@@ -85,7 +85,7 @@ export const FIXED_LIMITS = {
   webhookTimeoutMs: 10_000,
   workflowWritesPerMinute: 30,
   workflowRunsPerMinute: 60,
-  /** Waiting runs (decisions section 7): per account and in total; a run waits at most an hour. */
+  /** Waiting runs (docs/contract.md §7 "Limits and admission"): per account and in total; a run waits at most an hour. */
   workflowQueuedPerAccount: 500,
   workflowQueuedTotal: 10_000,
   workflowQueueWaitMs: 60 * 60_000,
@@ -106,7 +106,7 @@ export const FIXED_LIMITS = {
   /** Wall-clock limit of one ffmpeg/ffprobe run, and the address-space limit it runs under. */
   clipToolSeconds: 180,
   clipToolMemoryBytes: 2 * GB,
-  // User workflows (service-spec "Limits / Workflow execution"; decisions section 7).
+  // User workflows (docs/contract.md §7).
   workflowRunTimeoutMs: 10 * 60_000,
   workflowNodeTimeoutDefaultMs: 30_000,
   workflowNodeTimeoutCeilingMs: 5 * 60_000,
@@ -122,8 +122,14 @@ export const FIXED_LIMITS = {
   workflowStepOutputBytes: 10 * MB,
   workflowRunOutputBytes: 100 * MB,
   workflowFlowCallDepth: 10,
+  /** Child runs (flow.call and forEach, at every depth) one top-level run may start in all. */
+  workflowChildRunsPerRun: 10_000,
+  /** Node executions in flight at once in one run and all its child runs together. */
+  workflowRunWidth: 10,
   /** Node outputs above this travel by reference (GridFS), never in Temporal history. */
   workflowInlineOutputBytes: 256 * 1024,
+  /** Heap of one expression thread (JSONata and templates run there, src/flows/expression-pool.ts); past it the expression fails. */
+  expressionHeapMb: 256,
 } as const;
 
 export const isPlanTier = (v: unknown): v is PlanTier => typeof v === 'string' && (PLAN_TIERS as readonly string[]).includes(v);

@@ -1,4 +1,4 @@
-/** Entity permissions and the default entity role (decisions.md section 2). */
+/** Entity permissions and the default entity role (docs/contract.md §2 "Roles and permissions"). */
 export const PERMISSIONS = [
   'entity:Publish',
   'entity:State',

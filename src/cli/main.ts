@@ -1,5 +1,5 @@
 /**
- * The operator CLI (decisions.md section 6): `npm run cli -- <command> [--flags]`.
+ * The operator CLI (docs/contract.md §6): `npm run cli -- <command> [--flags]`.
  * JSON on stdout and exit 0; on error a message on stderr and a non-zero exit. It uses the
  * service's configuration and never starts a database: with MONGODB_URI unset it connects to the
  * local stack's MongoDB on MONGO_PORT.

@@ -1,6 +1,7 @@
 /**
- * The aws.s3 node's operations with the official AWS SDK v3 S3 client, configured as the spec
- * fixes it: connect timeout 10 s, read timeout 30 s, at most 2 retries (3 attempts). Outputs
+ * The aws.s3 node's operations with the official AWS SDK v3 S3 client, configured as the contract
+ * (docs/contract.md §7 "Connectors and vault") fixes it: connect timeout 10 s, read timeout 30 s,
+ * at most 2 retries (3 attempts). Outputs
  * are plain JSON. The endpoint host is checked against internal addresses before each call and
  * again at connect time (DNS rebinding), unless it is in WEBHOOK_ALLOW_HOSTS.
  */
@@ -9,10 +10,11 @@ import https from 'node:https';
 import {
   DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
 } from '@aws-sdk/client-s3';
-import { assertPublicHost, safeLookup } from '../net/safe-target';
+import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { S3OperationConfig } from './schemas';
+import { inClientSpan } from '../telemetry/tracing';
 
-/** Spec "Cloud connector" timeouts and retries. */
+/** The connector timeouts and retries of docs/contract.md §7 "Connectors and vault". */
 export const S3_CLIENT_POLICY = { connectionTimeoutMs: 10_000, readTimeoutMs: 30_000, maxAttempts: 3 } as const;
 export type S3ClientPolicy = { connectionTimeoutMs: number; readTimeoutMs: number; maxAttempts: number };
 
@@ -61,7 +63,8 @@ export type S3Output =
 
 export function createS3Client(settings: S3Settings, opts: S3CallOptions): S3Client {
   const policy = opts.policy ?? S3_CLIENT_POLICY;
-  const lookup = safeLookup(opts.allowHosts);
+  // No endpoint: AWS itself, over https.
+  const lookup = safeLookup(opts.allowHosts, settings.endpoint ? portOf(new URL(settings.endpoint)) : 443);
   const client = new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
@@ -79,6 +82,11 @@ export function createS3Client(settings: S3Settings, opts: S3CallOptions): S3Cli
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  // One client span per operation (all its attempts); the build step runs before signing, so the traceparent is signed too.
+  client.middlewareStack.add((next, context) => (args) => inClientSpan(
+    `S3 ${context.commandName ?? 'command'}`, { 'rpc.system': 'aws-api', 'rpc.service': 'S3', 'rpc.method': context.commandName ?? 'unknown' },
+    (args.request as { headers?: Record<string, string> }).headers ?? {}, () => next(args), (out) => (out.response as { statusCode?: number }).statusCode,
+  ), { step: 'build', name: 'sentinelTrace' });
   if (opts.onAttempt) {
     const onAttempt = opts.onAttempt;
     let attempt = 0;
@@ -109,7 +117,10 @@ function bodyBytes(body: unknown): { bytes: Buffer; contentType: string } {
 
 /** Runs one operation with a fresh client (its retry budget is this call's alone). */
 export async function runS3Operation(settings: S3Settings, op: Omit<S3OperationConfig, 'connector_id'>, opts: S3CallOptions): Promise<S3Output> {
-  if (settings.endpoint) await assertPublicHost(new URL(settings.endpoint).hostname, opts.allowHosts);
+  if (settings.endpoint) {
+    const endpoint = new URL(settings.endpoint);
+    await assertPublicHost(endpoint.hostname, portOf(endpoint), opts.allowHosts);
+  }
   const send = { abortSignal: opts.signal };
   let attempts = 0;
   const counted = createS3Client(settings, { ...opts, onAttempt: (a) => { attempts = a.attempt; opts.onAttempt?.(a); } });

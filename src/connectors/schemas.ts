@@ -1,4 +1,4 @@
-/** Schemas of the connectors API and of the aws.s3 operation (decisions.md section 7). */
+/** Schemas of the connectors API and of the aws.s3 operation (docs/contract.md §7 "Connectors and vault"). */
 import type { FromSchema } from 'json-schema-to-ts';
 
 const connectorFields = {

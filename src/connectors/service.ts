@@ -49,7 +49,7 @@ export function publicConnector(c: ConnectorRecord): ConnectorView {
 export interface S3RunOptions {
   onAttempt?: (a: S3Attempt) => void;
   signal?: AbortSignal;
-  /** Tests shorten the spec's timeouts; production uses S3_CLIENT_POLICY. */
+  /** Tests shorten the contract's timeouts (docs/contract.md §7 "Connectors and vault"); production uses S3_CLIENT_POLICY. */
   policy?: S3ClientPolicy;
 }
 

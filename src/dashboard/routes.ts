@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type Koa from 'koa';
+import type { TemporalUiLink } from '../config';
 import type { AppState } from '../http/route';
 
 export const DASHBOARD_DIR = path.resolve(__dirname, '..', '..', 'dist', 'dashboard');
@@ -50,8 +51,12 @@ function loadAssets(dir: string): Map<string, Asset> {
   return assets;
 }
 
-export function dashboardMiddleware(dir = DASHBOARD_DIR): Koa.Middleware<AppState> {
+/** What the app needs from the service's configuration, served as /dashboard/config.json. */
+export interface DashboardSettings { temporalUi: TemporalUiLink }
+
+export function dashboardMiddleware(dir = DASHBOARD_DIR, settings: DashboardSettings = { temporalUi: null }): Koa.Middleware<AppState> {
   const assets = loadAssets(dir);
+  assets.set('/config.json', { body: Buffer.from(JSON.stringify(settings)), type: 'application/json; charset=utf-8', cacheControl: 'no-cache' });
   return async (ctx, next) => {
     if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();

@@ -3,6 +3,7 @@
  * validation, the TypeScript types derived from them and the OpenAPI document.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { pageOffsetProperty } from '../json-schema';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { ENTITY_NAME_PATTERN, tagsSchema } from '../messaging/schemas';
 
@@ -59,7 +60,7 @@ export const entityListSchema = {
 } as const;
 export const entityListQuerySchema = {
   type: 'object', additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 } },
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, offset: pageOffsetProperty },
 } as const;
 export const entityPatchSchema = {
   type: 'object', additionalProperties: false, minProperties: 1,

@@ -1,12 +1,13 @@
 /** HTTP for file transfer (entity keys) and the clip gallery (account key): FileService calls only. */
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
-import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../scan/upload';
-import type { Services } from '../services';
+import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../http/multipart';
+import type { Logger } from '../log';
+import type { ScanService } from '../scan/service';
 import {
   acceptedSchema, fileStatusSchema, galleryQuerySchema, GalleryQuery, gallerySchema, inboxQuerySchema, inboxSchema, uploadBodySchema,
 } from './schemas';
-import type { BlobPart, FileCaller, StoredPart } from './service';
+import type { BlobPart, FileCaller, FileService, PartHeaders, StoredPart } from './service';
 
 const UPLOAD_FIELDS = textFieldsOf(uploadBodySchema);
 
@@ -16,11 +17,15 @@ function contentDisposition(kind: 'attachment' | 'inline', filename: string): st
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
-function sendPart(ctx: AppContext, part: StoredPart, disposition: 'attachment' | 'inline'): void {
+function setPartHeaders(ctx: AppContext, part: PartHeaders, disposition: 'attachment' | 'inline'): void {
   ctx.set('Content-Disposition', contentDisposition(disposition, part.filename));
   // The type comes from the content (or the device): a browser must not guess another one.
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.type = part.contentType;
+}
+
+function sendPart(ctx: AppContext, part: StoredPart, disposition: 'attachment' | 'inline'): void {
+  setPartHeaders(ctx, part, disposition);
   if (part.range.kind === 'unsatisfiable') throw new RangeNotSatisfiableError(part.size);
   if (part.range.kind === 'partial') {
     ctx.status = 206;
@@ -40,7 +45,7 @@ const callerOf = (ctx: AppContext): FileCaller => {
 
 const binary = (contentType: string, description: string) => ({ description, contentType, schema: { type: 'string', format: 'binary' } });
 
-export function registerFileRoutes(r: RouteRegistry, s: Services): void {
+export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; scans: Pick<ScanService, 'fileSizeLimit'>; logger: Logger }): void {
   r.add({
     method: 'POST', path: '/api/entities/files', area: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
     summary: 'Send a file (or a clip) to another entity; it is malware-scanned before delivery',
@@ -81,15 +86,24 @@ export function registerFileRoutes(r: RouteRegistry, s: Services): void {
   r.add({
     method: 'GET', path: '/api/entities/files/download/:id', area: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
     summary: 'Download a delivered file (the recipient only); consumes it',
-    description: 'Once the whole body has been sent the file is marked `downloaded` and its bytes are deleted: a second download is 404. A download cut short leaves the file in place.',
+    description: 'Once the whole body has been sent the file is marked `downloaded` and its bytes are deleted: a second download is 404. One download at a time: a download while another of the same file is in progress is 404. A download cut short leaves the file in place. HEAD answers the headers and consumes nothing.',
     responses: { 200: binary('application/octet-stream', 'The file\'s bytes, with Content-Disposition'), 404: { description: 'Unknown, not addressed to the caller, not delivered, or already downloaded' } },
     handler: async (ctx) => {
       const c = callerOf(ctx);
+      // The router answers HEAD with this GET route: headers only, and nothing claimed or consumed.
+      if (ctx.method === 'HEAD') {
+        const h = await s.files.downloadHeaders(c.accountId, c.entity ?? '', ctx.params.id);
+        setPartHeaders(ctx, h, 'attachment');
+        ctx.status = 200;
+        ctx.length = h.size;
+        return;
+      }
       const download = await s.files.openDownload(c.accountId, c.entity ?? '', ctx.params.id);
-      // 'finish': the last byte was handed to the connection. A client that went away first
-      // closes the response without it, and the file stays.
-      ctx.res.once('finish', () => {
-        download.consume().catch((err: unknown) => s.logger.error({ err, fileId: ctx.params.id }, 'could not consume a downloaded file'));
+      // Finished: the last byte was handed to the connection. A client that went away first
+      // closes the response without it: the claim is released and the file stays.
+      ctx.res.once('close', () => {
+        const done = ctx.res.writableFinished ? download.consume() : download.release();
+        done.catch((err: unknown) => s.logger.error({ err, fileId: ctx.params.id }, 'could not end a file download'));
       });
       sendPart(ctx, download, 'attachment');
     },

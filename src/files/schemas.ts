@@ -1,8 +1,9 @@
 /**
- * Schemas of file transfer and the clip gallery (decisions.md section 8): the single source for
+ * Schemas of file transfer and the clip gallery (docs/contract.md §8): the single source for
  * validation, the TypeScript types below and the OpenAPI document.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { pageOffsetProperty } from '../json-schema';
 import { FIXED_LIMITS } from '../accounts/plans';
 
 export const FILE_STATUSES = ['scanning', 'delivered', 'blocked', 'downloaded', 'failed'] as const;
@@ -42,7 +43,7 @@ export const uploadBodySchema = {
     kind: { type: 'string', enum: ['file', 'clip'] },
     meta: { type: 'string', description: 'JSON object, e.g. {"format": "jpeg_burst", "fps": 10}; kept as sent' },
   },
-  // Any other part, or one of these twice, is 400 invalid_upload (scan/upload.ts).
+  // Any other part, or one of these twice, is 400 invalid_upload (http/multipart.ts).
   additionalProperties: false,
 } as const;
 
@@ -119,7 +120,7 @@ export const galleryQuerySchema = {
   properties: {
     kind: { type: 'string', enum: ['clip'], default: 'clip' },
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.filesPageMax, default: FIXED_LIMITS.filesPageDefault },
-    offset: { type: 'integer', minimum: 0, default: 0, description: 'Skip this many clips; next_cursor of the previous page' },
+    offset: { ...pageOffsetProperty, description: 'Skip this many clips; next_cursor of the previous page' },
     entity_name: { type: 'string', description: 'Only clips sent by this entity' },
   },
 } as const;

@@ -1,5 +1,5 @@
 /**
- * File transfer rules (decisions.md section 8): an entity's upload is stored, scanned by the one
+ * File transfer rules (docs/contract.md §8): an entity's upload is stored, scanned by the one
  * scan pipeline inside the workflow `file-<id>`, then delivered to its recipient or blocked; a
  * clip is made into a video and poster for the account's gallery. Downloads consume; everything
  * is deleted when it expires. HTTP (routes.ts) and Temporal activities both call this.
@@ -38,7 +38,12 @@ export interface FileRecords {
   /** The gallery, newest first. */
   clips(accountId: string, opts: { source?: string; offset: number; limit: number }): Promise<FileRecord[]>;
   expiredIds(now: Date, limit: number): Promise<string[]>;
+  /** Removes the record (and any download claim on it). */
   remove(id: string): Promise<void>;
+  /** Takes the file's single download claim unless a claim valid at `now` is held; true when taken. */
+  claimDownload(id: string, token: string, until: Date, now: Date): Promise<boolean>;
+  renewDownloadClaim(id: string, token: string, until: Date): Promise<void>;
+  releaseDownloadClaim(id: string, token: string): Promise<void>;
   /** Streams bytes in as the file's `part`, replacing an earlier attempt's; returns the size. */
   saveBlob(id: string, part: BlobPart, source: Readable): Promise<number>;
   blobSize(id: string, part: BlobPart): Promise<number | undefined>;
@@ -84,10 +89,21 @@ export interface UploadRequest {
 
 export interface StoredPart { stream: Readable; size: number; contentType: string; filename: string; range: RangeAnswer }
 
-/** Threat levels a file may be delivered with (decisions.md section 8); anything else is blocked. */
+/** What a download sends, without the bytes (HEAD). */
+export type PartHeaders = Pick<StoredPart, 'size' | 'contentType' | 'filename'>;
+
+/** A download holding the file's claim: `consume` once the whole body was sent, else `release`. */
+export interface Download extends StoredPart {
+  consume(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** Threat levels a file may be delivered with (docs/contract.md §8 "Scanning and delivery"); anything else is blocked. */
 const DELIVERABLE = new Set(['Clean', 'Informational']);
 const DAY_MS = 24 * 60 * 60 * 1000;
 const EXPIRY_BATCH = 200;
+/** A download's claim lasts this long and is renewed while the body streams; a dead holder's lapses. */
+const DOWNLOAD_CLAIM_MS = 10 * 60 * 1000;
 
 const validateFields = validatorFor(uploadFieldsSchema);
 
@@ -183,24 +199,67 @@ export class FileService {
     };
   }
 
-  /**
-   * A delivered file's bytes for its recipient. `consume` is called by HTTP once the whole body
-   * has been sent: only then is the file marked downloaded and its bytes deleted.
-   */
-  async openDownload(accountId: string, entity: string, id: string): Promise<StoredPart & { consume(): Promise<void> }> {
-    const { store } = this.deps;
-    const f = await store.find(accountId, id);
+  /** A delivered file of the recipient's: its record and size, or 404. */
+  private async deliverable(accountId: string, entity: string, id: string): Promise<PartHeaders> {
+    const f = await this.deps.store.find(accountId, id);
     if (!f || f.dest !== entity || f.status !== 'delivered') throw new NotFoundError('File');
-    const size = await store.blobSize(id, 'raw');
-    const stream = size === undefined ? undefined : await store.openBlob(id, 'raw');
-    if (!stream || size === undefined) throw new NotFoundError('File');
+    const size = await this.deps.store.blobSize(id, 'raw');
+    if (size === undefined) throw new NotFoundError('File');
+    return { size, contentType: f.contentType, filename: f.filename };
+  }
+
+  /** HEAD of a download: what GET would send, consuming nothing. */
+  downloadHeaders(accountId: string, entity: string, id: string): Promise<PartHeaders> {
+    return this.deliverable(accountId, entity, id);
+  }
+
+  /**
+   * A delivered file's bytes for its recipient, under the file's single download claim (in the
+   * database, so it holds across processes): a second download while one is in progress is 404.
+   * HTTP calls `consume` once the whole body has been sent (the file is marked downloaded and its
+   * bytes deleted) or `release` when the download was cut short (the file stays).
+   */
+  async openDownload(accountId: string, entity: string, id: string): Promise<Download> {
+    const { store } = this.deps;
+    await this.deliverable(accountId, entity, id);
+    const token = randomUUID();
+    const until = () => new Date(this.now().getTime() + DOWNLOAD_CLAIM_MS);
+    if (!(await store.claimDownload(id, token, until(), this.now()))) throw new NotFoundError('File');
+    const release = () => store.releaseDownloadClaim(id, token);
+    let stream: Readable | undefined;
+    let headers: PartHeaders;
+    try {
+      // Again under the claim: a download that ended before it has consumed the file.
+      headers = await this.deliverable(accountId, entity, id);
+      stream = await store.openBlob(id, 'raw');
+    } catch (err) {
+      await release();
+      throw err;
+    }
+    if (!stream) {
+      await release();
+      throw new NotFoundError('File');
+    }
+    const renew = setInterval(() => {
+      store.renewDownloadClaim(id, token, until()).catch((err: unknown) => this.deps.logger.warn({ err, fileId: id }, 'could not renew a download claim'));
+    }, DOWNLOAD_CLAIM_MS / 3);
+    renew.unref();
     return {
-      stream, size, contentType: f.contentType, filename: f.filename, range: { kind: 'full' },
+      ...headers, stream, range: { kind: 'full' },
       consume: async () => {
-        if (await store.transition(id, 'delivered', { status: 'downloaded', downloadedAt: this.now() })) {
-          // A clip's video and poster stay in the gallery until the file expires.
-          await store.deleteBlob(id, 'raw');
+        clearInterval(renew);
+        try {
+          if (await store.transition(id, 'delivered', { status: 'downloaded', downloadedAt: this.now() })) {
+            // A clip's video and poster stay in the gallery until the file expires.
+            await store.deleteBlob(id, 'raw');
+          }
+        } finally {
+          await release();
         }
+      },
+      release: async () => {
+        clearInterval(renew);
+        await release();
       },
     };
   }

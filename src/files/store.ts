@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket } from 'mongodb';
-import { BUCKETS, COLLECTIONS } from '../storage/mongo';
+import { BUCKETS, COLLECTIONS, isDuplicateKey } from '../storage/mongo';
 import type { UserJsonText } from '../storage/user-json';
 import type { ClipFormat, FileStatus } from './schemas';
 import type { BlobPart, FileRecords } from './service';
@@ -55,13 +55,18 @@ export interface FileRecord {
 
 export interface BlobRange { start: number; end: number }
 
+/** A download in progress; `until` lets another process take over a claim whose holder died. */
+interface DownloadClaim { _id: string; token: string; until: Date }
+
 export class FileStore implements FileRecords {
   private readonly files: Collection<FileRecord>;
   private readonly chunks: Collection;
+  private readonly claims: Collection<DownloadClaim>;
 
   /** `blobs`: the `file_blobs` bucket from storage/, on `blobDb` (storage's `Storage.blobDb`). */
   constructor(db: Db, blobDb: Db, private readonly blobs: GridFSBucket) {
     this.files = db.collection<FileRecord>(COLLECTIONS.files);
+    this.claims = db.collection<DownloadClaim>(COLLECTIONS.fileDownloadClaims);
     this.chunks = blobDb.collection(`${BUCKETS.fileBlobs}.chunks`);
   }
 
@@ -99,6 +104,31 @@ export class FileStore implements FileRecords {
 
   async remove(id: string): Promise<void> {
     await this.files.deleteOne({ _id: id });
+    await this.claims.deleteOne({ _id: id });
+  }
+
+  /**
+   * An insert under the file's id, so of any number of requests, in any number of processes, one
+   * holds the claim (inserts are exact on MongoDB and on the local FerretDB, whose conditional
+   * updates across connections are not). An expired claim (its holder died) is removed first.
+   */
+  async claimDownload(id: string, token: string, until: Date, now: Date): Promise<boolean> {
+    await this.claims.deleteOne({ _id: id, until: { $lte: now } });
+    try {
+      await this.claims.insertOne({ _id: id, token, until });
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  }
+
+  async renewDownloadClaim(id: string, token: string, until: Date): Promise<void> {
+    await this.claims.updateOne({ _id: id, token }, { $set: { until } });
+  }
+
+  async releaseDownloadClaim(id: string, token: string): Promise<void> {
+    await this.claims.deleteOne({ _id: id, token });
   }
 
   /**

@@ -1,4 +1,5 @@
 /** The other capabilities as node kinds see them (small interfaces in nodes/types.ts). */
+import { availableParallelism } from 'node:os';
 import type { AccountService } from '../accounts/service';
 import type { ScanService } from '../scan/service';
 import type { FileService } from '../files/service';
@@ -7,6 +8,7 @@ import { planOf } from '../accounts/plans';
 import type { ConnectorService } from '../connectors/service';
 import { S3_CLIENT_POLICY } from '../connectors/s3';
 import { runPythonSnippet } from '../sandbox/python';
+import { FairSlots } from './fair-slots';
 import type { ObjectStorage, PayloadScanner, SnippetRunner } from './nodes/types';
 import { NodeFailure } from './nodes/types';
 
@@ -37,17 +39,25 @@ export function payloadScanner(scans: ScanService, accounts: AccountService, fil
   };
 }
 
-/** `python` nodes: the jail with the output cap of the account's plan. */
-export function snippetRunner(accounts: AccountService): SnippetRunner {
+/**
+ * Snippets one worker process runs at once (each a jail process of up to 256 MB): the worker's
+ * activity slots are sized for nodes that wait on I/O, so snippets take turns, account by account.
+ */
+export const SNIPPETS_AT_ONCE = Math.max(2, availableParallelism());
+
+/** `python` nodes: the jail with the output cap of the account's plan; a turn's wait counts in the node's timeout. */
+export function snippetRunner(accounts: AccountService, slots = new FairSlots(SNIPPETS_AT_ONCE)): SnippetRunner {
   return {
     async runSnippet(req) {
       const account = await accounts.getAccount(req.accountId);
-      return runPythonSnippet({ code: req.code, input: req.input, timeoutMs: req.timeoutMs, signal: req.signal, outputCapBytes: planOf(account.plan).pythonSnippetOutputBytes });
+      return slots.run(req.accountId, req.signal, () => runPythonSnippet({
+        code: req.code, input: req.input, timeoutMs: req.timeoutMs, signal: req.signal, outputCapBytes: planOf(account.plan).pythonSnippetOutputBytes,
+      }));
     },
   };
 }
 
-/** `aws.s3` nodes: the account's connector with the spec's client policy (timeouts overridable by config for test stacks). */
+/** `aws.s3` nodes: the account's connector with the client policy of docs/contract.md §7 "Connectors and vault" (timeouts overridable by config for test stacks). */
 export function objectStorage(connectors: ConnectorService, timeouts: { connectMs?: number; readMs?: number }): ObjectStorage {
   const policy = {
     ...S3_CLIENT_POLICY,

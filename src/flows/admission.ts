@@ -1,5 +1,5 @@
 /**
- * Admission of workflow runs (decisions section 7 "Limits and admission"): a run starts at once
+ * Admission of workflow runs (docs/contract.md §7 "Limits and admission"): a run starts at once
  * while its account holds fewer slots than its plan's concurrent runs and nobody of the account
  * waits; otherwise it waits `queued` and is promoted in FIFO order. Slots and the waiting line
  * live in MongoDB, so API replicas and workers agree: a slot is a document per running run whose
@@ -294,6 +294,18 @@ export class RunAdmission {
       if (await this.launch(run)) started++;
     }
     return started;
+  }
+
+  /**
+   * The queue and slot gauges of GET /metrics (read at each scrape): the whole queue, the longest
+   * account queue (against the 500 per account, without naming the account) and held slots.
+   */
+  async gauges(): Promise<{ queued: number; deepestAccountQueue: number; slotsHeld: number }> {
+    const [queued, accounts, slots] = await Promise.all([
+      this.deps.queue.countQueued(), this.deps.queue.accountsWithQueued(), this.deps.slots.all(FIXED_LIMITS.workflowQueuedTotal),
+    ]);
+    const perAccount = await Promise.all(accounts.map((a) => this.deps.queue.countQueued(a)));
+    return { queued, deepestAccountQueue: Math.max(0, ...perAccount), slotsHeld: slots.length };
   }
 
   /** Queued and running now, for the usage answer. */

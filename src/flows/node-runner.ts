@@ -5,9 +5,9 @@
  * 256 KB) and only their size and the chosen branch return to the workflow.
  */
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
-import { runOutputError, stepOutputError } from '../../temporal/limits';
+import { CHILD_RUNS_PER_RUN, runOutputError, stepOutputError } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
-import { ExpressionContext, ExpressionError, evaluate, resolveTemplates } from './expressions';
+import { ExpressionContext, ExpressionError } from './expressions';
 import { nodeKind } from './nodes';
 import { NodeDeps, NodeFailure } from './nodes/types';
 import { NotFoundError } from '../errors';
@@ -27,6 +27,7 @@ export interface RunProgress {
   recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
   input(runId: string): Promise<string | undefined>;
   finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
+  reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean>;
 }
 
 export interface NodeRunnerDeps {
@@ -34,8 +35,11 @@ export interface NodeRunnerDeps {
   runs: RunProgress;
   workflows: { get(accountId: string, id: string): Promise<WorkflowDoc | null> };
   nodes: NodeDeps;
-  /** Fills `{{ vault.NAME }}` for the call and redacts the values from what it returns or throws (VaultService). */
-  vault: { withSecrets<C, R>(accountId: string, config: C, use: (resolved: C, redactor: { text(s: string): string }) => Promise<R>): Promise<R> };
+  /**
+   * Reveals the `{{ vault.NAME }}` that the author's config names, for one call, and redacts the
+   * values from what it returns or throws (VaultService).
+   */
+  vault: { withSecrets<R>(accountId: string, definition: unknown, use: (secrets: Readonly<Record<string, string>>, redactor: { text(s: string): string }) => Promise<R>): Promise<R> };
   /** Compute units (one per started second of a node execution), charged as each execution ends. */
   compute?: { charge(accountId: string, units: number): Promise<void> };
   /** Told when a top-level run's record became final, so its concurrency slot frees. */
@@ -91,22 +95,30 @@ export class NodeRunner {
   }
 
   /**
-   * JSONata templates first, then `{{ vault.NAME }}` (revealed only for this call); the output,
-   * the error and the lines written to `log` come back with every revealed value redacted.
+   * The vault entries the author's config names are revealed for this call only; templates and
+   * those entries are filled in one pass over the author's text (a value that came from data is
+   * never read as a template). The output, the error and the lines written to `log` come back
+   * with every revealed value redacted.
    */
   private async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number, log: RunLogEntry[] = []) {
     const kind = nodeKind(type);
     if (!kind?.execute) throw new NodeFailure(`node kind "${type}" does not run as an activity`, false);
     const execute = kind.execute;
+    const { expressions } = this.deps.nodes;
     try {
-      const config = await resolveTemplates(rawConfig, ctx, ref.timeoutMs, kind.rawKeys ?? []) as Record<string, unknown>;
-      return await this.deps.vault.withSecrets(ref.accountId, config, (resolved, redactor) => execute(resolved, ctx, {
-        accountId: ref.accountId, flowId: ref.flowId, runId: ref.runId, nodeId: ref.nodeId, execution: ref.execution,
-        index, timeoutMs: ref.timeoutMs, signal,
-        log: (message, level = 'info') => log.push({ level, node: ref.nodeId, message: redactor.text(message), at: new Date().toISOString() }),
-      }, this.deps.nodes));
+      return await this.deps.vault.withSecrets(ref.accountId, rawConfig, async (secrets, redactor) => {
+        try {
+          const config = await expressions.resolveTemplates(ref.accountId, rawConfig, ctx, ref.timeoutMs, { skipKeys: kind.rawKeys ?? [], secrets }, signal) as Record<string, unknown>;
+          return await execute(config, ctx, {
+            accountId: ref.accountId, flowId: ref.flowId, runId: ref.runId, nodeId: ref.nodeId, execution: ref.execution,
+            index, timeoutMs: ref.timeoutMs, signal,
+            log: (message, level = 'info') => log.push({ level, node: ref.nodeId, message: redactor.text(message), at: new Date().toISOString() }),
+          }, this.deps.nodes);
+        } catch (err) {
+          throw err instanceof ExpressionError ? new NodeFailure(`expression failed: ${err.message}`, false) : err;
+        }
+      });
     } catch (err) {
-      if (err instanceof ExpressionError) throw new NodeFailure(`expression failed: ${err.message}`, false);
       if (err instanceof NotFoundError) throw new NodeFailure(err.message, false);
       // The vault hands back a redacted copy of the error: a plain Error with the failure's own fields.
       const retryable = (err as { retryable?: unknown }).retryable;
@@ -147,7 +159,7 @@ export class NodeRunner {
     const ctx = await this.context(ref);
     let items: unknown;
     try {
-      items = await evaluate(ref.items, ctx, ref.timeoutMs);
+      items = await this.deps.nodes.expressions.evaluate(ref.accountId, ref.items, ctx, ref.timeoutMs);
     } catch (err) {
       throw new NodeFailure(`items expression failed: ${(err as Error).message}`, false);
     }
@@ -243,7 +255,7 @@ export class NodeRunner {
     let input: unknown = null;
     if (ref.input !== undefined) {
       try {
-        input = await resolveTemplates(ref.input, await this.context(ref), ref.timeoutMs);
+        input = await this.deps.nodes.expressions.resolveTemplates(ref.accountId, ref.input, await this.context(ref), ref.timeoutMs);
       } catch (err) {
         throw new NodeFailure(`input template failed: ${(err as Error).message}`, false);
       }
@@ -275,6 +287,11 @@ export class NodeRunner {
     const text = (await this.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
     const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text));
     return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+  }
+
+  /** Child runs taken from the budget of the tree whose top-level run is `rootRunId`; false when refused. */
+  async reserveChildRuns(args: { rootRunId: string; count: number }): Promise<boolean> {
+    return this.deps.runs.reserveChildRuns(args.rootRunId, args.count, CHILD_RUNS_PER_RUN);
   }
 
   /** Progress of a top-level run while it runs (the interpreter sends what changed). */

@@ -2,8 +2,8 @@
  * /api/workflows: definitions and runs, account key only. Definitions are read as raw JSON so
  * that every limit (size, nesting, nodes, edges, config per kind) answers 422 with details.
  */
-import type { Services } from '../services';
 import { AppContext, RouteRegistry, principalOf, queryOf } from '../http/route';
+import type { FlowService, RunService } from './service';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { FIXED_LIMITS } from '../accounts/plans';
 import {
@@ -46,7 +46,7 @@ const definitionBody = { contentType: 'application/json', schema: documentedDefi
 const invalid = { description: 'Validation Error: details name each failing path', schema: validationErrorSchema };
 const common = { area: 'workflow' as const, tags: ['workflows'], auth: 'account' as const, rate: 'none' as const };
 
-export function registerFlowRoutes(r: RouteRegistry, s: Services): void {
+export function registerFlowRoutes(r: RouteRegistry, s: { flows: FlowService; runs: RunService }): void {
   r.add({
     ...common, method: 'GET', path: '/api/workflows', summary: 'Workflows of the account',
     query: listQuerySchema,

@@ -1,9 +1,10 @@
 /**
- * JSON Schemas of workflow definitions and runs (decisions section 7): the source of validation,
+ * JSON Schemas of workflow definitions and runs (docs/contract.md §7 "Definitions"): the source of validation,
  * of the TypeScript types and of the OpenAPI document. Each node kind's config schema lives in
  * its own file under nodes/; the documented definition schema is assembled from them.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { pageOffsetProperty } from '../json-schema';
 import { FIXED_LIMITS as L } from '../accounts/plans';
 import { NODE_KINDS } from './nodes';
 
@@ -60,7 +61,7 @@ export const definitionSchema = {
       },
     },
     exposed: { type: 'boolean', default: false },
-    input_schema: { type: 'object', description: 'JSON Schema the run input must satisfy' },
+    input_schema: { type: 'object', description: 'JSON Schema the run input must satisfy. Its patterns run on RE2 (linear time): lookaround and backreferences are refused with 422' },
     nodes: { type: 'array', items: nodeBaseSchema, minItems: 1, maxItems: L.workflowMaxNodes },
     edges: { type: 'array', items: edgeSchema, maxItems: L.workflowMaxEdges },
   },
@@ -108,7 +109,7 @@ export const listQuerySchema = {
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
-    offset: { type: 'integer', minimum: 0, default: 0 },
+    offset: pageOffsetProperty,
   },
 } as const;
 export type ListQuery = FromSchema<typeof listQuerySchema>;
@@ -124,7 +125,8 @@ export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancel
 export type RunStatus = (typeof RUN_STATUSES)[number];
 /** A run in one of these never changes again. */
 export const FINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired'];
-export const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
+/** `cancelled`: the node was in flight when its run was cancelled or stopped by a run limit. */
+export const NODE_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled'] as const;
 
 export const logEntrySchema = {
   type: 'object',
@@ -156,6 +158,12 @@ export const runNodeSchema = {
     outputBytes: { type: 'integer' },
     output: { description: 'The latest output, once the run has ended (an output over 256 KB is a reference object)' },
     error: { type: 'string' },
+    childRuns: {
+      type: 'object',
+      required: ['started', 'failed'],
+      description: 'flow.call and forEach over a workflow: the child runs the node started and how many of them failed',
+      properties: { started: { type: 'integer' }, failed: { type: 'integer' } },
+    },
   },
 } as const;
 
@@ -177,6 +185,7 @@ export const runSchema = {
     error: { type: ['string', 'null'] },
     log: { type: 'array', items: logEntrySchema },
     nodes: { type: 'array', items: runNodeSchema },
+    childRuns: { type: 'integer', description: 'Child runs taken from the run\'s budget by its whole tree (flow.call and forEach at every depth; at most 10,000)' },
     queuedAt: { type: 'string', format: 'date-time' },
     startedAt: { type: ['string', 'null'], format: 'date-time' },
     finishedAt: { type: ['string', 'null'], format: 'date-time' },

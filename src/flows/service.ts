@@ -5,14 +5,13 @@
  * execution ended without writing it itself: the 10-minute timeout, a terminated execution.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ajv } from '../json-schema';
 import { LimitReachedError, NotFoundError, ValidationError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_ERROR } from '../../temporal/limits';
 import type { RunLogEntry } from '../../temporal/limits';
-import { ValidationDetail, checkRunBody, validateDefinition } from './validate';
+import { ValidationDetail, checkRunBody, compileInputSchema, validateDefinition } from './validate';
 import { FINAL_STATUSES, type EdgeDef, type NodeDef, type RunStatus, type WorkflowDefinition } from './schemas';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './store';
 
@@ -214,7 +213,7 @@ export class RunService {
         graph: encodeUserJson({ nodes: def.nodes, edges: def.edges }), slotLimit: plan.concurrentWorkflowRuns,
       };
     };
-    // Device-event runs do not count toward the month's runs (decisions section 7).
+    // Device-event runs do not count toward the month's runs (docs/contract.md §7 "Device-event triggers").
     const monthRun = quota !== undefined && trigger.type === 'manual' ? {
       reserve: async () => {
         if (!(await quota.reserveRun(accountId, plan.workflowRunsPerMonth))) {
@@ -345,7 +344,7 @@ export class RunService {
     }
     return {
       runId: run._id, workflowId: run.workflowId, workflowName: run.workflowName, trigger: run.trigger, status: run.status,
-      input: decodeUserJson(run.input), output, error: run.error, log: run.log, nodes,
+      input: decodeUserJson(run.input), output, error: run.error, log: run.log, nodes, childRuns: run.childRuns ?? 0,
       queuedAt: iso(run.queuedAt), startedAt: iso(run.startedAt), finishedAt: iso(run.finishedAt), temporal: run.temporal,
     };
   }
@@ -353,8 +352,7 @@ export class RunService {
 
 /** Run input against the workflow's input_schema; 422 with the failing path. */
 function checkInput(schema: Record<string, unknown>, input: unknown): void {
-  const validate = ajv.compile(schema);
-  ajv.removeSchema(schema);
+  const validate = compileInputSchema(schema);
   if (!validate(input ?? null)) {
     const e = validate.errors?.[0];
     const path = `input${(e?.instancePath ?? '').replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')}`;

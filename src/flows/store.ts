@@ -10,7 +10,8 @@ import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { chunkedSource } from '../storage/gridfs';
 import { COLLECTIONS, isDuplicateKey } from '../storage/mongo';
-import type { RunLogEntry } from '../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../temporal/limits';
+import { observeRunEnded } from '../telemetry/metrics';
 import { FINAL_STATUSES, RunStatus } from './schemas';
 import type { OutputRepository, RunRepository, WorkflowRepository } from './service';
 import type { RunQueue, SlotTable } from './admission';
@@ -31,12 +32,14 @@ export interface WorkflowDoc {
 }
 
 export interface NodeStat {
-  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
   executions: number;
   attempts: number;
   durationMs: number;
   outputBytes: number;
   error?: string;
+  /** flow.call and forEach over a workflow: the child runs this node started, and how many failed. */
+  childRuns?: { started: number; failed: number };
 }
 
 export interface RunDoc {
@@ -64,6 +67,8 @@ export interface RunDoc {
   graph?: string;
   /** The plan's concurrent runs when the run was admitted. */
   slotLimit?: number;
+  /** Child runs reserved so far by the run's whole tree (flow.call and forEach, every depth). */
+  childRuns?: number;
 }
 
 /** A run's entry in the waiting line (`_id` = runId), present while its record is `queued`. */
@@ -166,6 +171,17 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
     for (const [id, stat] of Object.entries(nodes)) set[`nodes.${id}`] = stat;
     await this.col.updateOne({ _id: runId, status: 'running' }, { $set: set, ...(log.length ? { $push: { log: { $each: log } } } : {}) });
   }
+  /**
+   * Takes `count` child runs from the run tree's budget in one conditional update, so the runs of
+   * one tree on several workers never pass `limit` together; false when they would.
+   */
+  async reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean> {
+    const r = await this.col.updateOne(
+      { _id: runId, $or: [{ childRuns: { $exists: false } }, { childRuns: { $lte: limit - count } }] },
+      { $inc: { childRuns: count } },
+    );
+    return r.modifiedCount === 1;
+  }
   /** Final state; only a record not already final is changed (the first writer wins). */
   async finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog: RunLogEntry[] = [], from?: RunStatus): Promise<boolean> {
     const update = fields.log
@@ -174,6 +190,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
     const r = await this.col.updateOne({ _id: runId, status: from ?? { $nin: [...FINAL_STATUSES] } }, update);
     // A queued run that ends (a cancel) leaves the line.
     if (from === 'queued') await this.line.deleteOne({ _id: runId });
+    if (r.modifiedCount === 1) observeRunEnded(fields.status, fields.error === RUN_TIMEOUT_ERROR);
     return r.modifiedCount === 1;
   }
   countQueued(accountId?: string): Promise<number> {
@@ -206,6 +223,7 @@ export class RunStore implements RunRepository, RunQueue, RunProgress {
       { $set: { status: 'expired', finishedAt, error } },
     );
     await this.line.deleteMany(runId ? { _id: runId } : { queuedAt: { $lte: before } });
+    observeRunEnded('expired', false, r.modifiedCount);
     return r.modifiedCount;
   }
   statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>> {

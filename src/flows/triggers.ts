@@ -1,5 +1,5 @@
 /**
- * Device-event triggers (decisions section 7): a stored `publish` that passed or skipped
+ * Device-event triggers (docs/contract.md §7): a stored `publish` that passed or skipped
  * validation starts a run of every enabled, exposed workflow of the account whose trigger tags
  * match (`any` or `all`), with the message as input. At most 50 workflows per message (oldest
  * first; the rest are logged), 60 triggers per minute per workflow. Such runs do not count toward
@@ -9,7 +9,8 @@ import { FIXED_LIMITS } from '../accounts/plans';
 import type { PlanTier } from '../accounts/plans';
 import type { Logger } from '../log';
 import type { DeviceEvent, FlowTrigger } from '../messaging/pipeline';
-import type { WindowRule, WindowVerdict } from '../limits/service';
+import type { LimitService } from '../limits/service';
+import { allowWorkflowTrigger } from '../limits/rates';
 import type { RunAccount, RunService, WorkflowRepository } from './service';
 
 export class DeviceEventTriggers implements FlowTrigger {
@@ -17,7 +18,7 @@ export class DeviceEventTriggers implements FlowTrigger {
     workflows: Pick<WorkflowRepository, 'triggeredBy'>;
     runs: Pick<RunService, 'start'>;
     accounts: { cachedAccount(accountId: string): Promise<{ _id: string; plan: PlanTier } | null> };
-    limits: { hit(scope: string, windowMs: number, rules: WindowRule[]): Promise<WindowVerdict> };
+    limits: Pick<LimitService, 'hit'>;
     logger: Logger;
   }) {}
 
@@ -36,8 +37,7 @@ export class DeviceEventTriggers implements FlowTrigger {
     const runAccount: RunAccount = { id: account._id, plan: account.plan };
     const input = { message: { id: event.id, source: event.source, data: event.data, tags: event.tags, timestamp: event.timestamp.toISOString() } };
     for (const wf of matching.slice(0, max)) {
-      const verdict = await this.deps.limits.hit(`wf:${wf._id}:trigger`, 60_000, [{ name: 't', limit: FIXED_LIMITS.workflowTriggersPerMinute }]);
-      if (!verdict.allowed) {
+      if (!(await allowWorkflowTrigger(this.deps.limits, wf._id))) {
         this.deps.logger.warn({ messageId: event.id, workflowId: wf._id }, 'device-event trigger rate of the workflow reached; not started');
         continue;
       }

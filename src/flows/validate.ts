@@ -1,11 +1,11 @@
 /**
- * Validation of a workflow definition (decisions section 7): every problem found is one
+ * Validation of a workflow definition (docs/contract.md §7 "Validation"): every problem found is one
  * `{path, message}` detail of the 422 answer, with paths like `nodes[3].config.url`.
  */
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FIXED_LIMITS as L } from '../accounts/plans';
-import { ajv, validatorFor } from '../json-schema';
-import { analyzeGraph, graphDepth } from './graph';
+import { userSchemaAjv, validatorFor } from '../json-schema';
+import { analyzeGraph, graphDepth, GraphShape } from './graph';
 import { nodeKind, NODE_TYPES } from './nodes';
 import { definitionSchema, runBodySchema, RunBody, WorkflowDefinition } from './schemas';
 
@@ -28,17 +28,38 @@ function ajvDetail(base: string, e: ErrorObject): ValidationDetail {
   return { path: pathOf(base, e.instancePath), message: e.message ?? 'is invalid' };
 }
 
-/** The first place nested deeper than the JSON nesting limit, walked without recursion. */
-export function tooDeepPath(value: unknown, limit = L.jsonNestingDepth): string | undefined {
+/**
+ * The first place nested deeper than the JSON nesting limit, or holding a number JSON cannot keep
+ * (`1e309` parses as Infinity and would be stored as null), walked without recursion.
+ */
+export function jsonShapeProblem(value: unknown, limit = L.jsonNestingDepth): ValidationDetail | undefined {
   const stack: Array<[unknown, number, string]> = [[value, 1, '']];
   while (stack.length) {
     const [v, d, p] = stack.pop() as [unknown, number, string];
+    if (typeof v === 'number' && !Number.isFinite(v)) return { path: p, message: 'must be a finite number' };
     if (v === null || typeof v !== 'object') continue;
-    if (d > limit) return p;
+    if (d > limit) return { path: p, message: `JSON nesting exceeds ${limit} levels` };
     if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, d + 1, `${p}[${i}]`]));
     else for (const [k, c] of Object.entries(v as Record<string, unknown>)) stack.push([c, d + 1, p ? `${p}.${k}` : k]);
   }
   return undefined;
+}
+
+/** Every node a run can reach from its start nodes (those with no incoming edge), loops included. */
+function unreachableNodes(def: WorkflowDefinition, shape: GraphShape): ValidationDetail[] {
+  const seen = new Set(shape.starts);
+  const queue = [...shape.starts];
+  for (let i = 0; i < queue.length; i++) {
+    for (const ei of shape.outgoing.get(queue[i]) ?? []) {
+      const to = def.edges[ei].to;
+      if (!seen.has(to)) {
+        seen.add(to);
+        queue.push(to);
+      }
+    }
+  }
+  const why = shape.starts.length ? 'no path leads to it from a start node (a node with no incoming edge)' : 'the workflow has no start node (every node has an incoming edge)';
+  return def.nodes.flatMap((n, i) => (seen.has(n.id) ? [] : [{ path: `nodes[${i}]`, message: `node "${n.id}" can never run: ${why}` }]));
 }
 
 /** Checks one node config against its kind's schema and extra rules. */
@@ -71,8 +92,8 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
   if (sizeBytes > L.workflowDefinitionBytes) {
     return { details: [{ path: '', message: `definition is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
   }
-  const deep = tooDeepPath(raw);
-  if (deep !== undefined) return { details: [{ path: deep, message: `JSON nesting exceeds ${L.jsonNestingDepth} levels` }] };
+  const shapeProblem = jsonShapeProblem(raw);
+  if (shapeProblem) return { details: [shapeProblem] };
   if (!validateStructure(raw)) return { details: (validateStructure.errors ?? []).map((e) => ajvDetail('', e)) };
   const def = raw as WorkflowDefinition;
 
@@ -95,26 +116,36 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
   }
   if (def.input_schema !== undefined) {
     try {
-      ajv.compile(def.input_schema);
-      ajv.removeSchema(def.input_schema);
+      compileInputSchema(def.input_schema);
     } catch (err) {
       details.push({ path: 'input_schema', message: `not a valid JSON Schema: ${(err as Error).message}` });
     }
   }
   if (details.length === 0) {
-    const depth = graphDepth(def.nodes, def.edges, analyzeGraph(def.nodes, def.edges));
+    const shape = analyzeGraph(def.nodes, def.edges);
+    details.push(...unreachableNodes(def, shape));
+    const depth = graphDepth(def.nodes, def.edges, shape);
     if (depth > L.workflowMaxDepth) details.push({ path: 'edges', message: `graph depth is ${depth} nodes on the longest path; at most ${L.workflowMaxDepth}` });
   }
   return details.length ? { details } : { details, definition: def };
 }
 
-/** The body of POST .../run: size and nesting answer 422 like a definition's (spec: Workflow component errors). */
+/** The body of POST .../run: size and nesting answer 422 like a definition's (docs/contract.md §7 "Validation"). */
 export function checkRunBody(raw: unknown, sizeBytes: number): { details: ValidationDetail[]; body?: RunBody } {
   if (sizeBytes > L.workflowDefinitionBytes) {
     return { details: [{ path: '', message: `body is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
   }
-  const deep = tooDeepPath(raw);
-  if (deep !== undefined) return { details: [{ path: deep, message: `JSON nesting exceeds ${L.jsonNestingDepth} levels` }] };
+  const shapeProblem = jsonShapeProblem(raw);
+  if (shapeProblem) return { details: [shapeProblem] };
   if (!validateRunBody(raw)) return { details: (validateRunBody.errors ?? []).map((e) => ajvDetail('', e)) };
   return { details: [], body: raw as RunBody };
+}
+
+/** A workflow's input_schema is the user's: its patterns run on RE2 (json-schema.ts); defaults fill the run input. */
+const inputSchemas = userSchemaAjv({ useDefaults: true });
+
+export function compileInputSchema(schema: Record<string, unknown>): ValidateFunction {
+  const validate = inputSchemas.compile(schema);
+  inputSchemas.removeSchema(schema);
+  return validate;
 }

@@ -8,12 +8,13 @@ import type { Logger } from '../log';
 import { AppError, MethodNotAllowedError } from '../errors';
 import type { Area, AppState, RouteRegistry } from './route';
 import { buildOpenApi } from './openapi';
+import { observeRequests } from '../telemetry/http';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function areaOfPath(p: string): Area {
   if (p.startsWith('/api/scan') || p.startsWith('/api/account')) return 'scan';
-  // Workflow-side resources answer in the scanning shape (decisions.md section 7).
+  // Workflow-side resources answer in the scanning shape (docs/contract.md §4 "Error bodies").
   if (p.startsWith('/api/vault') || p.startsWith('/api/connectors')) return 'scan';
   if (p === '/api/workflows' || p.startsWith('/api/workflows/')) return 'workflow';
   if (p.startsWith('/api/')) return 'messaging';
@@ -53,6 +54,8 @@ export function createApp(opts: {
     return ctx.state.area;
   };
 
+  // Outermost: its span holds the whole request, and it sees the status the error mapper chose.
+  app.use(observeRequests<AppState>(opts.registry.router));
   app.use(async (ctx, next) => {
     const supplied = ctx.get('x-request-id');
     ctx.state.requestId = supplied && REQUEST_ID_RE.test(supplied) ? supplied : randomUUID();

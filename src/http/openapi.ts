@@ -70,7 +70,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
     info: {
       title: 'Sentinel: scanning, device messaging and workflows',
       version,
-      description: 'One origin serves both {scan_url} and {base_url}. Scanning errors are {error, requestId, ...}; messaging errors are {reason, ...}. See docs/ for decisions.',
+      description: 'One origin serves both {scan_url} and {base_url}. Scanning errors are {error, requestId, ...}; messaging errors are {reason, ...}. The contract in full: docs/contract.md.',
     },
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Account API key (sk_...) or entity API key (JWT)' } } },
     paths,

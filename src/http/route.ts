@@ -12,7 +12,7 @@ import { BadRequestError, ForbiddenError, PayloadTooLargeError, UnauthorizedErro
 import type { RateClass } from '../limits/rates';
 import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
-/** `workflow` answers errors in the scanning shape `{error, requestId, code?}` (decisions section 7). */
+/** `workflow` answers errors in the scanning shape `{error, requestId, code?}` (docs/contract.md §4 "Error bodies"). */
 export type Area = 'scan' | 'messaging' | 'workflow' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type { RateClass };

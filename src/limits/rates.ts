@@ -2,7 +2,8 @@
  * Which counters each rate class is charged against, for HTTP requests and MQTT publishes alike:
  * scanning reads 60/min and writes 30/min plus the plan's requests per minute (one-minute window
  * per account), messaging 50 requests per second per API key (one-second window per account),
- * workflow, connector and vault writes 30/min and workflow run requests 60/min per account.
+ * workflow, connector and vault writes 30/min and workflow run requests 60/min per account;
+ * device events start each workflow at most 60 times a minute.
  * Every number comes from accounts/plans.ts.
  */
 import { FIXED_LIMITS, planOf, type PlanTier } from '../accounts/plans';
@@ -30,7 +31,7 @@ function scanWindow(accountId: string, plan: PlanTier, rate: 'scan-read' | 'scan
   return { scope: `acct:${accountId}:scan`, windowMs: 60_000, rules: [cls, { name: 'plan', limit: planOf(plan).scanRequestsPerMinute }] };
 }
 
-/** Writes of workflows, connectors and vault entries share one counter per account (spec: 30 per minute). */
+/** Writes of workflows, connectors and vault entries share one counter per account (docs/contract.md §3 "Rate limits": 30 per minute). */
 function workflowWriteWindow(accountId: string): Window {
   return { scope: `acct:${accountId}:wf`, windowMs: 60_000, rules: [{ name: 'write', limit: FIXED_LIMITS.workflowWritesPerMinute }] };
 }
@@ -64,4 +65,13 @@ export async function enforceRate(limits: LimitService, rate: RateClass, caller:
  */
 export function enforceMessagingRate(limits: LimitService, accountId: string, apiKeyId: string, arrivedAt?: Date): Promise<void> {
   return enforce(limits, messagingKeyWindow(accountId, apiKeyId), undefined, arrivedAt);
+}
+
+/**
+ * Counts one device-event start of a workflow (60 per minute per workflow); false when the
+ * workflow's trigger rate is reached and the run must not start.
+ */
+export async function allowWorkflowTrigger(limits: Pick<LimitService, 'hit'>, workflowId: string): Promise<boolean> {
+  const w: Window = { scope: `wf:${workflowId}:trigger`, windowMs: 60_000, rules: [{ name: 't', limit: FIXED_LIMITS.workflowTriggersPerMinute }] };
+  return (await limits.hit(w.scope, w.windowMs, w.rules)).allowed;
 }

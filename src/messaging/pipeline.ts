@@ -281,7 +281,7 @@ export class MessagePipeline {
     this.deps.events.emit('messageQueued', { accountId, destName: dest, messageId: message.id, message });
   }
 
-  /** Fire-and-forget (service-spec Events): a failing flow never fails the message. */
+  /** Fire-and-forget (docs/contract.md §13): a failing flow never fails the message. */
   private trigger(event: DeviceEvent): void {
     const t = this.flowTrigger;
     if (!t) return;

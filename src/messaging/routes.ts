@@ -7,6 +7,7 @@ import { ForbiddenError, PlanRequiredError } from '../errors';
 import type { Services } from '../services';
 import { exportAuditLog, exportMessages, ExportStream } from './export';
 import type { Sender } from './pipeline';
+import { countMessage, observeMessage } from '../telemetry/metrics';
 import {
   auditExportQuerySchema, batchBodySchema, batchResultSchema, checkMessagesQuerySchema, checkMessagesResultSchema, entityInfoSchema,
   AuditExportQuery, MessagesExportQuery, messageItemSchema, messageListQuerySchema, messageListSchema, MessageSearch, messageSchema, messageSearchSchema,
@@ -56,7 +57,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
       404: { description: 'Destination entity not found' },
     },
     handler: async (ctx) => {
-      const result = await s.messagePipeline.process(entityOf(ctx), bodyOf<unknown>(ctx));
+      const result = await countMessage('http', bodyOf<unknown>(ctx), () => s.messagePipeline.process(entityOf(ctx), bodyOf<unknown>(ctx)));
       ctx.status = 200;
       ctx.body = bodyOf<{ msg_type?: string }>(ctx).msg_type === 'heartbeat' ? '' : result;
     },
@@ -68,7 +69,9 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     body: { schema: batchBodySchema, maxBytes: BATCH_BODY_BYTES },
     responses: { 200: { description: 'Positional results', schema: batchResultSchema } },
     handler: async (ctx) => {
-      ctx.body = { results: await s.messagePipeline.processBatch(entityOf(ctx), bodyOf<unknown[]>(ctx)) };
+      const results = await s.messagePipeline.processBatch(entityOf(ctx), bodyOf<unknown[]>(ctx));
+      results.forEach((r, i) => observeMessage('http', bodyOf<unknown[]>(ctx)[i], r.code));
+      ctx.body = { results };
     },
   });
 

@@ -3,6 +3,7 @@
  * pipeline), the TypeScript types derived from them (json-schema-to-ts) and the OpenAPI document.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { pageOffsetProperty } from '../json-schema';
 import type { JsonSchema } from '../http/schema';
 import { FIXED_LIMITS } from '../accounts/plans';
 
@@ -113,7 +114,7 @@ export const messageListQuerySchema: JsonSchema = {
   properties: {
     entity_name: { type: 'string', pattern: ENTITY_NAME_PATTERN, description: 'Only messages sent by this entity' },
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
-    offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 },
+    offset: pageOffsetProperty,
   },
 };
 export const messageSearchSchema = {
@@ -124,7 +125,7 @@ export const messageSearchSchema = {
     from: { type: 'string', format: 'date-time', description: 'Inclusive lower bound of timestamp' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive upper bound of timestamp' },
     limit: { type: 'integer', minimum: 1, maximum: FIXED_LIMITS.messagesPageMax, default: FIXED_LIMITS.messagesPageDefault },
-    offset: { type: 'integer', minimum: 0, maximum: FIXED_LIMITS.listOffsetMax, default: 0 },
+    offset: pageOffsetProperty,
   },
 } as const;
 export type MessageSearch = FromSchema<typeof messageSearchSchema>;

@@ -4,8 +4,8 @@
  * (cheap, and it is how a change made through another replica becomes visible); the compiled
  * validators are what is cached.
  */
-import Ajv, { ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { userSchemaAjv } from '../json-schema';
 import { BadRequestError } from '../errors';
 import type { ServiceRule } from './schemas';
 import type { ActionResult, ServiceDoc, ValidationOutcome } from './store';
@@ -27,9 +27,8 @@ export class ServiceValidator {
   /** Compiles every rule; a schema ajv cannot compile is a 400 naming the rule. */
   compile(rules: ServiceRule[], version = 0): CompiledService {
     // One ajv per service version: ajv keeps every schema it compiled, so a shared instance
-    // would grow with every edit of every service.
-    const ajv = new Ajv({ allErrors: true, strict: false });
-    addFormats(ajv);
+    // would grow with every edit of every service. Patterns run on RE2 (json-schema.ts).
+    const ajv = userSchemaAjv({ allErrors: true });
     const names = new Set<string>();
     const compiled: CompiledService = { version, rules: [] };
     for (const rule of rules) {

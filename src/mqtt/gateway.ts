@@ -17,6 +17,8 @@ import { enforceMessagingRate } from '../limits/rates';
 import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/store';
 import { DeviceIdentity, topicsOfDevice } from './acl';
+import { countMessage } from '../telemetry/metrics';
+import { inConsumerSpan } from '../telemetry/tracing';
 
 /** How the gateway reaches devices: the embedded broker or the bridge's client connection. */
 export interface DeviceTransport {
@@ -49,7 +51,11 @@ export class DeviceGateway {
    * window is the one the publish arrived in, so a backlog drained later in a burst is not
    * refused for a burst the device never sent.
    */
-  async handlePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date = this.now()): Promise<void> {
+  handlePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date = this.now()): Promise<void> {
+    return inConsumerSpan('mqtt publish', { 'messaging.system': 'mqtt', 'messaging.operation.type': 'process' }, () => this.judgePublish(device, payload, arrivedAt));
+  }
+
+  private async judgePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date): Promise<void> {
     try {
       await enforceMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
       if (payload.length > FIXED_LIMITS.messageBodyBytes) throw new PayloadTooLargeError(`Message exceeds ${FIXED_LIMITS.messageBodyBytes} bytes`);
@@ -62,7 +68,7 @@ export class DeviceGateway {
       const sender = await this.senderOf(device);
       // The key was rotated after this session authenticated: nothing more from it counts.
       if (sender.entity.apiKeyId !== device.apiKeyId) throw new UnauthorizedError('Invalid API key');
-      await this.s.messagePipeline.process(sender, raw);
+      await countMessage('mqtt', raw, () => this.s.messagePipeline.process(sender, raw));
     } catch (err) {
       if (!(err instanceof AppError)) this.logger.error({ err, apiKeyId: device.apiKeyId }, 'mqtt publish failed');
       await this.sendError(device, err);

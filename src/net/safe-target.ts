@@ -3,7 +3,9 @@
  * private, link-local (cloud metadata 169.254.169.254), unique-local, CGNAT, multicast,
  * unspecified or reserved ranges. The check runs at save time and again at connect time through
  * a custom DNS lookup, so a name that later resolves to an internal address (DNS rebinding) is
- * refused too. Hosts in WEBHOOK_ALLOW_HOSTS bypass the check (e.g. 127.0.0.1 for local testing).
+ * refused too. Entries of WEBHOOK_ALLOW_HOSTS bypass the check for their host and port:
+ * `host:port` that port only, `host:*` every port, a bare `host` the web ports 80 and 443 only (so
+ * allowing `localhost` for a test webhook does not open every service listening on it).
  */
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
@@ -28,14 +30,39 @@ export function isPublicAddress(address: string): boolean {
 
 export class UnsafeTargetError extends Error {}
 
-export function hostAllowed(host: string, allowHosts: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return allowHosts.includes(h);
+/** An allow-list entry: a host, and the port it allows (`*` every port, absent 80 and 443). */
+export interface AllowEntry { host: string; port?: number | '*' }
+
+const bareHost = (host: string) => host.toLowerCase().replace(/^\[|\]$/g, '');
+
+/**
+ * `host`, `host:port`, `host:*`, `[v6]`, `[v6]:port`, or a bare IPv6 literal (several colons, no
+ * port); undefined when the entry is none of these.
+ */
+export function parseAllowEntry(raw: string): AllowEntry | undefined {
+  const entry = raw.trim().toLowerCase();
+  const m = /^(\[[0-9a-f:.]+\]|[^:[\]\s]+)(?::(\*|\d{1,5}))?$/.exec(entry);
+  if (!m) return ipaddr.IPv6.isValid(entry) ? { host: entry } : undefined;
+  const port = m[2] === undefined ? undefined : m[2] === '*' ? '*' as const : Number(m[2]);
+  if (typeof port === 'number' && (port < 1 || port > 65535)) return undefined;
+  return { host: bareHost(m[1]), ...(port === undefined ? {} : { port }) };
 }
 
-/** Resolves the host and throws UnsafeTargetError when any address is internal. */
-export async function assertPublicHost(host: string, allowHosts: readonly string[]): Promise<void> {
-  if (hostAllowed(host, allowHosts)) return;
+/** The port a URL connects to. */
+export const portOf = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+
+export function hostAllowed(host: string, port: number, allowHosts: readonly string[]): boolean {
+  const h = bareHost(host);
+  return allowHosts.some((raw) => {
+    const e = parseAllowEntry(raw);
+    if (!e || e.host !== h) return false;
+    return e.port === '*' || (e.port === undefined ? port === 80 || port === 443 : e.port === port);
+  });
+}
+
+/** Resolves the host and throws UnsafeTargetError when any address is internal (unless allowed for this port). */
+export async function assertPublicHost(host: string, port: number, allowHosts: readonly string[]): Promise<void> {
+  if (hostAllowed(host, port, allowHosts)) return;
   const bare = host.replace(/^\[|\]$/g, '');
   const addresses = ipaddr.isValid(bare) ? [bare] : (await dns.promises.lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
   if (addresses.length === 0) throw new UnsafeTargetError(`${host} does not resolve`);
@@ -60,7 +87,7 @@ export async function checkOutboundUrl(raw: string, field: string, allowHosts: r
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new BadRequestError(`${field} must be http or https`);
   if (url.username || url.password) throw new BadRequestError(`${field} must not carry credentials${credentialsHint}`);
   try {
-    await assertPublicHost(url.hostname, allowHosts);
+    await assertPublicHost(url.hostname, portOf(url), allowHosts);
   } catch (err) {
     const why = err instanceof UnsafeTargetError ? err.message : `${url.hostname} cannot be resolved: ${(err as Error).message}`;
     throw new BadRequestError(`${field} refused: ${why}`, undefined, code);
@@ -68,13 +95,13 @@ export async function checkOutboundUrl(raw: string, field: string, allowHosts: r
   return url;
 }
 
-/** A dns.lookup replacement for http.request that refuses internal addresses at connect time. */
-export function safeLookup(allowHosts: readonly string[]): LookupFunction {
+/** A dns.lookup replacement for http.request to `port` that refuses internal addresses at connect time. */
+export function safeLookup(allowHosts: readonly string[], port: number): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
       if (err) return (callback as (e: Error | null, a: string, f: number) => void)(err, '', 0);
       const list = addresses as dns.LookupAddress[];
-      if (!hostAllowed(hostname, allowHosts)) {
+      if (!hostAllowed(hostname, port, allowHosts)) {
         const internal = list.find((a) => !isPublicAddress(a.address));
         if (internal || list.length === 0) {
           return (callback as (e: Error | null, a: string, f: number) => void)(new UnsafeTargetError(`${hostname} resolves to an internal address`), '', 0);

@@ -1,8 +1,9 @@
 /**
- * Runs a user's Python snippet in a jail (decisions.md section 7, "Python snippet"):
+ * Runs a user's Python snippet in a jail (docs/contract.md §7 "Python snippet"):
  * bubblewrap gives fresh user, pid, network, ipc, uts and mount namespaces with nothing but a
- * read-only /usr and an empty tmpfs, no environment and an unprivileged uid; prlimit bounds
- * address space (256 MB), CPU seconds (the node timeout), processes, open files and file size;
+ * read-only /usr and a bounded tmpfs (nothing else writable), no environment and an unprivileged
+ * uid; the runner's seccomp filter keeps the snippet one process (threads only), so prlimit's
+ * address space (256 MB) bounds it whole, with CPU seconds (the node timeout), open files and file size;
  * the parent kills the jail at the timeout and as soon as the output passes the plan's cap.
  * Nothing runs outside the jail: without bubblewrap or user namespaces a snippet fails.
  * How it works and what it guarantees: docs/workflows-sandbox.md.
@@ -20,7 +21,7 @@ const PRLIMIT_CANDIDATES = ['/usr/bin/prlimit', '/bin/prlimit'];
 /** The jail's fixed limits; the timeout and the output cap come from the node and the plan. */
 export const JAIL_LIMITS = {
   memoryBytes: 256 * 1024 * 1024,
-  /** Processes (threads count too) of the jail's uid: bwrap, its init, Python and room for a few children. */
+  /** Processes and threads of the jail's uid (root service): bwrap, its init, Python and its threads. */
   maxProcesses: 32,
   openFiles: 64,
   /** Largest file a snippet may write in its tmpfs, and the tmpfs size. */
@@ -85,6 +86,9 @@ function jailArgs(tools: JailTools, timeoutMs: number, ownUid: boolean): string[
     '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin',
     '--proc', '/proc', '--dev', '/dev',
     '--size', String(JAIL_LIMITS.fileBytes), '--tmpfs', '/tmp',
+    // bwrap's root and its /dev (with /dev/shm) are unbounded tmpfs: RAM a snippet could fill.
+    // Made read-only once everything is mounted; the device nodes stay usable.
+    '--remount-ro', '/dev', '--remount-ro', '/',
     '--chdir', '/tmp',
     // env -i drops the PWD bwrap sets for --chdir.
     '/usr/bin/env', '-i', tools.python, '-I', '-S', '-B', '-c', RUNNER,
@@ -158,11 +162,14 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
       if (code === 128 + 24) {
         return reject(new SnippetError('timeout', `Python snippet used its CPU time of ${Math.ceil(req.timeoutMs / 1000)} s`));
       }
-      let outcome: { result?: unknown; error?: string } | undefined;
+      let outcome: { result?: unknown; error?: string; unavailable?: string } | undefined;
       try {
-        outcome = resultText ? (JSON.parse(resultText) as { result?: unknown; error?: string }) : undefined;
+        outcome = resultText ? (JSON.parse(resultText) as { result?: unknown; error?: string; unavailable?: string }) : undefined;
       } catch {
         outcome = undefined;
+      }
+      if (outcome?.unavailable !== undefined) {
+        return reject(new SnippetError('unavailable', `Python sandbox unavailable: ${outcome.unavailable}`));
       }
       if (outcome?.error !== undefined) {
         const kind = /^MemoryError\b/m.test(outcome.error) ? 'memory' : 'python';

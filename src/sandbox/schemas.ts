@@ -1,4 +1,4 @@
-/** The `python` node's config (decisions.md section 7); the interpreter validates definitions with it. */
+/** The `python` node's config (docs/contract.md §7 "Node kinds"); the interpreter validates definitions with it. */
 import type { FromSchema } from 'json-schema-to-ts';
 
 export const pythonConfigSchema = {

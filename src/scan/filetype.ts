@@ -24,7 +24,7 @@ interface TypeInfo {
 
 const MINIMAL_NOTE = 'pattern rules (YARA, ClamAV signatures) and threat feeds only; no dedicated ML model or static/behavioural analysis for this format';
 
-/** Media type, coverage level (spec "Coverage") and a human label per file type. */
+/** Media type, coverage level (docs/contract.md §5 "Coverage") and a human label per file type. */
 export const TYPE_INFO: Record<FileType, TypeInfo> = {
   pe: { contentType: 'application/vnd.microsoft.portable-executable', coverage: 'full', label: 'Windows executable' },
   elf: { contentType: 'application/x-elf', coverage: 'full', label: 'Linux binary' },

@@ -3,8 +3,8 @@
  * runs one engine on one subject or computes a file's shared facts (FileAnalysis.prepare) for the
  * engines that read them. Content arrives as a SharedArrayBuffer and is read in place.
  */
-import os from 'node:os';
 import { workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../thread-priority';
 import { buildEngines, REGISTRY } from './registry';
 import type { PoolEngineDeps, PoolReply, PoolTask } from './pool';
 import { FileAnalysis } from './file-analysis';
@@ -12,17 +12,8 @@ import type { Engine } from './types';
 
 const deps = workerData as PoolEngineDeps;
 
-/**
- * How much nicer than the process this thread runs (on Linux, setPriority(0, n) applies to the
- * calling thread only). Engines are bulk CPU work; the main thread, which answers every other
- * request, goes first when both want a core.
- */
-const ENGINE_THREAD_NICENESS_STEP = 10;
-try {
-  os.setPriority(0, Math.min(19, os.getPriority(0) + ENGINE_THREAD_NICENESS_STEP));
-} catch {
-  // Not permitted here: the thread runs at the process's priority.
-}
+/** Engines are bulk CPU work: the main thread goes first when both want a core. */
+lowerThreadPriority(10);
 const engines = new Map<string, Engine>(
   buildEngines(deps, REGISTRY.filter((r) => r.thread === 'pool')).map((s) => [s.engine.name, s.engine]),
 );

@@ -81,7 +81,7 @@ export const REGISTRY: readonly RegistryRow[] = [
   // Text too: a one-liner saved as .txt (or pasted into a payload) is still a script.
   { engine: 'static_script', thread: 'pool', fileTypes: [...SCRIPTS, 'html', 'text', 'unknown'], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(staticScript) },
   { engine: 'behavior', thread: 'pool', sharesParse: true, fileTypes: ['pe', 'elf', 'macho', ...SCRIPTS], scanTypes: BOTH, budgetMs: 10_000, members: 'always', create: fixed(behavior) },
-  // PE/ELF (full coverage) and every partial-coverage type (spec: ML model plus the engine set).
+  // PE/ELF (full coverage) and every partial-coverage type (docs/contract.md §5 "Coverage": ML model plus the engine set).
   { engine: 'ml', thread: 'pool', sharesParse: true, fileTypes: ['pe', 'elf', ...PARTIAL], scanTypes: BOTH, budgetMs: 5_000, members: 'always', create: fixed(ml) },
   ...payloadEngines.map((e): RegistryRow => ({
     engine: e.name, fileTypes: 'all', scanTypes: ['payload'], budgetMs: 5_000, budgetMsPerMb: 600, members: 'never', thread: 'pool', create: fixed(e),

@@ -5,7 +5,7 @@
  */
 export const round2 = (n: number): number => Math.round(n * 100) / 100;
 
-/** Rounds every fractional number to two decimals (spec: scan responses). */
+/** Rounds every fractional number to two decimals (docs/contract.md §5 "Scan result"). */
 export function round2Deep<T>(value: T): T {
   if (typeof value === 'number') return (Number.isInteger(value) ? value : round2(value)) as T;
   if (Array.isArray(value)) return value.map((v) => round2Deep(v)) as T;

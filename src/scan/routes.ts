@@ -9,7 +9,7 @@ import {
   type HistoryQuery, type PayloadBody, type ProfileInput, type ScanQuery,
 } from './schemas';
 import type { ScanOutcome, ScanService } from './service';
-import { readMultipartUpload, refuseDeclaredOverLimit, textFieldsOf } from './upload';
+import { readMultipartUpload, refuseDeclaredOverLimit, textFieldsOf } from '../http/multipart';
 
 const UPLOAD_FIELDS = textFieldsOf(scanUploadBody);
 
@@ -28,7 +28,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   r.add({
     method: 'POST', path: '/api/scan', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
     summary: 'Scan an uploaded file',
-    description: 'Synchronous by default. `defer=true` (Standard and Pro) or a file over 25 MB answers 202 and is polled at GET /api/scan/{scanId}. The upload is refused with 413 as soon as it passes the plan\'s size limit.',
+    description: 'Synchronous by default. `defer=true` (Standard and Pro) or a file over 25 MB answers 202 and is polled at GET /api/scan/{scanId}. The upload is refused with 413 as soon as it passes the plan\'s size limit; a part other than `file` and `profile_id`, or either given twice, is 400 `invalid_upload`.',
     query: scanQuerySchema,
     rawBody: { contentType: 'multipart/form-data', schema: scanUploadBody },
     responses: {

@@ -19,9 +19,10 @@ import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload } from './webhook';
 import type { ScanResult } from './schemas';
 import { round2Deep } from './rounding';
+import { observeScan } from '../telemetry/scan';
 import type { Finding, ScanType } from './types';
 
-/** Fields of the payload-scan report that the spec names at the top level of a payload result. */
+/** Fields of the payload-scan report that docs/contract.md §5 "Payload scans" names at the top level of a payload result. */
 const PAYLOAD_FIELDS = ['codeExtraction', 'promptInjection', 'sensitiveData', 'toolCallAnalysis'] as const;
 /** Fields that quote scanned content; persisted only cut to this many characters. */
 const EXCERPT_KEYS = new Set(['match', 'excerpt', 'evidence', 'redacted']);
@@ -226,6 +227,7 @@ export class ScanService {
       this.logger.error({ err, scanId: meta.scanId }, 'scan could not run');
       analysis = await notScannedResult('Error', 'The scan could not run; nothing was scanned', content, meta.name, meta.type);
     }
+    observeScan(meta.scanType, analysis);
     return publicResult(analysis, meta);
   }
 

@@ -7,7 +7,7 @@ import type { CveRecord, SafetyScore } from './schemas';
 
 export type { CveRecord, SafetyScore };
 
-/** File type names from decisions.md section 5. Add names for new formats; never rename these. */
+/** File type names (docs/contract.md §5 "File type names"). Add names for new formats; never rename these. */
 export const FILE_TYPES = [
   'pe', 'elf', 'macho', 'java_class', 'jar', 'apk', 'dex', 'zip', '7z', 'rar', 'tar', 'gzip',
   'office_ooxml', 'office_ole', 'pdf', 'powershell', 'javascript', 'vbscript', 'batch', 'shell',

@@ -1,6 +1,6 @@
 /**
- * The only place that turns engine findings into the safetyScore object (spec "safetyScore
- * object", "Coverage"). It never looks at content, only at EngineResults.
+ * The only place that turns engine findings into the safetyScore object (docs/contract.md
+ * §5 "Scan result", "Coverage"). It never looks at content, only at EngineResults.
  *
  * Scoring (score = 100 - penalty, clamped to 0..100, rounded to an integer):
  *  - A finding's penalty grows linearly with its confidence between a floor and a ceiling per

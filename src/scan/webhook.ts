@@ -1,5 +1,5 @@
 /**
- * Scan-result webhooks: the payload of the spec's table, auth headers per auth type, and the
+ * Scan-result webhooks: the payload of docs/contract.md §5 "Webhooks", auth headers per auth type, and the
  * signature `X-Scanner-Signature: sha256=<hex HMAC-SHA256 of the raw body>` keyed by the
  * credential exactly as entered, sent with `X-Scanner-Request-ID` only when auth is configured.
  * Delivery is one attempt with a short timeout (fire-and-forget); the connection is refused when
@@ -9,8 +9,9 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { WebhookTarget } from './profiles';
-import { assertPublicHost, safeLookup } from '../net/safe-target';
+import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { ScanResult } from './schemas';
+import { inClientSpan } from '../telemetry/tracing';
 
 /** The fields of a scan result a webhook reports. */
 export type ScanResultBody = Pick<ScanResult, 'requestId' | 'name' | 'hash' | 'size' | 'contentType' | 'safetyScore' | 'scanTimeMs'>;
@@ -53,13 +54,13 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
   const url = new URL(target.url);
   try {
     // Literal IPs skip DNS lookups, so they are checked here; names are checked at connect time.
-    await assertPublicHost(url.hostname, opts.allowHosts);
+    await assertPublicHost(url.hostname, portOf(url), opts.allowHosts);
   } catch (err) {
     return { ok: false, error: (err as Error).message, ms: Date.now() - started };
   }
   const headers = { ...webhookHeaders(target, body, requestId), 'content-length': String(body.length) };
   const mod = url.protocol === 'https:' ? https : http;
-  return new Promise<DeliveryOutcome>((resolve) => {
+  return inClientSpan('webhook POST', { 'http.request.method': 'POST' }, headers, () => new Promise<DeliveryOutcome>((resolve) => {
     let settled = false;
     const finish = (outcome: Omit<DeliveryOutcome, 'ms'>) => {
       if (settled) return;
@@ -76,7 +77,7 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
       req?.destroy(err);
     }, opts.timeoutMs);
     try {
-      req = mod.request(url, { method: 'POST', headers, lookup: safeLookup(opts.allowHosts), timeout: opts.timeoutMs }, (res) => {
+      req = mod.request(url, { method: 'POST', headers, lookup: safeLookup(opts.allowHosts, portOf(url)), timeout: opts.timeoutMs }, (res) => {
         res.on('error', (err) => finish({ ok: false, status: res.statusCode, error: err.message }));
         res.on('end', () => finish({ ok: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300, status: res.statusCode }));
         res.resume();
@@ -89,5 +90,5 @@ export async function deliverWebhook(target: WebhookTarget, body: Buffer, reques
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.on('error', (err) => finish({ ok: false, error: err.message }));
     req.end(body);
-  });
+  }), (o) => o.status);
 }

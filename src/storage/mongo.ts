@@ -7,6 +7,7 @@ import { Db, Document, GridFSBucket, IndexDescription, MongoClient, MongoServerE
 import { Config, mongoBlobUriOf, mongoUriOf, usesLocalBlobs } from '../config';
 import { GRIDFS_CHUNK_BYTES } from './gridfs';
 import { KeyedBlobs } from './keyed-blobs';
+import { metricsEnabled, watchDbCommands } from '../telemetry/metrics';
 
 /**
  * A unique-index violation: E11000 from MongoDB and from the local FerretDB on inserts; an update
@@ -33,6 +34,8 @@ export const COLLECTIONS = {
   services: 'services',
   notifications: 'notifications',
   files: 'files',
+  // One document per download in progress (`_id` = file id): the claim that makes a download single.
+  fileDownloadClaims: 'file_download_claims',
   workflows: 'workflows',
   workflowRuns: 'workflow_runs',
   workflowOutputs: 'workflow_run_outputs',
@@ -153,7 +156,8 @@ const LOCAL_BLOB_POOL = 2;
 export async function connectStorage(config: Config): Promise<Storage> {
   const local = config.mongodbUri === undefined;
   const open = async (uri: string, maxPoolSize: number, appName: string) => {
-    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, maxPoolSize, appName });
+    const c = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, maxPoolSize, appName, monitorCommands: metricsEnabled() });
+    watchDbCommands(c, appName === 'sentinel-read' ? 'reads' : appName === 'sentinel-blob' ? 'blobs' : 'records');
     await c.connect();
     return c;
   };

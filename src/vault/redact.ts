@@ -1,8 +1,10 @@
 /**
  * Keeps revealed secrets out of whatever an activity reports: a node's output, its error, a
- * run-log line. Every occurrence of a value (also in its URL-encoded and JSON-escaped forms,
- * as it appears in URLs and serialized bodies) becomes `[vault:NAME]`, in strings and in
- * object keys, at any depth.
+ * run-log line. Every occurrence of a value in the spellings it takes on its way through a
+ * request (see `spellings`) becomes `[vault:NAME]`, in strings and in object keys, at any depth.
+ *
+ * What it cannot do: recognise a value that user code transformed (reversed, re-cased, hashed,
+ * split, encoded twice). docs/workflows-sandbox.md says so, and says what limits that exposure.
  */
 export class Redactor {
   /** [form of a value, replacement], longest first so a value containing another is replaced whole. */
@@ -13,7 +15,7 @@ export class Redactor {
     const forms = new Map<string, string>();
     for (const [name, value] of Object.entries(secrets)) {
       if (!value) continue;
-      for (const form of [value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)]) forms.set(form, label(name));
+      for (const form of spellings(value)) if (form) forms.set(form, label(name));
     }
     this.forms = [...forms.entries()].sort((a, b) => b[0].length - a[0].length);
   }
@@ -53,4 +55,31 @@ export class Redactor {
     }
     return v;
   }
+}
+
+/**
+ * The spellings a value takes on its way into a request or a serialised report: as written; in a
+ * URL's path (WHATWG path percent-encoding, as `new URL` writes it, and `encodeURI`'s), query and
+ * form body (`encodeURIComponent`, `+` for space); inside a JSON string; and base64 (standard and
+ * URL-safe, as in a Basic authorization header).
+ */
+function spellings(value: string): Set<string> {
+  const forms = new Set([
+    value,
+    encodeURIComponent(value),
+    encodeURI(value),
+    new URLSearchParams({ v: value }).toString().slice(2),
+    JSON.stringify(value).slice(1, -1),
+    Buffer.from(value).toString('base64'),
+    Buffer.from(value).toString('base64').replace(/=+$/, ''),
+    Buffer.from(value).toString('base64url'),
+  ]);
+  for (const [prefix, part] of [['http://h/', 'pathname'], ['http://h/?', 'search']] as const) {
+    try {
+      forms.add(new URL(prefix + value)[part].slice(1));
+    } catch {
+      // Not a spelling a URL can hold.
+    }
+  }
+  return forms;
 }

@@ -1,4 +1,4 @@
-/** Schemas of the vault API (decisions.md section 7, "Connectors and vault"). */
+/** Schemas of the vault API (docs/contract.md §7 "Connectors and vault"). */
 import type { FromSchema } from 'json-schema-to-ts';
 
 /** A name usable as `{{ vault.NAME }}` in a workflow's templates. */

@@ -8,7 +8,7 @@ import { LimitReachedError, NotFoundError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { VaultEntryView } from './schemas';
 import { Redactor } from './redact';
-import { fillVaultRefs, vaultRefs } from './template';
+import { vaultRefs } from './template';
 
 export interface SealedVaultEntry {
   name: string;
@@ -68,15 +68,16 @@ export class VaultService {
   }
 
   /**
-   * The activity-side use of the vault: runs `use` with every `{{ vault.NAME }}` of `config`
-   * filled in, and returns its result (or throws its error) with each revealed value replaced
-   * by `[vault:NAME]`. Plaintext exists only inside this call.
+   * The activity-side use of the vault: reveals every `{{ vault.NAME }}` that `definition` (the
+   * author's node config, never data) names, runs `use` with those values, and returns its result
+   * (or throws its error) with each revealed value redacted. Plaintext exists only inside this call;
+   * the caller fills the references itself, in one pass over the author's text.
    */
-  async withSecrets<C, R>(accountId: string, config: C, use: (resolved: C, redactor: Redactor) => Promise<R>): Promise<R> {
-    const revealed = await this.reveal(accountId, vaultRefs(config));
+  async withSecrets<R>(accountId: string, definition: unknown, use: (secrets: Readonly<Record<string, string>>, redactor: Redactor) => Promise<R>): Promise<R> {
+    const revealed = await this.reveal(accountId, vaultRefs(definition));
     const redactor = new Redactor(revealed);
     try {
-      return redactor.json(await use(fillVaultRefs(config, revealed), redactor));
+      return redactor.json(await use(revealed, redactor));
     } catch (err) {
       throw redactor.error(err);
     }

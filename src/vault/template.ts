@@ -1,7 +1,8 @@
 /**
- * `{{ vault.NAME }}` in a node's config (decisions.md section 7, templating). The activity that
- * runs the node finds the names, reveals them, fills them in last (after any JSONata templating,
- * so a value is never read as a template) and redacts them from what it reports.
+ * `{{ vault.NAME }}` in a node's config (docs/contract.md §7 "Templating"). The activity that
+ * runs the node finds the names in the author's config, reveals them, and fills them in during
+ * the one templating pass over the author's text (src/flows/expressions.ts), so a value that came
+ * from data is never read as a reference; it redacts them from what it reports.
  */
 const VAULT_REF = /\{\{\s*vault\.([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}/g;
 

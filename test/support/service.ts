@@ -22,6 +22,8 @@ export interface StackEnv {
   temporalPort: number;
   temporalUiPort: number;
   clamdPort: number;
+  /** GET /metrics (METRICS_PORT). */
+  metricsPort: number;
   dataDir: string;
   pid: number;
   logFile: string;
@@ -90,9 +92,9 @@ export async function startServiceProcess(opts: { extraEnv?: Record<string, stri
 async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: number; reuse?: StackEnv }): Promise<StartedService> {
   const dataDir = opts.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'sentinel-test-'));
   const r = opts.reuse;
-  const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort, mongoBlobPort] = r
-    ? [r.port, r.mqttPort, r.mongoPort, r.temporalPort, r.temporalUiPort, r.clamdPort, r.mongoBlobPort]
-    : await pickPorts(7);
+  const [port, mqttPort, mongoPort, temporalPort, temporalUiPort, clamdPort, mongoBlobPort, metricsPort] = r
+    ? [r.port, r.mqttPort, r.mongoPort, r.temporalPort, r.temporalUiPort, r.clamdPort, r.mongoBlobPort, r.metricsPort]
+    : await pickPorts(8);
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
@@ -102,9 +104,10 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
     TEMPORAL_PORT: String(temporalPort),
     TEMPORAL_UI_PORT: String(temporalUiPort),
     CLAMD_PORT: String(clamdPort),
+    METRICS_PORT: String(metricsPort),
     LOG_LEVEL: 'info',
-    WEBHOOK_ALLOW_HOSTS: '127.0.0.1,localhost',
-    // A dead S3 endpoint fails its 3 attempts in seconds instead of the spec's 3 x 30 s read timeout.
+    WEBHOOK_ALLOW_HOSTS: '127.0.0.1:*,localhost:*',
+    // A dead S3 endpoint fails its 3 attempts in seconds instead of the contract's 3 x 30 s read timeout (docs/contract.md §7).
     S3_CONNECT_TIMEOUT_MS: '3000',
     S3_READ_TIMEOUT_MS: '5000',
     ...opts.extraEnv,
@@ -146,7 +149,7 @@ async function startOnce(opts: { extraEnv?: Record<string, string>; timeoutMs?: 
   child.stdout?.pipe(log);
   const stackEnv: StackEnv = {
     baseUrl: `http://127.0.0.1:${port}`, mqttUrl: `mqtt://127.0.0.1:${mqttPort}`, mqttPort, port, mongoPort, mongoBlobPort, temporalPort,
-    temporalUiPort, clamdPort, dataDir, pid: child.pid as number, logFile, env,
+    temporalUiPort, clamdPort, metricsPort: Number(env.METRICS_PORT), dataDir, pid: child.pid as number, logFile, env,
   };
   return {
     env: stackEnv,

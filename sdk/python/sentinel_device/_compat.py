@@ -3,7 +3,7 @@ import sys
 import time
 
 MICROPYTHON = sys.implementation.name == "micropython"
-# OpenMV firmware ships its own MQTT module; its subscriptions must be QoS 0 (service spec).
+# OpenMV firmware ships its own MQTT module; its subscriptions must be QoS 0 (docs/contract.md §9 "Transport").
 OPENMV = MICROPYTHON and "OpenMV" in getattr(sys.implementation, "_machine", "")
 SUBSCRIBE_QOS = 0 if OPENMV else 1
 PUBLISH_QOS = 0

@@ -1,5 +1,4 @@
-"""The Device: one entity of the service, talking HTTP and MQTT (service spec "Device client library",
-decisions §9)."""
+"""The Device: one entity of the service, talking HTTP and MQTT (docs/contract.md §9)."""
 import json
 
 from . import framing

@@ -1,4 +1,4 @@
-"""File transfer, motion clips and streaming (service spec "File transfer", decisions §8)."""
+"""File transfer, motion clips and streaming (docs/contract.md §8, §9 "Files, clips and streaming")."""
 import json
 
 from ._compat import MICROPYTHON, deprecated, elapsed_ms, monotonic_ms

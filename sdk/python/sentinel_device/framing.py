@@ -1,4 +1,4 @@
-"""The JSON messages a device sends and receives (service spec "Message"), the same over HTTP and MQTT."""
+"""The JSON messages a device sends and receives (docs/contract.md §5 "Messages"), the same over HTTP and MQTT."""
 import json
 
 from .errors import error_from

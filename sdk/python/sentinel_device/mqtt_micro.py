@@ -9,7 +9,7 @@ from .errors import NotConnected, SentinelError, Unauthorized
 from .framing import parse_url
 
 if OPENMV:
-    # OpenMV firmware ships its own umqtt-style `mqtt` module (service spec "Device transport").
+    # OpenMV firmware ships its own umqtt-style `mqtt` module (docs/contract.md §9 "Transport").
     from mqtt import MQTTClient, MQTTException
 else:
     from .vendor.umqtt.simple import MQTTClient, MQTTException

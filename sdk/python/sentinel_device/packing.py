@@ -48,7 +48,7 @@ def stored_zip(entries):
 
 
 def frame_names(count):
-    """Zero-padded names so that name order is frame order (decisions §8)."""
+    """Zero-padded names so that name order is frame order (docs/contract.md §8 "Clips")."""
     width = max(6, len(str(count)))
     fmt = "frame_%%0%dd.jpg" % width
     return [fmt % i for i in range(count)]

@@ -1,4 +1,4 @@
-"""Inbound routing (service spec "Device client library").
+"""Inbound routing (docs/contract.md §9 "Inbound routing").
 
 A route has up to four criteria: msg_type (equal), tag (that one tag present), tags (any of them
 present), tags_all (all of them present). Every criterion given must match; a route with none

@@ -1,4 +1,4 @@
-"""The routing table (service spec "Inbound routing"), shared by the CPython tests and the
+"""The routing table (docs/contract.md §9 "Inbound routing"), shared by the CPython tests and the
 MicroPython run (test/unit/sdk/micropython.test.ts): plain Python both interpreters run.
 
 Each case registers routes (name, criteria) in order, optionally a default handler and a

@@ -1,4 +1,4 @@
-"""End to end: file transfer and clips (decisions §8) against the running service.
+"""End to end: file transfer and clips (docs/contract.md §8) against the running service.
 
 These need the file-transfer endpoints (POST/GET /api/entities/files, /api/files gallery); run
 them once that capability is on the branch (test/integration/sdk/files.test.ts)."""

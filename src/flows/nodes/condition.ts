@@ -1,5 +1,4 @@
 /** `condition`: a JSONata expression; a truthy value takes the `true` edges, else the `false` edges. */
-import { evaluate } from '../expressions';
 import { checkExpression, expressionConfigSchema } from './transform';
 import { defineKind } from './types';
 
@@ -10,8 +9,8 @@ export const conditionNode = defineKind<{ expression: string }>({
   example: { expression: 'nodes.convert.celsius > 30' },
   rawKeys: ['expression'],
   check: checkExpression,
-  async execute(config, ctx, run) {
-    const value = await evaluate(config.expression, ctx, run.timeoutMs);
+  async execute(config, ctx, run, deps) {
+    const value = await deps.expressions.evaluate(run.accountId, config.expression, ctx, run.timeoutMs, run.signal);
     const result = Array.isArray(value) ? value.length > 0 : Boolean(value);
     return { output: { result }, branch: String(result) };
   },

@@ -1,4 +1,5 @@
-/** `flow.call`: another workflow of the account as a child run; nesting depth at most 10. */
+/** `flow.call`: another workflow of the account as a child run; nesting depth at most 10 (forEach child runs count too). */
+import { FIXED_LIMITS } from '../../accounts/plans';
 import { defineKind } from './types';
 
 export const flowCallConfigSchema = {
@@ -6,7 +7,10 @@ export const flowCallConfigSchema = {
   additionalProperties: false,
   required: ['workflow_id'],
   properties: {
-    workflow_id: { type: 'string', minLength: 1, maxLength: 64 },
+    workflow_id: {
+      type: 'string', minLength: 1, maxLength: 64,
+      description: `The child run's workflow; a child at nesting depth ${FIXED_LIMITS.workflowFlowCallDepth + 1} (flow.call and forEach child runs together) or past the top-level run's ${FIXED_LIMITS.workflowChildRunsPerRun} child runs fails the run`,
+    },
     input: { description: 'The child run input; `{{ }}` templates allowed in strings' },
   },
 } as const;

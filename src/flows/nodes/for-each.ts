@@ -1,7 +1,8 @@
 /**
  * `forEach`: JSONata `items`, then for each item either the `do` node `{type, config}` (with
  * `item` and `index` in its context; chunk activities of 100 items) or a child run of another
- * workflow `{workflow_id}` with the item as its input (batch child workflows of 500 runs). The
+ * workflow `{workflow_id}` with the item as its input (batch child workflows of 500 runs, run
+ * with the forEach's share of its run's width; bounded by the run tree's depth and budget). The
  * output is the array of per-item outputs.
  */
 import { FIXED_LIMITS } from '../../accounts/plans';
@@ -26,7 +27,7 @@ export const forEachConfigSchema = {
         },
         {
           type: 'object', additionalProperties: false, required: ['workflow_id'],
-          properties: { workflow_id: { type: 'string', minLength: 1, maxLength: 64, description: 'A child run of this workflow per item, with the item as its input' } },
+          properties: { workflow_id: { type: 'string', minLength: 1, maxLength: 64, description: `A child run of this workflow per item, with the item as its input; child runs count toward the nesting depth (${FIXED_LIMITS.workflowFlowCallDepth}, with flow.call) and the ${FIXED_LIMITS.workflowChildRunsPerRun} child runs of the top-level run, taken before the first one starts` } },
         },
       ],
     },

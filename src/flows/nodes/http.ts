@@ -1,8 +1,9 @@
 /** `http`: one request to a public address (the webhook SSRF guard applies). */
 import http from 'node:http';
 import https from 'node:https';
-import { assertPublicHost, safeLookup, UnsafeTargetError } from '../../net/safe-target';
+import { assertPublicHost, portOf, safeLookup, UnsafeTargetError } from '../../net/safe-target';
 import { FIXED_LIMITS } from '../../accounts/plans';
+import { inClientSpan } from '../../telemetry/tracing';
 import { defineKind, NodeFailure } from './types';
 
 export const httpConfigSchema = {
@@ -33,7 +34,7 @@ export const httpNode = defineKind<HttpConfig>({
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new NodeFailure(`url must be http or https, not ${url.protocol}`, false);
     try {
-      await assertPublicHost(url.hostname, deps.allowHosts);
+      await assertPublicHost(url.hostname, portOf(url), deps.allowHosts);
     } catch (err) {
       if (err instanceof UnsafeTargetError) throw new NodeFailure(`refused target: ${err.message}`, false);
       throw new NodeFailure(`cannot resolve ${url.hostname}: ${(err as Error).message}`);
@@ -49,11 +50,12 @@ export const httpNode = defineKind<HttpConfig>({
       headers['content-length'] = String(payload.length);
     }
     const limit = FIXED_LIMITS.workflowStepOutputBytes;
-    const res = await new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
+    // The request is a client span of the node's activity; the target receives its traceparent.
+    const res = await inClientSpan(`HTTP ${config.method}`, { 'http.request.method': config.method }, headers, () => new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
       const mod = url.protocol === 'https:' ? https : http;
       let req: http.ClientRequest;
       try {
-        req = mod.request(url, { method: config.method, headers, lookup: safeLookup(deps.allowHosts), signal: run.signal }, (r) => {
+        req = mod.request(url, { method: config.method, headers, lookup: safeLookup(deps.allowHosts, portOf(url)), signal: run.signal }, (r) => {
           const chunks: Buffer[] = [];
           let size = 0;
           r.on('data', (c: Buffer) => {
@@ -78,7 +80,7 @@ export const httpNode = defineKind<HttpConfig>({
       }
       req.on('error', (err) => reject(err instanceof UnsafeTargetError ? new NodeFailure(`refused target: ${err.message}`, false) : new NodeFailure(`request failed: ${err.message}`)));
       req.end(payload);
-    });
+    }), (r) => r.status);
     const text = res.body.toString('utf8');
     let body: unknown = text;
     if (/[/+]json\b/i.test(res.headers['content-type'] ?? '')) {

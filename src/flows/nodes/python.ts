@@ -1,4 +1,4 @@
-/** `python`: a snippet in the jail (decisions §7); `input` is the run input, the output `{result, stdout}`. */
+/** `python`: a snippet in the jail (docs/contract.md §7 "Python snippet"); `input` is the run input, the output `{result, stdout}`. */
 import { SnippetError } from '../../errors';
 import { defineKind, NodeFailure } from './types';
 

@@ -1,5 +1,4 @@
 /** `switch`: a JSONata expression; the edge whose `when` equals the value is taken, else `default`. */
-import { evaluate } from '../expressions';
 import { checkExpression, expressionConfigSchema } from './transform';
 import { defineKind } from './types';
 
@@ -10,8 +9,8 @@ export const switchNode = defineKind<{ expression: string }>({
   example: { expression: 'input.kind' },
   rawKeys: ['expression'],
   check: checkExpression,
-  async execute(config, ctx, run) {
-    const value = await evaluate(config.expression, ctx, run.timeoutMs);
+  async execute(config, ctx, run, deps) {
+    const value = await deps.expressions.evaluate(run.accountId, config.expression, ctx, run.timeoutMs, run.signal);
     return { output: { value }, branch: typeof value === 'string' ? value : JSON.stringify(value) };
   },
 });

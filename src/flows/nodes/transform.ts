@@ -1,5 +1,5 @@
 /** `transform`: a JSONata expression over {input, nodes, vars}; its value is the output. */
-import { evaluate, expressionSyntaxError } from '../expressions';
+import { expressionSyntaxError } from '../expressions';
 import { defineKind } from './types';
 
 export const expressionConfigSchema = {
@@ -21,7 +21,7 @@ export const transformNode = defineKind<{ expression: string }>({
   example: { expression: '{ "celsius": nodes.fetch.body.temp, "hot": nodes.fetch.body.temp > 30 }' },
   rawKeys: ['expression'],
   check: checkExpression,
-  async execute(config, ctx, run) {
-    return { output: await evaluate(config.expression, ctx, run.timeoutMs) };
+  async execute(config, ctx, run, deps) {
+    return { output: await deps.expressions.evaluate(run.accountId, config.expression, ctx, run.timeoutMs, run.signal) };
   },
 });

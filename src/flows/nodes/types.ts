@@ -5,7 +5,7 @@
  * executor. Adding a kind is one file plus one line in ./index.ts.
  */
 import type { Logger } from '../../log';
-import type { ExpressionContext } from '../expressions';
+import type { ExpressionContext, TemplateOptions } from '../expressions';
 import type { S3OperationConfig } from '../../connectors/schemas';
 import type { S3Attempt, S3Output } from '../../connectors/s3';
 
@@ -48,7 +48,17 @@ export interface ObjectStorage {
   runS3(accountId: string, op: S3OperationConfig, opts: { onAttempt: (a: S3Attempt) => void; signal: AbortSignal }): Promise<S3Output>;
 }
 
+/**
+ * Evaluates JSONata and templates for one account, off the thread that serves requests, with a
+ * hard time and memory limit (ExpressionPool). Failures are ExpressionError.
+ */
+export interface Expressions {
+  evaluate(accountId: string, expression: string, context: ExpressionContext, timeoutMs: number, signal?: AbortSignal): Promise<unknown>;
+  resolveTemplates(accountId: string, value: unknown, context: ExpressionContext, timeoutMs: number, options?: TemplateOptions, signal?: AbortSignal): Promise<unknown>;
+}
+
 export interface NodeDeps {
+  expressions: Expressions;
   /** Hosts exempt from the SSRF guard (WEBHOOK_ALLOW_HOSTS). */
   allowHosts: readonly string[];
   messenger: EntityMessenger;

@@ -249,10 +249,9 @@ export const engine: Engine = {
     const st = all.stats;
     // Backticks, quotes and long tokens are ordinary in prose, Markdown and JSON: in plain text
     // only what the rules and techniques recognise counts, not the obfuscation statistics.
-    // The backtick count is PowerShell's escape character; in JavaScript a backtick delimits
-    // template literals (bundles hold thousands), so there it says nothing.
-    const findings = (PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id)) : all.findings)
-      .filter((f) => f.id !== 'script.obfuscation.backtick' || subject.fileType === 'powershell');
+    // In JavaScript a backtick opens a template literal: PowerShell's tick escapes say nothing there.
+    const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id))
+      : subject.fileType === 'javascript' ? all.findings.filter((f) => f.id !== 'script.obfuscation.backtick') : all.findings;
     const out: EngineOutput = { findings, report: { script: st } };
     if (c.length > MAX_TEXT) {
       // Unread is never clean: say so in a finding, not only in a note.

@@ -101,11 +101,11 @@ describe('connectors API', () => {
   });
 
   it('runs S3 operations through the stored connector (the aws.s3 entry point)', async () => {
-    const admin = createS3Client({ region: 'us-east-1', endpoint: moto.endpoint, accessKeyId: 'x', secretAccessKey: 'y' }, { allowHosts: ['127.0.0.1'] });
+    const admin = createS3Client({ region: 'us-east-1', endpoint: moto.endpoint, accessKeyId: 'x', secretAccessKey: 'y' }, { allowHosts: ['127.0.0.1:*'] });
     await admin.send(new CreateBucketCommand({ Bucket: 'conn-bucket' }));
     admin.destroy();
     await withDb(async (db) => {
-      const svc = new ConnectorService(new ConnectorStore(db), stackDataKey(), ['127.0.0.1']);
+      const svc = new ConnectorService(new ConnectorStore(db), stackDataKey(), ['127.0.0.1:*']);
       await svc.runS3(a.accountId, { connector_id: id, operation: 'put', bucket: 'conn-bucket', key: 'v.json', body: { answer: 42 } });
       const got = await svc.runS3(a.accountId, { connector_id: id, operation: 'get', bucket: 'conn-bucket', key: 'v.json' });
       expect(got).toMatchObject({ body: '{"answer":42}' });
@@ -124,7 +124,7 @@ describe('connectors API', () => {
     try {
       const created = await api('POST', '/api/connectors', { key: a.apiKey, body: { name: 'echo', type: 'aws', region: 'us-east-1', endpoint, access_key_id: KEY_ID, secret_access_key: SECRET } });
       const records: unknown[] = [];
-      const err = await withDb((db) => new ConnectorService(new ConnectorStore(db), stackDataKey(), ['127.0.0.1'])
+      const err = await withDb((db) => new ConnectorService(new ConnectorStore(db), stackDataKey(), ['127.0.0.1:*'])
         .runS3(a.accountId, { connector_id: created.body.id, operation: 'get', bucket: 'bkt', key: 'k' }, { onAttempt: (r) => records.push(r) })
         .catch((e: Error) => e));
       expect((err as Error).message).toMatch(/AccessDenied: denied for .*\[connector:access_key_id\]/);

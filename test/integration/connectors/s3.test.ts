@@ -9,7 +9,7 @@ import { createS3Client, runS3Operation, S3_CLIENT_POLICY, S3Attempt, S3Operatio
 import { UnsafeTargetError } from '../../../src/net/safe-target';
 import { startMoto, MotoServer } from '../../support/moto';
 
-const ALLOW = ['127.0.0.1'];
+const ALLOW = ['127.0.0.1:*'];
 let moto: MotoServer;
 let settings: S3Settings;
 const bucket = `sentinel-${Date.now()}`;

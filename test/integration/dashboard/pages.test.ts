@@ -144,7 +144,9 @@ describe('dashboard pages: clips and workflows', () => {
     expect(await run.locator('tr[data-node="label"]').textContent()).toContain('n is 42');
     expect(await dash.page.locator('svg.graph g.node.st-completed').count()).toBe(2);
     const temporal = run.getByRole('link', { name: 'Open in the Temporal Web UI' });
-    expect(await temporal.getAttribute('href')).toBe(`http://${new URL(stack().baseUrl).hostname}:8233/namespaces/default/workflows/${encodeURIComponent(record.body.temporal.workflowId)}`);
+    // The stack's own UI port (TEMPORAL_UI_PORT), not a fixed 8233.
+    expect(stack().temporalUiPort).not.toBe(8233);
+    expect(await temporal.getAttribute('href')).toBe(`http://${new URL(stack().baseUrl).hostname}:${stack().temporalUiPort}/namespaces/default/workflows/${encodeURIComponent(record.body.temporal.workflowId)}`);
     await dash.screenshot('23-workflow-run');
     expect(dash.takeProblems()).toEqual([]);
   }, 240_000);

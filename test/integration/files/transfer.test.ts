@@ -104,6 +104,47 @@ describe('file transfer between devices', () => {
     expect(sha256(got.bytes)).toBe(sha256(content));
   });
 
+  it('delivers a file once to two simultaneous downloads: one 200 with the bytes, one 404', async () => {
+    const content = Buffer.from('simultaneous download line\n'.repeat(40_000)); // about 1 MB
+    const sent = await sendFile(a, content, 'twice.txt', { dest: 'b' });
+    const id = sent.body.id as string;
+    expect((await settled(a, id)).status).toBe('delivered');
+    const both = await Promise.all([download(b, id), download(b, id)]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 404]);
+    const ok = both.find((r) => r.status === 200)!;
+    expect(sha256(ok.bytes)).toBe(sha256(content));
+    const missing = both.find((r) => r.status === 404)!;
+    expect(JSON.parse(missing.bytes.toString('utf8'))).toMatchObject({ reason: 'File not found', code: 'not_found' });
+  });
+
+  it('answers HEAD on the download URL with the headers and consumes nothing', async () => {
+    const sent = await sendFile(a, PDF, 'head.pdf', { dest: 'b' });
+    const id = sent.body.id as string;
+    expect((await settled(a, id)).status).toBe('delivered');
+    const url = `${stack().baseUrl}/api/entities/files/download/${id}`;
+    const head = await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${b}` } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(PDF.length));
+    expect(head.headers.get('content-disposition')).toContain('filename="head.pdf"');
+    // Nothing was claimed or consumed: a HEAD again, then the GET, get the file.
+    expect((await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${b}` } })).status).toBe(200);
+    const got = await download(b, id);
+    expect(got.status).toBe(200);
+    expect(sha256(got.bytes)).toBe(sha256(PDF));
+    expect((await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${a}` } })).status).toBe(404);
+  });
+
+  it('refuses an upload with two file parts (400 invalid_upload) and stores nothing of it', async () => {
+    const form = new FormData();
+    form.append('dest', 'b');
+    form.append('file', new Blob([PDF]), 'one.pdf');
+    form.append('file', new Blob([Buffer.from('second part')]), 'two.txt');
+    const res = await fetch(`${stack().baseUrl}/api/entities/files`, { method: 'POST', headers: { authorization: `Bearer ${a}` }, body: form });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'invalid_upload' });
+    expect((await api('GET', '/api/entities/files', { key: b })).body.files.map((x: { filename: string }) => x.filename)).not.toContain('one.pdf');
+  });
+
   it('refuses an unknown recipient (400) and a missing dest on a plain file (400)', async () => {
     expect((await sendFile(a, PDF, 'x.pdf', { dest: 'nobody' })).status).toBe(400);
     expect((await sendFile(a, PDF, 'x.pdf')).status).toBe(400);

@@ -1,6 +1,6 @@
 /**
  * The device library's file transfer, clips and streaming end to end (sdk/python/tests/
- * test_e2e_files.py). Needs the file-transfer capability (decisions §8) on the branch.
+ * test_e2e_files.py). Needs the file-transfer capability (docs/contract.md §8) on the branch.
  */
 import { newAccount, stack } from '../../support/env';
 import { expectPassed, pytest } from '../../support/pytest';

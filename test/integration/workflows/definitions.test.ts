@@ -121,3 +121,50 @@ it('a JSON null as the run body is a 422, not a run', async () => {
   expect(r.status).toBe(422);
   expect(r.body.error).toBe('Validation Error');
 });
+
+it('a number field of 1e309 is 422 at POST and PUT, and nothing is stored as null', async () => {
+  const id = await createWorkflow(key, { name: 'finite', nodes: [transform('a', '1')], edges: [] });
+  const cases: Array<[string, string]> = [
+    ['{"id": "a", "type": "transform", "config": {"expression": "1"}, "timeout_ms": 1e309}', 'nodes[0].timeout_ms'],
+    ['{"id": "a", "type": "transform", "config": {"expression": "1"}, "retry": {"max_attempts": 1e309}}', 'nodes[0].retry.max_attempts'],
+    ['{"id": "a", "type": "forEach", "config": {"items": "input", "max_items": 1e309, "do": {"workflow_id": "wf_x"}}}', 'nodes[0].config.max_items'],
+  ];
+  for (const [node, path] of cases) {
+    const body = `{"name": "inf", "nodes": [${node}], "edges": []}`;
+    for (const [method, p] of [['POST', '/api/workflows'], ['PUT', `/api/workflows/${id}`]]) {
+      const r = await api(method, p, { key, rawBody: body, headers: { 'content-type': 'application/json' } });
+      expect([method, r.status]).toEqual([method, 422]);
+      expect(r.body.details).toEqual([{ path, message: 'must be a finite number' }]);
+    }
+  }
+  expect((await api('GET', `/api/workflows/${id}`, { key })).body).toMatchObject({ name: 'finite', nodes: [{ id: 'a', type: 'transform' }] });
+});
+
+it('offset=1e400 (or any absurd offset) is a 400 in the error shape on every paged list', async () => {
+  const id = await createWorkflow(key, { name: 'paged', nodes: [transform('a', '1')], edges: [] });
+  for (const offset of ['1e400', '1e300', '-1e400', 'NaN']) {
+    for (const p of ['/api/workflows', `/api/workflows/${id}/runs`]) {
+      const r = await api('GET', `${p}?offset=${offset}`, { key });
+      expect([p, offset, r.status]).toEqual([p, offset, 400]);
+      expect(r.body).toMatchObject({ error: expect.stringMatching(/offset/), requestId: expect.any(String) });
+    }
+  }
+  const gallery = await api('GET', '/api/files?kind=clip&offset=1e400', { key });
+  expect(gallery.status).toBe(400);
+  expect(gallery.body).toMatchObject({ reason: expect.stringMatching(/offset/), requestId: expect.any(String) });
+  expect((await api('GET', '/api/workflows?offset=1000000', { key })).status).toBe(200);
+});
+
+it('a definition with a node no start node reaches is 422 naming the node; so is one with no start node', async () => {
+  const island = await api('POST', '/api/workflows', {
+    key, body: { name: 'island', nodes: [transform('a', '1'), transform('b', '2')], edges: [{ from: 'b', to: 'b' }] },
+  });
+  expect(island.status).toBe(422);
+  expect(island.body.details).toEqual([{ path: 'nodes[1]', message: 'node "b" can never run: no path leads to it from a start node (a node with no incoming edge)' }]);
+  const ring = await api('POST', '/api/workflows', {
+    key, body: { name: 'ring', nodes: [transform('a', '1'), transform('b', '2')], edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'a' }] },
+  });
+  expect(ring.status).toBe(422);
+  expect(ring.body.details.map((d: { path: string }) => d.path)).toEqual(['nodes[0]', 'nodes[1]']);
+  expect(ring.body.details[0].message).toMatch(/no start node/);
+});

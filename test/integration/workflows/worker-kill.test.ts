@@ -49,7 +49,7 @@ describe('workflow run survives a killed worker', () => {
     api = await startServiceProcess({ extraEnv: { ...shared, ROLES: 'api,mqtt' } });
     const e = api.env;
     const workerEnv = {
-      ...shared, ROLES: 'worker', WEBHOOK_ALLOW_HOSTS: '127.0.0.1,localhost',
+      ...shared, ROLES: 'worker', WEBHOOK_ALLOW_HOSTS: '127.0.0.1:*,localhost:*',
       ...storageEnvOf(e), TEMPORAL_ADDRESS: `127.0.0.1:${e.temporalPort}`,
       CLAMD_HOST: '127.0.0.1', CLAMD_PORT: String(e.clamdPort),
     };

@@ -23,7 +23,7 @@ describe('dashboard static route', () => {
   let base: string;
   beforeAll(async () => {
     const app = new Koa();
-    app.use(dashboardMiddleware(bundleDir()));
+    app.use(dashboardMiddleware(bundleDir(), { temporalUi: { port: 18233, namespace: 'prod' } }));
     app.use(async (ctx) => { ctx.status = 404; ctx.body = 'fell through'; });
     server = http.createServer(app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -66,6 +66,13 @@ describe('dashboard static route', () => {
     }
     const post = await fetch(`${base}/dashboard/`, { method: 'POST' });
     expect(await post.text()).toBe('fell through');
+  });
+
+  it('serves the settings the app needs as /dashboard/config.json, never cached', async () => {
+    const res = await fetch(`${base}/dashboard/config.json`);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    expect(await res.json()).toEqual({ temporalUi: { port: 18233, namespace: 'prod' } });
   });
 
   it('stops start-up with a message naming the build step when the bundle is missing', () => {

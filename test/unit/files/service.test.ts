@@ -17,6 +17,7 @@ const logger = { info() {}, warn() {}, error() {}, child() { return logger; } } 
 class MemoryFiles implements FileRecords {
   docs = new Map<string, FileRecord>();
   blobs = new Map<string, Buffer>();
+  claims = new Map<string, { token: string; until: Date }>();
   async insert(doc: FileRecord) { this.docs.set(doc._id, structuredClone(doc)); }
   async find(accountId: string, id: string) { const d = this.docs.get(id); return d && d.accountId === accountId ? structuredClone(d) : null; }
   async findById(id: string) { const d = this.docs.get(id); return d ? structuredClone(d) : null; }
@@ -30,7 +31,15 @@ class MemoryFiles implements FileRecords {
   async inbox(accountId: string, dest: string) { return [...this.docs.values()].filter((d) => d.accountId === accountId && d.dest === dest && d.status === 'delivered'); }
   async clips() { return [...this.docs.values()].filter((d) => d.kind === 'clip'); }
   async expiredIds(now: Date, limit: number) { return [...this.docs.values()].filter((d) => d.expiresAt <= now).slice(0, limit).map((d) => d._id); }
-  async remove(id: string) { this.docs.delete(id); }
+  async remove(id: string) { this.docs.delete(id); this.claims.delete(id); }
+  async claimDownload(id: string, token: string, until: Date, now: Date) {
+    const held = this.claims.get(id);
+    if (held && held.until > now) return false;
+    this.claims.set(id, { token, until });
+    return true;
+  }
+  async renewDownloadClaim(id: string, token: string, until: Date) { if (this.claims.get(id)?.token === token) this.claims.set(id, { token, until }); }
+  async releaseDownloadClaim(id: string, token: string) { if (this.claims.get(id)?.token === token) this.claims.delete(id); }
   async saveBlob(id: string, part: BlobPart, source: Readable) {
     const chunks: Buffer[] = [];
     for await (const c of source) chunks.push(Buffer.from(c as Buffer));
@@ -191,14 +200,36 @@ describe('FileService', () => {
     await t.service.scanFile(id);
     await expect(t.service.openDownload('acc', 'a', id)).rejects.toMatchObject({ status: 404 });
     await expect(t.service.openDownload('other', 'b', id)).rejects.toMatchObject({ status: 404 });
+    // HEAD takes nothing.
+    expect(await t.service.downloadHeaders('acc', 'b', id)).toEqual({ size: 4, contentType: 'application/pdf', filename: 'f.pdf' });
     const first = await t.service.openDownload('acc', 'b', id);
-    // A second request started before the first finished (a cut download leaves the file).
-    const second = await t.service.openDownload('acc', 'b', id);
+    // A second request while the first is in progress finds the file claimed.
+    await expect(t.service.openDownload('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
     await first.consume();
-    await second.consume();
     expect(t.store.docs.get(id)).toMatchObject({ status: 'downloaded' });
     expect(t.store.blobs.size).toBe(0);
+    expect(t.store.claims.size).toBe(0);
     await expect(t.service.openDownload('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
+    await expect(t.service.downloadHeaders('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('lets a download cut short, or one whose holder died, leave the file to the next', async () => {
+    const t = setup();
+    const { id } = await t.upload(Buffer.from('%PDF'), { dest: 'b' });
+    await t.service.scanFile(id);
+    const cut = await t.service.openDownload('acc', 'b', id);
+    await cut.release();
+    const dead = await t.service.openDownload('acc', 'b', id);
+    expect(dead.size).toBe(4);
+    await expect(t.service.openDownload('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
+    // The holder never comes back: its claim lapses after 10 minutes.
+    t.setNow(new Date(Date.parse('2026-01-01T00:10:00Z')));
+    const next = await t.service.openDownload('acc', 'b', id);
+    await next.consume();
+    // The dead holder's late consume finds the file already consumed and changes nothing.
+    await dead.consume();
+    expect(t.store.docs.get(id)).toMatchObject({ status: 'downloaded' });
+    expect(t.store.claims.size).toBe(0);
   });
 
   it('shows a file to its sender and the account key only', async () => {

@@ -1,12 +1,12 @@
 /**
- * The streaming side of the multipart reader (src/scan/upload.ts `streamMultipartUpload`) as file
+ * The streaming side of the multipart reader (src/http/multipart.ts `streamMultipartUpload`) as file
  * transfer uses it: a consumer that starts late loses no bytes, fields after the file part are
  * seen, and passing the limit destroys the consumer's stream so it can drop what it wrote.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
-import { streamMultipartUpload } from '../../../src/scan/upload';
+import { streamMultipartUpload } from '../../../src/http/multipart';
 
 const B = 'FILESBOUNDARYx81';
 function body(parts: Array<{ name: string; filename?: string; data: Buffer | string }>): Buffer {
@@ -71,5 +71,28 @@ describe('streamMultipartUpload', () => {
     });
     r.end(body([{ name: 'file', filename: 'a.txt', data: 'abc' }]));
     await expect(p).rejects.toThrow('GridFS unavailable');
+  });
+
+  it.each([
+    ['two file parts', [{ name: 'file', filename: 'a.pdf', data: 'first' }, { name: 'file', filename: 'b.pdf', data: 'second' }], 'Form field "file" given more than once'],
+    ['a file part under another name', [{ name: 'file', filename: 'a.pdf', data: 'first' }, { name: 'attachment', filename: 'b.pdf', data: 'x' }], 'Unknown form field "attachment"; expected file, dest'],
+    ['a text field given twice', [{ name: 'dest', data: 'b' }, { name: 'dest', data: 'c' }, { name: 'file', filename: 'a.pdf', data: 'x' }], 'Form field "dest" given more than once'],
+  ])('refuses %s with 400 invalid_upload, and the consumer sees its stream fail', async (_label, parts, message) => {
+    const r = req();
+    let consumerError: unknown;
+    const p = streamMultipartUpload(r as unknown as IncomingMessage, 1024 * 1024, 'x', ['dest'], async (file) => {
+      try {
+        return await lateReader(file);
+      } catch (err) {
+        consumerError = err;
+        throw err;
+      }
+    });
+    r.end(body(parts));
+    await expect(p).rejects.toMatchObject({ status: 400, code: 'invalid_upload', message });
+    if (parts[0].name === 'file') {
+      for (let i = 0; i < 50 && consumerError === undefined; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(consumerError).toBeDefined();
+    }
   });
 });

@@ -4,7 +4,8 @@
  * activity keeps failing ends `failed` once its retries are used up.
  */
 import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { timeSkippingEnv } from '../../support/time-skipping';
 import { Worker } from '@temporalio/worker';
 import type { FileActivities } from '../../../activities/files';
 
@@ -13,9 +14,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 describe('fileTransfer workflow', () => {
   let env: TestWorkflowEnvironment;
   beforeAll(async () => {
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: path.join(ROOT, '.tools', 'bin', 'temporal-test-server') } },
-    });
+    env = await timeSkippingEnv();
   }, 120_000);
   afterAll(async () => { await env?.teardown(); });
 

@@ -3,13 +3,13 @@
  * the real activities and node kinds over in-memory stores: graph rules, limits, and the
  * 10-minute run timeout settled into the run record from outside the failed execution.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { timeSkippingEnv } from '../../support/time-skipping';
 import { Worker, Runtime, DefaultLogger } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { createFlowActivities } from '../../../activities/flows';
 import { NodeRunner } from '../../../src/flows/node-runner';
+import { ExpressionPool } from '../../../src/flows/expression-pool';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/store';
 import { RunService, FlowService, RunEngine } from '../../../src/flows/service';
 import type { FlowRunArgs } from '../../../workflows/flow';
@@ -18,8 +18,6 @@ import { createLogger } from '../../../src/log';
 
 jest.setTimeout(180_000);
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const TEST_SERVER = path.join(ROOT, '.tools', 'bin', 'temporal-test-server');
 
 class MemoryOutputs {
   docs = new Map<string, OutputDoc>();
@@ -46,10 +44,18 @@ class MemoryRuns {
     d.log = [...d.log, ...appendLog];
     return true;
   }
+  async reserveChildRuns(runId: string, count: number, limit: number) {
+    const d = this.docs.get(runId);
+    if (!d || (d.childRuns ?? 0) + count > limit) return false;
+    d.childRuns = (d.childRuns ?? 0) + count;
+    return true;
+  }
   async overdue(before: Date) { return [...this.docs.values()].filter((d) => d.status === 'running' && d.deadline && d.deadline < before); }
 }
 
 const sent: Array<{ entity: string; data: unknown }> = [];
+/** device.send calls in flight now and at most, and how long each is held (real time). */
+const sending = { now: 0, max: 0, holdMs: 0 };
 const flowDocs = new Map<string, WorkflowDoc>();
 const saveFlow = (id: string, def: { nodes: unknown[]; edges: unknown[] }) => flowDocs.set(id, {
   _id: id, accountId: 'acc', name: id, enabled: true, exposed: false, trigger: null, definition: JSON.stringify({ name: id, ...def }), createdAt: new Date(), updatedAt: new Date(),
@@ -58,22 +64,31 @@ let env: TestWorkflowEnvironment;
 let worker: Worker;
 let running: Promise<void>;
 const outputs = new MemoryOutputs();
+const expressions = new ExpressionPool();
 const runs = new MemoryRuns();
 const taskQueue = 'flows-test';
 
 beforeAll(async () => {
-  if (!existsSync(TEST_SERVER)) throw new Error(`${TEST_SERVER} is missing: run npm run setup (it installs Temporal's time-skipping test server)`);
   // Failed runs are expected here; the SDK's warning for each would bury the test output.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
+  env = await timeSkippingEnv();
   const runner = new NodeRunner({
     outputs, runs, workflows: { get: async (_accountId, id) => flowDocs.get(id) ?? null },
-    vault: { withSecrets: (_accountId, config, use) => use(config, { text: (s) => s }) },
+    vault: { withSecrets: (_accountId, _definition, use) => use({}, { text: (s) => s }) },
     nodes: {
-      allowHosts: [], logger: createLogger('silent'),
+      expressions, allowHosts: [], logger: createLogger('silent'),
       snippets: { runSnippet: async () => { throw new Error('unused'); } },
       storage: { runS3: async () => { throw new Error('unused'); } },
-      messenger: { sendToEntity: async (req) => { sent.push({ entity: req.entity, data: req.data }); return { messageId: req.messageId, duplicate: false }; } },
+      messenger: {
+        sendToEntity: async (req) => {
+          sent.push({ entity: req.entity, data: req.data });
+          sending.now++;
+          sending.max = Math.max(sending.max, sending.now);
+          await new Promise((resolve) => setTimeout(resolve, sending.holdMs));
+          sending.now--;
+          return { messageId: req.messageId, duplicate: false };
+        },
+      },
       scanner: { scanPayload: async () => ({}), scanStoredFile: async () => ({}) },
     },
   });
@@ -89,6 +104,7 @@ afterAll(async () => {
   worker?.shutdown();
   await running;
   await env?.teardown();
+  await expressions.close();
 });
 
 let seq = 0;
@@ -261,4 +277,70 @@ it('a delay past 10 minutes times the run out; the record says so, written from 
   expect(r.record.status).toBe('failed');
   expect(r.record.error).toBe(RUN_TIMEOUT_ERROR);
   expect(r.record.log.at(-1)?.message).toBe(RUN_TIMEOUT_ERROR);
+});
+
+describe('child runs are bounded per run tree', () => {
+  it('a forEach over its own workflow (on_error: continue) fails the run at child depth 11, having started a few dozen runs, not thousands', async () => {
+    const self = { nodes: [{ id: 'each', type: 'forEach', config: { items: '[1, 2]', do: { workflow_id: 'self-each' } }, on_error: 'continue' as const }], edges: [] };
+    saveFlow('self-each', self);
+    const r = await run(self);
+    expect(r.record.status).toBe('failed');
+    expect(r.record.error).toBe('Node "each" failed: forEach child run nesting depth 11 exceeds the maximum of 10 (flow.call and forEach child runs count together)');
+    // Ten levels below the top-level run, two items reserved per forEach: at most 2 + 2 x 2 x 9.
+    expect(r.record.childRuns).toBeGreaterThanOrEqual(20);
+    expect(r.record.childRuns).toBeLessThanOrEqual(38);
+    expect(r.record.nodes.each.status).toBe('failed');
+    expect(r.record.nodes.each.childRuns?.started).toBeGreaterThanOrEqual(1);
+    expect(r.record.nodes.each.childRuns?.failed).toBeGreaterThanOrEqual(1);
+    expect(r.record.log.some((l) => l.node === 'each' && /^forEach started \d+ child runs of workflow self-each; \d+ failed$/.test(l.message))).toBe(true);
+  });
+
+  it('a flow.call to itself with on_error: continue still fails the run at depth 11', async () => {
+    const self = { nodes: [{ id: 'call', type: 'flow.call', config: { workflow_id: 'self-call' }, on_error: 'continue' as const }], edges: [] };
+    saveFlow('self-call', self);
+    const r = await run(self);
+    expect(r.record.status).toBe('failed');
+    expect(r.record.error).toBe('Node "call" failed: flow.call nesting depth 11 exceeds the maximum of 10');
+    expect(r.record.childRuns).toBe(10);
+    expect(r.record.nodes.call.childRuns).toEqual({ started: 1, failed: 1 });
+  });
+
+  it('a forEach that would pass 10,000 child runs in the tree fails the run before starting one, whatever on_error says', async () => {
+    saveFlow('double', { nodes: [t('twice', 'input * 2')], edges: [] });
+    const r = await run({
+      nodes: [
+        { id: 'first', type: 'forEach', config: { items: '[1, 2]', do: { workflow_id: 'double' } } },
+        { id: 'many', type: 'forEach', config: { items: '[1..10000]', max_items: 10_000, do: { workflow_id: 'double' } }, on_error: 'continue' },
+        t('after', '1'),
+      ],
+      edges: [{ from: 'first', to: 'many' }, { from: 'many', to: 'after' }],
+    });
+    expect(r.record.status).toBe('failed');
+    expect(r.record.error).toBe('Node "many" failed: starting 10000 more child runs would pass the limit of 10000 child runs per run (flow.call and forEach child runs at every depth)');
+    expect(r.record.childRuns).toBe(2);
+    expect(r.record.nodes.first).toMatchObject({ status: 'completed', childRuns: { started: 2, failed: 0 } });
+    expect(r.record.nodes.many.childRuns).toBeUndefined();
+    expect(r.record.nodes.after.status).toBe('skipped');
+  });
+
+  it('a run and its child runs have at most 10 node executions in flight together', async () => {
+    sending.holdMs = 100;
+    try {
+      const send = (id: string) => ({ id, type: 'device.send', config: { entity: id, data: {} } });
+      sending.max = 0;
+      const wide = await run({ nodes: Array.from({ length: 30 }, (_, i) => send(`s${i}`)), edges: [] });
+      expect(wide.record.status).toBe('completed');
+      expect(sending.max).toBeLessThanOrEqual(10);
+      expect(sending.max).toBeGreaterThan(1);
+
+      saveFlow('fan5', { nodes: Array.from({ length: 5 }, (_, i) => send(`f${i}`)), edges: [] });
+      sending.max = 0;
+      const tree = await run({ nodes: [{ id: 'each', type: 'forEach', config: { items: '[1..12]', do: { workflow_id: 'fan5' } } }], edges: [] });
+      expect(tree.record.status).toBe('completed');
+      expect(tree.record.nodes.each.childRuns).toEqual({ started: 12, failed: 0 });
+      expect(sending.max).toBeLessThanOrEqual(10);
+    } finally {
+      sending.holdMs = 0;
+    }
+  });
 });

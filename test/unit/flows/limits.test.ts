@@ -1,7 +1,7 @@
 /** temporal/limits.ts: one test per product limit mapped to Temporal options. */
 import {
   shouldContinueAsNew,
-  executionCapError, flowCallDepthError, forEachCount, nodePolicy, runOutputError, runStartOptions, stepOutputError,
+  WORKER_ACTIVITY_SLOTS, childDepthError, executionCapError, forEachCount, nodePolicy, runOutputError, runStartOptions, stepOutputError,
 } from '../../../temporal/limits';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -73,9 +73,15 @@ describe('forEach items', () => {
   });
 });
 
-it('flow.call depth: 10 is allowed, 11 is refused', () => {
-  expect(flowCallDepthError(10)).toBeUndefined();
-  expect(flowCallDepthError(11)).toContain('depth 11 exceeds the maximum of 10');
+it('child-run depth (flow.call and forEach alike): 10 is allowed, 11 is refused', () => {
+  expect(childDepthError(10, 'flow.call')).toBeUndefined();
+  expect(childDepthError(10, 'forEach')).toBeUndefined();
+  expect(childDepthError(11, 'flow.call')).toBe('flow.call nesting depth 11 exceeds the maximum of 10');
+  expect(childDepthError(11, 'forEach')).toContain('forEach child run nesting depth 11 exceeds the maximum of 10');
+});
+
+it('the worker has twice the activity slots the largest plan\'s account can hold (50 runs x width 10)', () => {
+  expect(WORKER_ACTIVITY_SLOTS).toBe(1_000);
 });
 
 it('node execution cap: the 100th execution runs, the 101st fails naming the node', () => {

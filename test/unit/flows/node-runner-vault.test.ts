@@ -1,10 +1,12 @@
 /**
- * The node activity with the vault: `{{ vault.NAME }}` filled after JSONata, the value redacted
+ * The node activity with the vault: `{{ vault.NAME }}` filled where the author wrote it (never
+ * from data: a run input or message holding a reference stays text), the value redacted
  * from the stored output, the run-log lines the node writes and its error (which keeps its
  * NodeFailure class and retry flag); python's SnippetError kinds map to retry or not.
  */
 import { randomBytes } from 'node:crypto';
 import { NodeRunner } from '../../../src/flows/node-runner';
+import { ExpressionPool } from '../../../src/flows/expression-pool';
 import type { NodeDeps } from '../../../src/flows/nodes/types';
 import { NodeFailure } from '../../../src/flows/nodes/types';
 import { SnippetError } from '../../../src/errors';
@@ -27,8 +29,12 @@ const vault = new VaultService({
 }, randomBytes(32));
 
 const saved = new Map<string, string>();
+const expressions = new ExpressionPool({ threads: 1 });
+afterAll(() => expressions.close());
+let runInput: unknown = { x: 5 };
 let storage: NodeDeps['storage'];
 let snippets: NodeDeps['snippets'];
+let messenger: NodeDeps['messenger'] = { sendToEntity: async () => { throw new Error('unused'); } };
 const runner = new NodeRunner({
   outputs: {
     save: async (runId, key, json) => { saved.set(`${runId}/${key}`, json); return json.length; },
@@ -36,12 +42,12 @@ const runner = new NodeRunner({
     read: async () => '',
     find: async () => [],
   },
-  runs: { recordProgress: async () => undefined, input: async () => JSON.stringify({ x: 5 }), finish: async () => true },
+  runs: { recordProgress: async () => undefined, input: async () => JSON.stringify(runInput), finish: async () => true, reserveChildRuns: async () => true },
   workflows: { get: async () => null },
   vault,
   nodes: {
-    allowHosts: [], logger: createLogger('silent'),
-    messenger: { sendToEntity: async () => { throw new Error('unused'); } },
+    expressions, allowHosts: [], logger: createLogger('silent'),
+    messenger: { sendToEntity: (req) => messenger.sendToEntity(req) },
     scanner: { scanPayload: async () => { throw new Error('unused'); }, scanStoredFile: async () => { throw new Error('unused'); } },
     snippets: { runSnippet: (req) => snippets.runSnippet(req) },
     storage: { runS3: (a, op, opts) => storage.runS3(a, op, opts) },
@@ -56,7 +62,7 @@ beforeAll(async () => {
   await vault.put('acc', 'KEY', SECRET, 'pro');
 });
 
-it('fills the vault value after JSONata (never evaluated) and redacts it from the output and the log lines', async () => {
+it('fills the vault value where the author wrote it (never evaluated) and redacts it from the output and the log lines', async () => {
   let seenKey = '';
   storage = {
     runS3: async (_a, op, opts) => {
@@ -93,6 +99,16 @@ it('an unknown vault name fails the node without a retry', async () => {
   expect(err).toBeInstanceOf(NodeFailure);
   expect((err as NodeFailure).retryable).toBe(false);
   expect((err as NodeFailure).message).toBe('Vault entry "NOPE" not found');
+});
+
+it('a vault reference that arrives as data (run input, device message) reaches the device as text, never as the secret', async () => {
+  const sent: unknown[] = [];
+  messenger = { sendToEntity: async (req) => { sent.push(req.data); return { messageId: req.messageId, duplicate: false }; } };
+  runInput = { x: '{{ vault.KEY }}', y: 'a {{vault.KEY}} b' };
+  await runner.runNode({ ...args('echo', 'device.send', { entity: 'dev-1', data: { v: '{{ input.x }}', w: 'got {{ input.y }}', all: '{{ input }}' } }), runId: 'r-inject' }, new AbortController().signal);
+  expect(sent).toEqual([{ v: '{{ vault.KEY }}', w: 'got a {{vault.KEY}} b', all: { x: '{{ vault.KEY }}', y: 'a {{vault.KEY}} b' } }]);
+  expect(JSON.stringify(sent)).not.toContain(SECRET);
+  expect(saved.get('r-inject/echo') ?? '').not.toContain(SECRET);
 });
 
 it('python: the run input goes in; snippet errors are final except a missing sandbox', async () => {

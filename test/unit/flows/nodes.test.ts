@@ -2,11 +2,14 @@
 import http from 'node:http';
 import { httpNode } from '../../../src/flows/nodes/http';
 import { NodeFailure, NodeDeps, NodeRun } from '../../../src/flows/nodes/types';
-import { evaluate, resolveTemplates, ExpressionError } from '../../../src/flows/expressions';
+import { evaluateExpression as evaluate, resolveTemplates, ExpressionError } from '../../../src/flows/expressions';
+import { ExpressionPool } from '../../../src/flows/expression-pool';
 import { createLogger } from '../../../src/log';
 
+const expressions = new ExpressionPool({ threads: 1 });
+afterAll(() => expressions.close());
 const deps = (allowHosts: string[]): NodeDeps => ({
-  allowHosts, logger: createLogger('silent'),
+  expressions, allowHosts, logger: createLogger('silent'),
   messenger: { sendToEntity: async () => { throw new Error('unused'); } },
   scanner: { scanPayload: async () => { throw new Error('unused'); }, scanStoredFile: async () => { throw new Error('unused'); } },
   snippets: { runSnippet: async () => { throw new Error('unused'); } },
@@ -32,12 +35,19 @@ describe('http node', () => {
   it('refuses loopback and metadata addresses unless the host is allowed', async () => {
     await expect(httpNode.execute?.({ method: 'GET', url }, ctx, run(), deps([]))).rejects.toThrow(/refused target/);
     await expect(httpNode.execute?.({ method: 'GET', url: 'http://169.254.169.254/latest/meta-data' }, ctx, run(), deps([]))).rejects.toThrow(/internal address/);
-    const ok = await httpNode.execute?.({ method: 'POST', url: `${url}/x`, body: { a: 1 } }, ctx, run(), deps(['127.0.0.1']));
+    const ok = await httpNode.execute?.({ method: 'POST', url: `${url}/x`, body: { a: 1 } }, ctx, run(), deps([new URL(url).host]));
     expect(ok?.output).toMatchObject({ status: 200, body: { method: 'POST', url: '/x' } });
   });
 
+  it('allows a host only on the port its allow-list entry names: a bare host is not every port', async () => {
+    await expect(httpNode.execute?.({ method: 'GET', url }, ctx, run(), deps(['127.0.0.1']))).rejects.toThrow(/refused target/);
+    await expect(httpNode.execute?.({ method: 'GET', url }, ctx, run(), deps(['127.0.0.1:1']))).rejects.toThrow(/refused target/);
+    const any = await httpNode.execute?.({ method: 'GET', url: `${url}/y` }, ctx, run(), deps(['127.0.0.1:*']));
+    expect(any?.output).toMatchObject({ status: 200 });
+  });
+
   it('fails the node on a status of 400 or more, without retry for a 404', async () => {
-    const err = await httpNode.execute?.({ method: 'GET', url: `${url}/fail` }, ctx, run(), deps(['127.0.0.1'])).catch((e: unknown) => e);
+    const err = await httpNode.execute?.({ method: 'GET', url: `${url}/fail` }, ctx, run(), deps(['127.0.0.1:*'])).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NodeFailure);
     expect((err as NodeFailure).message).toContain('HTTP 404');
     expect((err as NodeFailure).retryable).toBe(false);
@@ -50,13 +60,24 @@ describe('templates', () => {
       .toEqual({ a: [1, 2, 3], b: 'id=7&n=x', c: 3 });
   });
 
-  it('leaves the keys that are JSONata themselves alone', async () => {
-    expect(await resolveTemplates({ expression: '{{ x }}', url: '{{ input.id }}' }, ctx, 1_000, ['expression'])).toEqual({ expression: '{{ x }}', url: 7 });
+  it('leaves the keys that are JSONata themselves alone, filling only the vault references the author wrote there', async () => {
+    expect(await resolveTemplates({ expression: '{{ x }} & "{{ vault.T }}"', url: '{{ input.id }}' }, ctx, 1_000, { skipKeys: ['expression'], secrets: { T: 's' } }))
+      .toEqual({ expression: '{{ x }} & "s"', url: 7 });
   });
 
-  it('leaves {{ vault.NAME }} for the activity to fill after JSONata', async () => {
-    expect(await resolveTemplates({ a: '{{ vault.TOKEN }}', b: 'Bearer {{vault.TOKEN}} for {{ input.id }}' }, ctx, 1_000))
-      .toEqual({ a: '{{ vault.TOKEN }}', b: 'Bearer {{vault.TOKEN}} for 7' });
+  it('fills {{ vault.NAME }} where the author wrote it, in the same pass as JSONata', async () => {
+    expect(await resolveTemplates({ a: '{{ vault.TOKEN }}', b: 'Bearer {{vault.TOKEN}} for {{ input.id }}' }, ctx, 1_000, { secrets: { TOKEN: 't0k' } }))
+      .toEqual({ a: 't0k', b: 'Bearer t0k for 7' });
+  });
+
+  it('never reads a value that came from data as a template: a vault reference in the input stays text', async () => {
+    const hostile = { ...ctx, input: { x: '{{ vault.TOKEN }}', y: 'a {{ vault.TOKEN }} b', z: '{{ 1 + 1 }}' } };
+    expect(await resolveTemplates({ v: '{{ input.x }}', w: 'see {{ input.y }}', z: '{{ input.z }}', o: '{{ input }}' }, hostile, 1_000, { secrets: { TOKEN: 't0k' } }))
+      .toEqual({ v: '{{ vault.TOKEN }}', w: 'see a {{ vault.TOKEN }} b', z: '{{ 1 + 1 }}', o: hostile.input });
+  });
+
+  it('a vault reference the activity did not reveal fails instead of staying as text', async () => {
+    await expect(resolveTemplates({ a: '{{ vault.OTHER }}' }, ctx, 1_000, { secrets: {} })).rejects.toThrow('vault entry "OTHER" was not revealed');
   });
 });
 

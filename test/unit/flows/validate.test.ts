@@ -58,7 +58,8 @@ describe('limits, each at the limit (accepted) and one past it (422 detail with 
 
   it('a back edge does not count toward depth', () => {
     const def = chain(100);
-    def.edges.push({ from: 'n99', to: 'n0' });
+    // Into n1: n0 stays the start node.
+    def.edges.push({ from: 'n99', to: 'n1' });
     expect(check(def)).toEqual([]);
     expect(graphDepth(def.nodes as Array<{ id: string }>, def.edges as Array<{ from: string; to: string }>)).toBe(100);
   });
@@ -155,4 +156,48 @@ it('a scan node takes exactly one of payload and file_id', () => {
     expect(details.length).toBeGreaterThan(0);
     expect(details[0].path).toMatch(/^nodes\[0\]\.config/);
   }
+});
+
+describe('every node must be reachable from a start node', () => {
+  it('names a node that no path from a start node reaches (a cycle of its own)', () => {
+    const def = { name: 'island', nodes: [t('a'), t('b'), t('c'), t('d')], edges: [{ from: 'a', to: 'b' }, { from: 'c', to: 'd' }, { from: 'd', to: 'c' }] };
+    expect(check(def)).toEqual([
+      { path: 'nodes[2]', message: 'node "c" can never run: no path leads to it from a start node (a node with no incoming edge)' },
+      { path: 'nodes[3]', message: 'node "d" can never run: no path leads to it from a start node (a node with no incoming edge)' },
+    ]);
+  });
+
+  it('refuses a definition without a start node: a single self-loop, or every node with an incoming edge', () => {
+    const message = (id: string) => `node "${id}" can never run: the workflow has no start node (every node has an incoming edge)`;
+    expect(check({ name: 'self', nodes: [t('only')], edges: [{ from: 'only', to: 'only' }] })).toEqual([{ path: 'nodes[0]', message: message('only') }]);
+    expect(check({ name: 'ring', nodes: [t('a'), t('b')], edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'a' }] })).toEqual([
+      { path: 'nodes[0]', message: message('a') }, { path: 'nodes[1]', message: message('b') },
+    ]);
+  });
+
+  it('accepts a loop entered from a start node', () => {
+    const def = { name: 'loop', nodes: [t('s'), t('a'), t('b')], edges: [{ from: 's', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }] };
+    expect(check(def)).toEqual([]);
+  });
+});
+
+describe('numbers JSON cannot keep (1e309 parses as Infinity, stored as null)', () => {
+  const text = (def: unknown) => JSON.stringify(def).replace(/"INF"/g, '1e309');
+  const checkText = (body: string) => validateDefinition(JSON.parse(body), Buffer.byteLength(body)).details;
+
+  it.each([
+    ['timeout_ms', { ...t('a'), timeout_ms: 'INF' }, 'nodes[0].timeout_ms'],
+    ['retry.max_attempts', { ...t('a'), retry: { max_attempts: 'INF' } }, 'nodes[0].retry.max_attempts'],
+    ['forEach max_items', { id: 'a', type: 'forEach', config: { items: 'input', max_items: 'INF', do: { workflow_id: 'wf_x' } } }, 'nodes[0].config.max_items'],
+    ['delay ms', { id: 'a', type: 'delay', config: { ms: 'INF' } }, 'nodes[0].config.ms'],
+    ['a number inside an http body', { id: 'a', type: 'http', config: { method: 'POST', url: 'https://example.com', body: { n: 'INF' } } }, 'nodes[0].config.body.n'],
+  ])('refuses %s of 1e309 with its path', (_label, node, path) => {
+    const body = text({ name: 'n', nodes: [node], edges: [] });
+    expect(checkText(body)).toEqual([{ path, message: 'must be a finite number' }]);
+  });
+
+  it('refuses a run input holding 1e309', () => {
+    const body = '{"input": {"x": [1, 1e309]}}';
+    expect(checkRunBody(JSON.parse(body), body.length).details).toEqual([{ path: 'input.x[1]', message: 'must be a finite number' }]);
+  });
 });

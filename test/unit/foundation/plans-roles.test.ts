@@ -1,5 +1,5 @@
 /**
- * The one plans table against decisions.md section 3, the plan gates, and custom roles
+ * The one plans table (docs/contract.md §3; each number written out below), the plan gates, and custom roles
  * (entitlement, name validation, the built-in default role, conflicts) on an in-memory store.
  */
 import { MongoServerError } from 'mongodb';
@@ -13,7 +13,7 @@ import { AppError, PlanRequiredError } from '../../../src/errors';
 const MB = 1024 * 1024;
 const GB = 1024 * MB;
 
-describe('plans table (decisions.md section 3)', () => {
+describe('plans table (docs/contract.md §3)', () => {
   test.each([
     ['free', 100, 10, 10, 10, 50 * MB, 5, 1_000, 2, 2, 5, 1 * MB],
     ['starter', 2_000, 50, 60, 100, 1 * GB, 25, 10_000, 5, 10, 25, 2 * MB],

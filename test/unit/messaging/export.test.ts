@@ -1,5 +1,5 @@
 /**
- * Exports (src/messaging/export.ts): row shapes and column order (service-spec "Export rows"),
+ * Exports (src/messaging/export.ts): row shapes and column order (docs/contract.md §5 "History, search and exports"),
  * CSV quoting (csv-stringify, checked by parsing back with csv-parse), the JSON array framing,
  * and the streaming contract (cursor order kept, cursor closed on end, error and disconnect).
  * The cursor is a fake async iterable with close().

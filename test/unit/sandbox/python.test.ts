@@ -154,25 +154,87 @@ describe('Python snippet jail', () => {
     expect(out.result).toEqual({ uid: 65534, usr: 'Read-only file system', tmp: 'ok' });
   });
 
-  it('bounds the process count: forking 1,000 processes fails, and none outlives the run', async () => {
-    const code = [
-      'import os, time',
-      'for i in range(1000):',
+  it('is one process: six forked children touching 200 MB each never exist, nor does a subprocess', async () => {
+    const fork = [
+      'import os',
+      'for i in range(6):',
       '    if os.fork() == 0:',
-      '        time.sleep(60)',
+      '        bytearray(200 * 1024 ** 2)',
       '        os._exit(0)',
-      'result = "forked 1000"',
+      'result = "forked 6"',
     ].join('\n');
-    if (process.getuid?.() === 0) {
-      const err = await failure(run(code));
-      expect(err.kind).toBe('python');
-      expect(err.message).toMatch(/BlockingIOError: \[Errno 11\] Resource temporarily unavailable/);
-      await waitFor(() => jailProcesses().length === 0, 'the jail processes to end');
-    } else {
-      // Without a uid of its own the process limit cannot apply (docs/workflows-sandbox.md); the
-      // pid namespace still ends every child with the snippet.
-      await run(code);
-    }
+    const err = await failure(run(fork));
+    expect(err.kind).toBe('python');
+    expect(err.message).toMatch(/PermissionError: \[Errno 1\] Operation not permitted$/);
+    const out = await run([
+      'import subprocess',
+      'try:',
+      '    subprocess.run(["/usr/bin/python3", "-c", "pass"])',
+      '    result = "spawned"',
+      'except OSError as e:',
+      '    result = e.strerror',
+    ].join('\n'));
+    expect(out.result).toBe('Operation not permitted');
+    if (process.getuid?.() === 0) await waitFor(() => jailProcesses().length === 0, 'the jail processes to end');
+  });
+
+  it('counts threads against the one 256 MB: six threads touching 100 MB each cannot all succeed', async () => {
+    const out = await run([
+      'import threading',
+      'got = []',
+      'def touch():',
+      '    try:',
+      '        got.append(len(bytearray(100 * 1024 ** 2)))',
+      '    except MemoryError:',
+      '        got.append(0)',
+      'threads = [threading.Thread(target=touch) for _ in range(6)]',
+      'for t in threads: t.start()',
+      'for t in threads: t.join()',
+      'result = got',
+    ].join('\n'));
+    const got = out.result as number[];
+    expect(got).toHaveLength(6);
+    expect(got.filter((n) => n > 0).length).toBeGreaterThanOrEqual(1);
+    expect(got.filter((n) => n > 0).length).toBeLessThanOrEqual(2);
+  });
+
+  it('holds no memory outside the process: memfd and SysV shared memory are refused', async () => {
+    const out = await run([
+      'import ctypes, os',
+      'try:',
+      '    os.memfd_create("m")',
+      '    memfd = "created"',
+      'except OSError as e:',
+      '    memfd = e.strerror',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'shm = libc.shmget(0, 200 * 1024 ** 2, 0o1600)',
+      'result = {"memfd": memfd, "shmget": [shm, os.strerror(ctypes.get_errno())]}',
+    ].join('\n'));
+    expect(out.result).toEqual({ memfd: 'Operation not permitted', shmget: [-1, 'Operation not permitted'] });
+  });
+
+  it('can write nothing but its /tmp, 16 MB in all: / and /dev/shm are read-only', async () => {
+    const out = await run([
+      'chunk = b"x" * 1024 ** 2',
+      'def fill(path, mb):',
+      '    done = 0',
+      '    try:',
+      '        with open(path, "wb") as f:',
+      '            for _ in range(mb):',
+      '                f.write(chunk)',
+      '                f.flush()',
+      '                done += 1',
+      '    except OSError as e:',
+      '        return [done, e.strerror]',
+      '    return [done, None]',
+      'open("/dev/null", "w").write("fine")',
+      'result = {"root": fill("/big", 1), "shm": fill("/dev/shm/big", 1), "tmp": [fill("/tmp/a", 10), fill("/tmp/b", 10)]}',
+    ].join('\n'));
+    expect(out.result).toEqual({
+      root: [0, 'Read-only file system'],
+      shm: [0, 'Read-only file system'],
+      tmp: [[10, null], [6, 'No space left on device']],
+    });
   });
 
   it('bounds memory: allocating 2 GB fails with MemoryError', async () => {

@@ -136,11 +136,18 @@ describe('webhook target checks at save time', () => {
     expect(e).toMatchObject({ status: 400, code: 'webhook_target_refused' });
   });
 
-  it('WEBHOOK_ALLOW_HOSTS lets exactly that host through', async () => {
-    const { svc } = setup(['127.0.0.1']);
+  it('WEBHOOK_ALLOW_HOSTS lets exactly that host and port through', async () => {
+    const { svc } = setup(['127.0.0.1:9999']);
     const p = await svc.create(account(), webhookProfile({ url: 'http://127.0.0.1:9999/hook' }));
     expect(p.webhook?.url).toBe('http://127.0.0.1:9999/hook');
     expect((await appErr(svc.create(account(), webhookProfile({ url: 'http://localhost:9999/hook' }, 'q')))).code).toBe('webhook_target_refused');
+    expect((await appErr(svc.create(account(), webhookProfile({ url: 'http://127.0.0.1:8233/hook' }, 'r')))).code).toBe('webhook_target_refused');
+  });
+
+  it('a bare host in WEBHOOK_ALLOW_HOSTS allows its web ports 80 and 443, no other', async () => {
+    const { svc } = setup(['127.0.0.1']);
+    expect((await svc.create(account(), webhookProfile({ url: 'http://127.0.0.1/hook' }))).webhook?.url).toBe('http://127.0.0.1/hook');
+    expect((await appErr(svc.create(account(), webhookProfile({ url: 'http://127.0.0.1:8233/hook' }, 'q')))).code).toBe('webhook_target_refused');
   });
 
   it('credentials: value required for auth types, headerName required for custom_header', async () => {

@@ -7,7 +7,8 @@
  */
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import { assertPublicHost, hostAllowed, isPublicAddress, safeLookup, UnsafeTargetError } from '../../../src/net/safe-target';
+import { loadConfig } from '../../../src/config';
+import { assertPublicHost, hostAllowed, isPublicAddress, parseAllowEntry, safeLookup, UnsafeTargetError } from '../../../src/net/safe-target';
 
 /** Fake resolver: name -> addresses. Unknown names fail like getaddrinfo does. */
 function fakeDns(table: Record<string, string[]>) {
@@ -31,9 +32,9 @@ function fakeDns(table: Record<string, string[]>) {
 afterEach(() => jest.restoreAllMocks());
 
 const hostOf = (url: string) => new URL(url).hostname;
-const refused = async (host: string, allow: string[] = []) => {
+const refused = async (host: string, allow: string[] = [], port = 80) => {
   try {
-    await assertPublicHost(host, allow);
+    await assertPublicHost(host, port, allow);
     return false;
   } catch (err) {
     if (err instanceof UnsafeTargetError) return true;
@@ -76,7 +77,7 @@ describe('isPublicAddress', () => {
 
   it('the refusal does not echo the internal address a name resolves to', async () => {
     fakeDns({ 'intranet.evil.test': ['10.1.2.3'] });
-    const err = await assertPublicHost('intranet.evil.test', []).catch((e: Error) => e);
+    const err = await assertPublicHost('intranet.evil.test', 443, []).catch((e: Error) => e);
     expect(err).toBeInstanceOf(UnsafeTargetError);
     expect((err as Error).message).toMatch(/internal address/);
     expect((err as Error).message).not.toContain('10.1.2.3');
@@ -104,8 +105,8 @@ describe('assertPublicHost on URL hostnames (literal IPs never reach DNS)', () =
 
   it('accepts a public literal address', async () => {
     fakeDns({});
-    await expect(assertPublicHost(hostOf('https://8.8.8.8:8443/x'), [])).resolves.toBeUndefined();
-    await expect(assertPublicHost(hostOf('https://[2001:4860:4860::8888]/'), [])).resolves.toBeUndefined();
+    await expect(assertPublicHost(hostOf('https://8.8.8.8:8443/x'), 443, [])).resolves.toBeUndefined();
+    await expect(assertPublicHost(hostOf('https://[2001:4860:4860::8888]/'), 443, [])).resolves.toBeUndefined();
   });
 
   it('refuses a name that resolves to an internal address, and one whose records mix public and internal', async () => {
@@ -118,36 +119,77 @@ describe('assertPublicHost on URL hostnames (literal IPs never reach DNS)', () =
 
   it('accepts a name whose every record is public', async () => {
     const spy = fakeDns({ 'hooks.example.com': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'] });
-    await expect(assertPublicHost('hooks.example.com', [])).resolves.toBeUndefined();
+    await expect(assertPublicHost('hooks.example.com', 443, [])).resolves.toBeUndefined();
     expect(spy.promisesLookup).toHaveBeenCalledWith('hooks.example.com', expect.objectContaining({ all: true }));
   });
 
   it('a name that does not resolve is an error, not a pass', async () => {
     fakeDns({});
-    await expect(assertPublicHost('nowhere.invalid', [])).rejects.toThrow(/ENOTFOUND/);
+    await expect(assertPublicHost('nowhere.invalid', 443, [])).rejects.toThrow(/ENOTFOUND/);
     fakeDns({ 'empty.test': [] });
-    await expect(assertPublicHost('empty.test', [])).rejects.toBeInstanceOf(UnsafeTargetError);
+    await expect(assertPublicHost('empty.test', 443, [])).rejects.toBeInstanceOf(UnsafeTargetError);
   });
 });
 
 describe('operator allow-list (WEBHOOK_ALLOW_HOSTS)', () => {
   it('matches the exact host, case-insensitively, with or without IPv6 brackets', () => {
-    expect(hostAllowed('127.0.0.1', ['127.0.0.1'])).toBe(true);
-    expect(hostAllowed('LocalHost', ['localhost'])).toBe(true);
-    expect(hostAllowed('[::1]', ['::1'])).toBe(true);
-    expect(hostAllowed('127.0.0.2', ['127.0.0.1'])).toBe(false);
-    expect(hostAllowed('evil.localhost', ['localhost'])).toBe(false);
-    expect(hostAllowed('localhost.evil.com', ['localhost'])).toBe(false);
+    expect(hostAllowed('127.0.0.1', 80, ['127.0.0.1'])).toBe(true);
+    expect(hostAllowed('LocalHost', 80, ['localhost'])).toBe(true);
+    expect(hostAllowed('[::1]', 80, ['::1'])).toBe(true);
+    expect(hostAllowed('127.0.0.2', 80, ['127.0.0.1'])).toBe(false);
+    expect(hostAllowed('evil.localhost', 80, ['localhost'])).toBe(false);
+    expect(hostAllowed('localhost.evil.com', 80, ['localhost'])).toBe(false);
   });
 
   it('an allowed host bypasses the check; another spelling of the same address does not', async () => {
     fakeDns({ 'localhost': ['127.0.0.1'] });
-    await expect(assertPublicHost('127.0.0.1', ['127.0.0.1'])).resolves.toBeUndefined();
+    await expect(assertPublicHost('127.0.0.1', 443, ['127.0.0.1'])).resolves.toBeUndefined();
     await expect(refused(hostOf('http://[::1]/'), ['127.0.0.1'])).resolves.toBe(true);
     await expect(refused('localhost', ['127.0.0.1'])).resolves.toBe(true);
     await expect(refused('10.0.0.1', ['127.0.0.1'])).resolves.toBe(true);
     // 2130706433 normalises to 127.0.0.1 in URL, so it is the allowed host (the same address).
-    await expect(assertPublicHost(hostOf('http://2130706433/'), ['127.0.0.1'])).resolves.toBeUndefined();
+    await expect(assertPublicHost(hostOf('http://2130706433/'), 443, ['127.0.0.1'])).resolves.toBeUndefined();
+  });
+});
+
+describe('allow-list entries with a port', () => {
+  it('host:port allows exactly that port; host:* every port; a bare host only 80 and 443', () => {
+    expect(hostAllowed('localhost', 8080, ['localhost:8080'])).toBe(true);
+    expect(hostAllowed('localhost', 8233, ['localhost:8080'])).toBe(false);
+    expect(hostAllowed('localhost', 80, ['localhost:8080'])).toBe(false);
+    expect(hostAllowed('localhost', 8233, ['localhost:*'])).toBe(true);
+    expect(hostAllowed('localhost', 80, ['localhost'])).toBe(true);
+    expect(hostAllowed('localhost', 443, ['localhost'])).toBe(true);
+    expect(hostAllowed('localhost', 8233, ['localhost'])).toBe(false);
+    expect(hostAllowed('[::1]', 9000, ['[::1]:9000'])).toBe(true);
+    expect(hostAllowed('[::1]', 9001, ['[::1]:9000'])).toBe(false);
+    expect(hostAllowed('[::1]', 443, ['::1'])).toBe(true);
+  });
+
+  it('parses every documented spelling and refuses the rest', () => {
+    expect(parseAllowEntry('LocalHost:8080')).toEqual({ host: 'localhost', port: 8080 });
+    expect(parseAllowEntry('127.0.0.1:*')).toEqual({ host: '127.0.0.1', port: '*' });
+    expect(parseAllowEntry('hooks.internal')).toEqual({ host: 'hooks.internal' });
+    expect(parseAllowEntry('[::1]:9000')).toEqual({ host: '::1', port: 9000 });
+    expect(parseAllowEntry('::1')).toEqual({ host: '::1' });
+    for (const bad of ['localhost:0', 'localhost:70000', 'localhost:http', 'a:b:c', 'http://localhost', '']) expect(parseAllowEntry(bad)).toBeUndefined();
+  });
+
+  it('the check and the connect-time lookup both follow the port', async () => {
+    fakeDns({ 'localhost': ['127.0.0.1'] });
+    await expect(assertPublicHost('localhost', 9000, ['localhost:9000'])).resolves.toBeUndefined();
+    await expect(refused('localhost', ['localhost:9000'], 8233)).resolves.toBe(true);
+    await expect(refused('localhost', ['localhost'], 8233)).resolves.toBe(true);
+    const lookupAt = (port: number) => new Promise<Error | null>((resolve) => {
+      (safeLookup(['localhost:9000'], port) as unknown as (h: string, o: dns.LookupOptions, cb: (e: Error | null) => void) => void)('localhost', {}, (err) => resolve(err));
+    });
+    expect(await lookupAt(9000)).toBeNull();
+    expect(await lookupAt(8233)).toBeInstanceOf(UnsafeTargetError);
+  });
+
+  it('the configuration refuses an entry it cannot read', () => {
+    expect(() => loadConfig({ WEBHOOK_ALLOW_HOSTS: 'localhost:9000,bad:port' })).toThrow(/WEBHOOK_ALLOW_HOSTS entry "bad:port"/);
+    expect(loadConfig({ WEBHOOK_ALLOW_HOSTS: ' LocalHost:9000 , 127.0.0.1:* ' }).webhookAllowHosts).toEqual(['localhost:9000', '127.0.0.1:*']);
   });
 });
 
@@ -159,7 +201,7 @@ describe('safeLookup (connect-time check against DNS rebinding)', () => {
 
   it('passes public records through in both callback shapes', async () => {
     fakeDns({ 'hooks.example.com': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'] });
-    const lookup = safeLookup([]);
+    const lookup = safeLookup([], 443);
     const one = await call(lookup, 'hooks.example.com', {});
     expect(one).toEqual({ err: null, address: '93.184.216.34', family: 4 });
     const all = await call(lookup, 'hooks.example.com', { all: true });
@@ -169,7 +211,7 @@ describe('safeLookup (connect-time check against DNS rebinding)', () => {
 
   it('refuses when any record is internal, for single and all lookups', async () => {
     fakeDns({ 'rebind.test': ['93.184.216.34', '127.0.0.1'], 'meta.test': ['169.254.169.254'] });
-    const lookup = safeLookup([]);
+    const lookup = safeLookup([], 443);
     for (const [host, all] of [['rebind.test', false], ['rebind.test', true], ['meta.test', false]] as const) {
       const r = await call(lookup, host, { all });
       expect(r.err).toBeInstanceOf(UnsafeTargetError);
@@ -178,8 +220,8 @@ describe('safeLookup (connect-time check against DNS rebinding)', () => {
 
   it('lets an allow-listed name resolve to an internal address; DNS errors pass through', async () => {
     fakeDns({ 'localhost': ['127.0.0.1'] });
-    expect(await call(safeLookup(['localhost']), 'localhost', {})).toEqual({ err: null, address: '127.0.0.1', family: 4 });
-    const missing = await call(safeLookup([]), 'nowhere.invalid', {});
+    expect(await call(safeLookup(['localhost'], 80), 'localhost', {})).toEqual({ err: null, address: '127.0.0.1', family: 4 });
+    const missing = await call(safeLookup([], 443), 'nowhere.invalid', {});
     expect(missing.err?.message).toMatch(/ENOTFOUND/);
     expect(missing.err).not.toBeInstanceOf(UnsafeTargetError);
   });

@@ -210,7 +210,7 @@ describe('ScanService.scan: order of refusals', () => {
     expect((rec.result as { safetyScore: SafetyScore }).safetyScore.threatLevel).toBe('Rejected');
   });
 
-  // Spec "Scan webhook payload": threatLevel "may also be Rejected". A scan refused by its
+  // docs/contract.md §5 "Webhooks": threatLevel "may also be Rejected". A scan refused by its
   // profile's allowedTypes is completed and stored, and its webhook is started before the 400.
   it('a Rejected scan on a profile with a webhook starts the scan webhook', async () => {
     const { svc, starts } = setup({ profile: profile({ allowedTypes: ['pdf'], webhook: WEBHOOK }) });

@@ -1,5 +1,5 @@
 /**
- * The streaming multipart reader of POST /api/scan (src/scan/upload.ts) with hostile bodies: the
+ * The streaming multipart reader of POST /api/scan (src/http/multipart.ts) with hostile bodies: the
  * plan limit while streaming, exactly-at-limit files, missing or several file parts, empty files,
  * wrong content types, path-traversal and control-character file names, and a form cut short.
  * The request is a PassThrough with headers, which is all busboy reads from an IncomingMessage.
@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { AppError } from '../../../src/errors';
-import { readMultipartUpload, type ParsedUpload } from '../../../src/scan/upload';
+import { readMultipartUpload, type ParsedUpload } from '../../../src/http/multipart';
 
 const B = 'TESTBOUNDARY7MA4YWxkTrZu0gW';
 
@@ -74,18 +74,16 @@ describe('a well-formed upload', () => {
     expect(r.hashes.sha256).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 
-  it('several parts named file: the first one is scanned, the rest is skipped', async () => {
-    const r = await upload(form([{ name: 'file', filename: 'first.txt', data: 'FIRST' }, { name: 'file', filename: 'second.txt', data: 'SECOND' }]));
-    expect(r.content.toString()).toBe('FIRST');
-    expect(r.filename).toBe('first.txt');
+  it('several parts named file: 400 invalid_upload, nothing is scanned', async () => {
+    const e = await uploadErr(form([{ name: 'file', filename: 'first.txt', data: 'FIRST' }, { name: 'file', filename: 'second.txt', data: 'SECOND' }]));
+    expect(e).toMatchObject({ status: 400, code: 'invalid_upload', message: 'Form field "file" given more than once' });
   });
 
-  // Regression (fixed): upload.ts skips file parts not named "file" (the `name !== 'file'` branch), but busboy
-  // is created with limits.files = 1, so a skipped part uses up the only file slot and the real
-  // `file` part after it is dropped: the request fails with 'Missing "file" part'.
-  it('a file part with another name before the `file` part does not hide it', async () => {
-    const r = await upload(form([{ name: 'attachment', filename: 'other.txt', data: 'OTHER' }, { name: 'file', filename: 'real.txt', data: 'REAL' }]));
-    expect(r.content.toString()).toBe('REAL');
+  // Regression (fixed): a file part under another name before the `file` part once used up
+  // busboy's only file slot, and the real `file` part was dropped. Such a part is now refused.
+  it('a file part with another name before the `file` part is refused, not skipped', async () => {
+    const e = await uploadErr(form([{ name: 'attachment', filename: 'other.txt', data: 'OTHER' }, { name: 'file', filename: 'real.txt', data: 'REAL' }]));
+    expect(e).toMatchObject({ status: 400, code: 'invalid_upload', message: 'Unknown form field "attachment"; expected file, profile_id' });
   });
 });
 
@@ -156,8 +154,8 @@ describe('refused uploads', () => {
   });
 
   it('a file part under another name (or another case) is not the file', async () => {
-    expect((await uploadErr(form([{ name: 'File', filename: 'a.txt', data: 'x' }]))).message).toMatch(/Missing "file" part/);
-    expect((await uploadErr(form([{ name: 'upload', filename: 'a.txt', data: 'x' }]))).message).toMatch(/Missing "file" part/);
+    expect((await uploadErr(form([{ name: 'File', filename: 'a.txt', data: 'x' }]))).message).toMatch(/^Unknown form field "File"/);
+    expect((await uploadErr(form([{ name: 'upload', filename: 'a.txt', data: 'x' }]))).message).toMatch(/^Unknown form field "upload"/);
   });
 
   it('an empty body is 400', async () => {

@@ -1,5 +1,5 @@
 /**
- * Scan webhooks (src/scan/webhook.ts): the payload of the spec table, the auth headers per auth
+ * Scan webhooks (src/scan/webhook.ts): the payload of docs/contract.md §5 "Webhooks", the auth headers per auth
  * type, the HMAC over the exact raw body bytes keyed by the credential as entered, additional
  * headers outside the signature, and delivery against a local receiver (allow-listed 127.0.0.1):
  * bytes on the wire, status handling, no redirects, the timeout, and the connect-time DNS check.
@@ -128,7 +128,7 @@ describe('deliverWebhook against a local receiver', () => {
   beforeEach(() => { received.length = 0; });
   afterEach(() => jest.restoreAllMocks());
 
-  const opts = { timeoutMs: 300, allowHosts: ['127.0.0.1'] };
+  const opts = { timeoutMs: 300, allowHosts: ['127.0.0.1:*'] };
   const body = Buffer.from(JSON.stringify(webhookPayload(result('Suspicious'), new Date(0))).replace('{', '{ '));
 
   it('POSTs the exact bytes; the receiver can verify the signature over its raw body with timingSafeEqual', async () => {
@@ -198,7 +198,7 @@ describe('deliverWebhook against a local receiver', () => {
     jest.spyOn(dns, 'lookup').mockImplementation(((_h: string, _o: unknown, cb: (e: Error | null, a: dns.LookupAddress[]) => void) => {
       process.nextTick(() => cb(null, [{ address: '127.0.0.1', family: 4 }]));
     }) as unknown as typeof dns.lookup);
-    const out = await deliverWebhook({ url: `http://rebind.test:${port}/ok`, authType: 'none', headers: {} }, body, 'r', { timeoutMs: 1000, allowHosts: ['127.0.0.1'] });
+    const out = await deliverWebhook({ url: `http://rebind.test:${port}/ok`, authType: 'none', headers: {} }, body, 'r', { timeoutMs: 1000, allowHosts: ['127.0.0.1:*'] });
     expect(out.ok).toBe(false);
     expect(out.error).toMatch(/internal address/);
     expect(received).toHaveLength(0);
@@ -208,7 +208,7 @@ describe('deliverWebhook against a local receiver', () => {
     jest.spyOn(dns, 'lookup').mockImplementation(((_h: string, _o: unknown, cb: (e: Error | null, a: dns.LookupAddress[]) => void) => {
       process.nextTick(() => cb(null, [{ address: '127.0.0.1', family: 4 }]));
     }) as unknown as typeof dns.lookup);
-    const out = await deliverWebhook({ url: `http://hook.local.test:${port}/ok`, authType: 'none', headers: {} }, body, 'r', { timeoutMs: 1000, allowHosts: ['hook.local.test'] });
+    const out = await deliverWebhook({ url: `http://hook.local.test:${port}/ok`, authType: 'none', headers: {} }, body, 'r', { timeoutMs: 1000, allowHosts: [`hook.local.test:${port}`] });
     expect(out).toMatchObject({ ok: true, status: 204 });
     expect(received).toHaveLength(1);
   });

@@ -41,19 +41,19 @@ describe('VaultService', () => {
     await expect(vault.reveal('acc2', ['TOKEN'])).rejects.toThrow('Vault entry "TOKEN" not found');
   });
 
-  it('withSecrets fills {{ vault.NAME }} for the call and redacts its result', async () => {
-    const config = { url: 'https://x.test/?k={{vault.PASS}}', headers: { Authorization: 'Bearer {{ vault.TOKEN }}' }, keep: '{{ input.x }}' };
-    let seen: typeof config | undefined;
-    const out = await vault.withSecrets('acc1', config, async (resolved) => {
-      seen = resolved;
-      return { echoed: resolved.headers.Authorization, url: `https://x.test/?k=${encodeURIComponent('p&ss "word"/+')}`, body: JSON.stringify({ p: 'p&ss "word"/+' }) };
+  it('withSecrets reveals the names the definition holds for the call and redacts its result', async () => {
+    const definition = { url: 'https://x.test/?k={{vault.PASS}}', headers: { Authorization: 'Bearer {{ vault.TOKEN }}' }, keep: '{{ input.x }}' };
+    let seen: Readonly<Record<string, string>> | undefined;
+    const out = await vault.withSecrets('acc1', definition, async (secrets) => {
+      seen = secrets;
+      return { echoed: `Bearer ${secrets.TOKEN}`, url: `https://x.test/?k=${encodeURIComponent('p&ss "word"/+')}`, body: JSON.stringify({ p: 'p&ss "word"/+' }) };
     });
-    expect(seen).toEqual({ url: 'https://x.test/?k=p&ss "word"/+', headers: { Authorization: 'Bearer s3cr3t-token' }, keep: '{{ input.x }}' });
+    expect(seen).toEqual({ PASS: 'p&ss "word"/+', TOKEN: 's3cr3t-token' });
     expect(out).toEqual({ echoed: 'Bearer [vault:TOKEN]', url: 'https://x.test/?k=[vault:PASS]', body: '{"p":"[vault:PASS]"}' });
   });
 
   it('withSecrets redacts the error of a failed call', async () => {
-    const err = await vault.withSecrets('acc1', { h: '{{ vault.TOKEN }}' }, async (r) => { throw Object.assign(new Error(`401 for ${r.h}`), { detail: r.h }); })
+    const err = await vault.withSecrets('acc1', { h: '{{ vault.TOKEN }}' }, async (r) => { throw Object.assign(new Error(`401 for ${r.TOKEN}`), { detail: r.TOKEN }); })
       .catch((e: Error & { detail?: string }) => e);
     expect(err.message).toBe('401 for [vault:TOKEN]');
     expect((err as { detail?: string }).detail).toBe('[vault:TOKEN]');
@@ -80,6 +80,18 @@ describe('Redactor', () => {
     expect(r.text('x abcdef y abc')).toBe('x [vault:LONG] y [vault:SHORT]');
     expect(r.json({ abcdef: ['abc', { n: 1, t: true, z: null }] })).toEqual({ '[vault:LONG]': ['[vault:SHORT]', { n: 1, t: true, z: null }] });
   });
+  it('finds a value in the spellings a request gives it: URL path, query, form body, JSON, base64', () => {
+    const secret = 'p@ss w=rd&x+y/z"';
+    const red = new Redactor({ S: secret });
+    const url = new URL(`https://api.test/v1/${secret}/items?k=${encodeURIComponent(secret)}`);
+    expect(red.text(`GET ${url.href} answered 404`)).toBe('GET https://api.test/v1/[vault:S]/items?k=[vault:S] answered 404');
+    expect(red.text(`GET https://api.test/${encodeURI(secret)}`)).toBe('GET https://api.test/[vault:S]');
+    expect(red.text(new URLSearchParams({ p: secret }).toString())).toBe('p=[vault:S]');
+    expect(red.text(JSON.stringify({ p: secret }))).toBe('{"p":"[vault:S]"}');
+    expect(red.text(`Authorization: Basic ${Buffer.from(secret).toString('base64')}`)).toBe('Authorization: Basic [vault:S]');
+    expect(red.text(`token=${Buffer.from(secret).toString('base64url')}`)).toBe('token=[vault:S]');
+  });
+
   it('leaves values alone when nothing was revealed', () => {
     const v = { a: 'abc' };
     expect(new Redactor({}).json(v)).toBe(v);

@@ -10,18 +10,22 @@ import { href, navigate } from '../router';
 import type { FlowEdge, FlowNode, Run, RunList, ValidationDetail, Workflow, WorkflowList } from '../types';
 import { ErrorBox, Field, Loading, Pager, Show, useLoad } from '../ui';
 import { Graph } from './graph';
+import { temporalRunUrl, temporalUi } from './temporal-link';
 import type { PageDef } from './page';
 
 const PAGE_SIZE = 25;
 const RUNS_PAGE = 10;
 const POLL_MS = 1000;
 
-/**
- * The public API names no Temporal Web UI address, so the link assumes the documented local
- * default: the UI on port 8233 of the host serving the dashboard, namespace `default`.
- */
-function temporalUrl(workflowId: string): string {
-  return `http://${location.hostname}:8233/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
+/** The run in the Temporal Web UI, where the service's configuration names one. */
+function TemporalLink({ workflowId }: { workflowId: string }) {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void temporalUi().then((ui) => { if (live) setUrl(temporalRunUrl(ui, location, workflowId)); });
+    return () => { live = false; };
+  }, [workflowId]);
+  return url ? <a href={url} target="_blank" rel="noopener noreferrer">Open in the Temporal Web UI</a> : null;
 }
 
 const STARTER = {
@@ -257,9 +261,7 @@ function RunDetail({ run }: { run: Run }) {
         <h2 class="wrap">Run <span class="mono">{run.runId}</span> {statusBadge(run.status)}</h2>
         <div class="row">
           {live(run) ? <CancelRun key={run.runId} runId={run.runId} /> : null}
-          {run.temporal.workflowId
-            ? <a href={temporalUrl(run.temporal.workflowId)} target="_blank" rel="noopener noreferrer">Open in the Temporal Web UI</a>
-            : null}
+          {run.temporal.workflowId ? <TemporalLink workflowId={run.temporal.workflowId} /> : null}
         </div>
       </div>
       {run.error ? <div class="error" role="alert">{run.error}</div> : null}

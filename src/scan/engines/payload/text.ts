@@ -8,7 +8,7 @@ import { SEVERITY_RANK, type EngineContext, type ScanSubject, type Severity } fr
 import { maskSecrets } from './secrets';
 import { EngineTimeoutError } from '../../runner';
 
-/** The spec's maximum decoded payload size. Anything beyond is not looked at. */
+/** The maximum decoded payload size (docs/contract.md §5 "Scan requests"). Anything beyond is not looked at. */
 export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
 /** Persisted excerpt fields are capped at about 200 characters. */
 export const MAX_EXCERPT = 200;

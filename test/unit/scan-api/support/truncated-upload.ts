@@ -7,7 +7,7 @@
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../../../src/errors';
-import { readMultipartUpload } from '../../../../src/scan/upload';
+import { readMultipartUpload } from '../../../../src/http/multipart';
 
 const boundary = 'PROBEBOUNDARY';
 const req = Object.assign(new PassThrough(), { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });

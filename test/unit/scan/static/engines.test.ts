@@ -157,16 +157,6 @@ describe('static_script', () => {
   });
 });
 
-describe('static_script by file type', () => {
-  it('counts PowerShell backtick escapes only in PowerShell: JavaScript template literals are not obfuscation', async () => {
-    const js = Array.from({ length: 30 }, (_, i) => `const s${i} = css\`color: red; z-index: ${i}\`;`).join('\n');
-    const ps = Array.from({ length: 6 }, () => 'I`E`X (N`e`w-O`b`j`e`c`t Net.WebClient)').join('\n');
-    const tick = async (text: string, type: 'javascript' | 'powershell') => (await script.scan(subject(Buffer.from(text), type), { signal: new AbortController().signal, budgetMs: 10_000 })).findings.map((f) => f.id);
-    expect(await tick(js, 'javascript')).not.toContain('script.obfuscation.backtick');
-    expect(await tick(ps, 'powershell')).toContain('script.obfuscation.backtick');
-  });
-});
-
 describe('behavior', () => {
   it('infers injection, credential access, keylogging and C2 from the crafted PE', async () => {
     const out = await run(behavior, 'pe_injection.exe', 'pe');
@@ -206,5 +196,21 @@ describe('ml', () => {
     const pdfOut = await run(ml, 'pdf_clean.pdf', 'pdf');
     expect((pdfOut.report as { ml: { input: string } }).ml.input).toBe('printable strings');
     expect(pdfOut.findings.every((f) => f.severity === 'low')).toBe(true);
+  });
+});
+
+describe('script engine: PowerShell tick escapes', () => {
+  // Tagged template literals put letters on both sides of backticks, a dozen times in styled code.
+  const js = Buffer.from(Array.from({ length: 12 }, (_, i) => `const s${i} = css\`color\` + css\`margin\`;`).join('\n'));
+  const ps = Buffer.from(Array.from({ length: 12 }, () => 'I`E`X (N`ew-Ob`ject Net.WebClient)').join('\n'));
+
+  it('count in PowerShell, not in JavaScript template literals', async () => {
+    const { subject } = await import('./helpers');
+    const ctx = { signal: new AbortController().signal, budgetMs: 1000 };
+    const jsIds = (await script.scan(subject(js, 'javascript'), ctx)).findings.map((f) => f.id);
+    const psIds = (await script.scan(subject(ps, 'powershell'), ctx)).findings.map((f) => f.id);
+    expect(analyzeScriptText(js.toString()).stats.psTicks).toBeGreaterThanOrEqual(10);
+    expect(jsIds).not.toContain('script.obfuscation.backtick');
+    expect(psIds).toContain('script.obfuscation.backtick');
   });
 });

@@ -7,7 +7,6 @@ import type { IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
 import busboy from 'busboy';
-import type { Plan } from '../accounts/plans';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 
 /** Multipart framing around the file: boundaries, part headers and the small fields. */
@@ -89,8 +88,8 @@ export function streamMultipartUpload<T>(
     let bb: busboy.Busboy;
     try {
       // fileSize is one past the plan's limit: busboy reports 'limit' once a file *reaches*
-      // fileSize, and a file of exactly the plan's maximum is allowed. `files` is not 1: a file
-      // part under another name is skipped and must not use up the slot of the real `file` part.
+      // fileSize, and a file of exactly the plan's maximum is allowed. `files` is not 1: busboy
+      // would drop a second file part silently, and it must be seen to be refused.
       // defParamCharset: browsers and curl send a non-ASCII file name as raw UTF-8 in `filename=`;
       // busboy's default (latin1) would garble it.
       bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 5, fileSize: maxFileBytes + 1, fields: 20, fieldSize: 4096, parts: 25 } });
@@ -115,6 +114,7 @@ export function streamMultipartUpload<T>(
       req.resume();
       reject(err);
     };
+    const unknownField = (name: string) => new BadRequestError(`Unknown form field "${name}"; expected ${['file', ...fieldNames].join(', ')}`, undefined, 'invalid_upload');
     const malformed = (err: Error) => fail(new BadRequestError(`Malformed multipart request: ${err.message}`, undefined, 'invalid_upload'));
     bb.on('file', (name, stream, info) => {
       // A body that ends inside a file part ("Unexpected end of form") destroys the part's stream
@@ -122,6 +122,7 @@ export function streamMultipartUpload<T>(
       stream.on('error', (err: Error) => { if (!failed) malformed(err); });
       if (name !== 'file' || fileStream) {
         stream.resume();
+        fail(name !== 'file' ? unknownField(name ?? '') : new BadRequestError('Form field "file" given more than once', undefined, 'invalid_upload'));
         return;
       }
       filename = info.filename ?? '';
@@ -150,13 +151,13 @@ export function streamMultipartUpload<T>(
       // Its failure is reported through `fail` or awaited below; never an unhandled rejection.
       consumed.catch(() => undefined);
     });
-    // Only the documented fields, each once: a part the route does not know (or a second value,
-    // the multipart spelling of an array) would otherwise be dropped silently.
+    // Only the documented fields, each once (the `file` part too): a part the route does not know
+    // (or a second value, the multipart spelling of an array) would otherwise be dropped silently.
     bb.on('field', (rawName, value) => {
       // busboy reports an empty name (`name=""`) as undefined.
       const name = rawName ?? '';
       if (!fieldNames.includes(name)) {
-        fail(new BadRequestError(`Unknown form field "${name}"; expected ${['file', ...fieldNames].join(', ')}`, undefined, 'invalid_upload'));
+        fail(unknownField(name));
       } else if (name in fields) {
         fail(new BadRequestError(`Form field "${name}" given more than once`, undefined, 'invalid_upload'));
       } else {
