@@ -4,7 +4,7 @@
  */
 import { analyze, type AnalyzeDeps } from '../../../../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../../../../src/scan/engines/feeds';
-import { judgeableShortText, engine as ml } from '../../../../src/scan/engines/ml';
+import { judgeableShortText, perlOrPhpProgram, engine as ml } from '../../../../src/scan/engines/ml';
 import { REGISTRY } from '../../../../src/scan/registry';
 import { subjectOf, ctx } from '../support/subject';
 
@@ -67,15 +67,20 @@ describe('ml on partial coverage', () => {
   describe('code the model was not trained on (issue 30)', () => {
     const scan = async (text: string, name: string) => ml.scan(await subjectOf(Buffer.from(text), name), ctx());
     const probability = (out: { report?: unknown }) => (out.report as { ml: { probability: number } }).ml.probability;
-    const client = "use strict;\nuse IO::Socket::INET;\nmy $sock = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port, Proto => 'tcp') or die \"connect: $!\";\nprint $sock \"GET / HTTP/1.0\\r\\n\\r\\n\";\nwhile (my $line = <$sock>) {\n    print $line;\n}\n";
-    it('a Perl program (shebang or package line) read as text: a sure hit stays low', async () => {
-      for (const text of [`#!/usr/bin/perl\n${client}`, `# example client\npackage Net::Example;\n${client}1;\n`]) {
+    const client = "use IO::Socket::INET;\nmy $sock = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port, Proto => 'tcp') or die \"connect: $!\";\nprint $sock \"GET / HTTP/1.0\\r\\n\\r\\n\";\nwhile (my $line = <$sock>) {\n    print $line;\n}\n";
+    it('a Perl program (shebang, package line or use strict) read as text: a sure hit stays low', async () => {
+      for (const text of [`#!/usr/bin/perl\n${client}`, `# example client\npackage Net::Example;\n${client}1;\n`, `use strict;\n${client}`]) {
         const out = await scan(text, 'client.txt');
         expect(probability(out)).toBeGreaterThanOrEqual(0.9);
         expect(out.findings.map((f) => f.severity)).toEqual(['low']);
       }
     });
     // Older debhelper's dh_python3 section: the model scores this very file 0.97.
+    it('other languages that mention Perl or share its words stay trained', () => {
+      for (const text of ["'use strict';\nconst x = 1;\n", "#!/bin/sh\n# needs perl\nperl -e 'print 1'\n", 'package com.example;\nclass A {}\n', "powershell -c \"use strict;\"\n"]) {
+        expect(perlOrPhpProgram(text)).toBe(false);
+      }
+    });
     const dh = '# Automatically added by dh_python3:\nif which py3compile >/dev/null 2>&1; then\n\tpy3compile -p python3-ldap3 \nfi\nif which pypy3compile >/dev/null 2>&1; then\n\tpypy3compile -p python3-ldap3  || true\nfi\n\n# End automatically added section\n';
     it("a maintainer script made only of debhelper's sections is not judged; one line of its own and it is", async () => {
       const generated = await scan(`#!/bin/sh\nset -e\n\n${dh}`, 'postinst');
