@@ -222,11 +222,12 @@ function onlyReadsOrLists(text: string): boolean {
  * Perl and PHP programs: the model saw almost none (three of its 37,693 training files), so a
  * `.pl` or `.php` file that the type check reads as text is not in a trained language and a hit
  * on it stays low (Perl examples and modules, Nagios plugins and PHP tables were Suspicious on
- * the model alone in the benign corpus's validation split): a perl or php shebang, `<?php`, or a
- * first line of code that is `package Name;`, `use strict;` or `use warnings;`. Read from the
- * content, never the name.
+ * the model alone in the benign corpus's validation split, Perl's generated Unicode tables in its
+ * train split): a perl or php shebang, `<?php`, or a first line of code that is `package Name;`,
+ * `use strict;`, `use warnings;`, `use Some::Module ...;` or a package-qualified variable
+ * (`%Unicode::UCD::...`). Read from the content, never the name.
  */
-const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*|use\s+(?:strict|warnings))\s*;)/;
+const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
 export const perlOrPhpProgram = (text: string): boolean => PERL_OR_PHP.test(text);
 
 /**
