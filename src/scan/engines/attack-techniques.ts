@@ -31,6 +31,8 @@ export interface TechniqueRule {
   dual?: boolean;
   /** When set, `all` are alternatives of which at least this many distinct ones must match. */
   atLeast?: number;
+  /** When set, the other patterns must match within this many characters of a match of the first. */
+  near?: number;
 }
 
 export interface TechniqueHit {
@@ -47,6 +49,7 @@ const T = (
 ): TechniqueRule => ({ id, technique, name, tactic, severity, needles, all });
 const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
 const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast: n });
+const near = (chars: number, r: TechniqueRule): TechniqueRule => ({ ...r, near: chars });
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
@@ -131,8 +134,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\b(?:exec|eval)\s{0,2}\(\s{0,2}(?:urllib\d?\.request\.urlopen|urllib\d?\.urlopen|requests\.get|urlopen)\s{0,2}\(/),
   T('cradle.download_run', 'T1105', 'A file is downloaded to a temp or public folder and started', 'execution', 'high', ['downloadfile', 'invoke-webrequest', 'iwr', 'start-process', 'start-bitstransfer'],
     new RegExp(String.raw`(?:downloadfile\s{0,2}\(|invoke-webrequest|\biwr\b|start-bitstransfer)[^\n]{0,300}${SHADY_URL}`), /(?:start-process|\.shellexecute|invoke-item|\bstart\s|&\s{0,2}\(?\s{0,2}["']?\$|\.exe["']?\s{0,2}$)/m),
-  T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
-    /msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/),
+  // Near one another: a JavaScript library's old-IE XMLHTTP fallback, an `eval(` and a regex's
+  // `.exec` 100 KB apart (WordPress's plupload) are not a cradle.
+  near(4000, T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
+    /msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
 
   // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
   T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],
@@ -487,12 +492,38 @@ function excerptOf(view: string, re: RegExp): string {
   return view.slice(Math.max(0, m.index - 20), Math.min(view.length, m.index + m[0].length + 20)).replace(/\s+/g, ' ').slice(0, 200);
 }
 
+/**
+ * The others of `all` within `chars` of a match of the first. Windows that
+ * overlap are merged, so no character is read more than once per pattern whatever the count.
+ */
+function nearMatch(all: RegExp[], chars: number, text: string): string | undefined {
+  const [anchor, ...rest] = all;
+  const first = new RegExp(anchor.source, `${anchor.flags.replace('g', '')}g`);
+  let window: { from: number; to: number } | undefined;
+  const check = (w: { from: number; to: number }): boolean => {
+    const around = text.slice(w.from, w.to);
+    return rest.every((re) => re.test(around));
+  };
+  for (const m of text.matchAll(first)) {
+    const from = Math.max(0, m.index - chars);
+    const to = m.index + m[0].length + chars;
+    if (window && from <= window.to) {
+      window.to = to;
+      continue;
+    }
+    if (window && check(window)) return excerptOf(text.slice(window.from, window.to), anchor);
+    window = { from, to };
+  }
+  return window && check(window) ? excerptOf(text.slice(window.from, window.to), anchor) : undefined;
+}
+
 function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
   if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
   if (rule.atLeast !== undefined) {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
   }
+  if (rule.near !== undefined) return nearMatch(rule.all, rule.near, view.text);
   for (const re of rule.all) {
     re.lastIndex = 0;
     if (!re.test(view.text)) return undefined;

@@ -188,6 +188,17 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(technique('cscript //E:JScript C:\\Users\\Public\\notes.txt', 'lolbin.script_host_remote')).toBeDefined();
     expect(technique('cscript //nologo \\\\10.0.0.5\\share\\a.vbs', 'lolbin.script_host_remote')).toBeDefined();
   });
+  it("an HTTP COM object, an eval and a regex's .exec far apart in a library are not a cradle; together they are", () => {
+    const filler = 'function pad(s, n) { while (s.length < n) { s = " " + s; } return s; }\n'.repeat(200);
+    const xhr = 'function xhr() { try { return new XMLHttpRequest(); } catch (e) { return new ActiveXObject("Microsoft.XMLHTTP"); } }\n';
+    const library = `${xhr}${filler}var m = /^(\\d+)px$/.exec(size);\n${filler}var data = eval("(" + json + ")");\n`;
+    expect(technique(library, 'cradle.wsh_com')).toBeUndefined();
+    const cradle = 'var h = new ActiveXObject("MSXML2.XMLHTTP"); h.open("GET", u, false); h.send();\neval(h.responseText);\nnew ActiveXObject("WScript.Shell").Run("calc.exe");\n';
+    expect(technique(cradle, 'cradle.wsh_com')?.severity).toBe('high');
+    expect(technique(`${filler}${cradle}${filler}`, 'cradle.wsh_com')?.severity).toBe('high');
+    // Many anchors far apart: each window is read on its own, and a later one still counts.
+    expect(technique(`${`${xhr}${filler}`.repeat(5)}${cradle}`, 'cradle.wsh_com')).toBeDefined();
+  });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
     expect(f?.severity).toBe('low');
