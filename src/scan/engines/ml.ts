@@ -227,7 +227,7 @@ function onlyReadsOrLists(text: string): boolean {
  * `use strict;`, `use warnings;`, `use Some::Module ...;` or a package-qualified variable
  * (`%Unicode::UCD::...`). Read from the content, never the name.
  */
-const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
+const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
 export const perlOrPhpProgram = (text: string): boolean => PERL_OR_PHP.test(text);
 
 /**
