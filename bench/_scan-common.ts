@@ -32,3 +32,9 @@ export function percentile(sorted: number[], p: number): number {
 
 export const fmt = (n: number, d = 1): string => n.toFixed(d);
 export const MB = 1024 * 1024;
+
+/** The value after a command-line flag, else `def` (shared by the benches that take options). */
+export function opt(args: string[], name: string, def: string): string {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1] : def;
+}

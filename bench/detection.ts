@@ -31,17 +31,13 @@ import { payloadEngines } from '../src/scan/engines/payload';
 import type { Finding } from '../src/scan/types';
 import { installNanoGuard, nanoGuardScores, thresholdAtFpr } from './_nanoguard';
 import { counts, pct, runEngine, subjectOf, tally, type Counts } from './_payload-common';
+import { opt } from './_scan-common';
 
 interface Rec { id: string; source: string; split: string; label: number; text: string; name?: string }
 
 const ROOT = path.join(__dirname, '..');
 const RANK: Record<string, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 const deps: AnalyzeDeps = { clamd: { host: '127.0.0.1', port: 1 }, feedLookup: memoryFeedLookup(parsePlainHashList('', 'bench')) };
-
-function opt(args: string[], name: string, def: string): string {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : def;
-}
 
 function load(file: string, split: string): Rec[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === split);

@@ -13,6 +13,10 @@
  *  - Archive members are judged separately; the worst member (or the container itself) drives
  *    the score and is named in primaryThreat.
  *  - If nothing worse than `low` fired, the penalty stays within Informational.
+ *  - Malicious needs decisive evidence (`decisive`): a critical finding, or a high one of at least
+ *    DECISIVE_CONFIDENCE from an engine other than `ml`. Without it the subject stops at score 31,
+ *    the Malicious edge of Suspicious, however many weaker findings add up (dual-use capabilities
+ *    and the text model name a reason to look, not an attack).
  *  - `minimal` coverage caps the score at 85 (never Clean); a detection is never softened.
  */
 import {
@@ -31,6 +35,10 @@ export const SEVERITY: Record<Severity, { floor: number; ceiling: number; engine
   critical: { floor: 75, ceiling: 95, engineCap: 100 },
 };
 
+/** Confidence from which a high finding is decisive on its own (rule hits: 0.8-0.9). */
+export const DECISIVE_CONFIDENCE = 0.8;
+/** Engines whose findings are never decisive: the statistical text and static-feature models. */
+const NEVER_DECISIVE = new Set(['ml']);
 const SAME_ENGINE_WEIGHT = 0.25;
 const OTHER_ENGINE_WEIGHT = 0.5;
 const MINIMAL_COVERAGE_MAX = 85;
@@ -41,6 +49,9 @@ export const BANDS: Array<{ min: number; threatLevel: ThreatLevel; action: Recom
   { min: 31, threatLevel: 'Suspicious', action: 'Review' },
   { min: 0, threatLevel: 'Malicious', action: 'Block' },
 ];
+
+/** The largest penalty a subject without decisive evidence can reach: the lowest Suspicious score. */
+const UNDECIDED_MAX_PENALTY = 100 - (BANDS.find((b) => b.threatLevel === 'Suspicious')?.min ?? 31);
 
 const COVERAGE_CONFIDENCE: Record<Coverage, number> = { full: 0.9, partial: 0.75, minimal: 0.6 };
 
@@ -78,7 +89,10 @@ function enginePenalty(findings: Finding[]): number {
   return Math.min(raw, SEVERITY[top.severity].engineCap);
 }
 
-interface GroupScore { member: string; penalty: number; engines: string[] }
+interface GroupScore { member: string; penalty: number; engines: string[]; undecided: boolean }
+
+const decisive = (engine: string, f: Finding): boolean =>
+  !NEVER_DECISIVE.has(engine) && (f.severity === 'critical' || (f.severity === 'high' && f.confidence >= DECISIVE_CONFIDENCE));
 
 /** Penalty of one subject (the container or one member) combining its engines. */
 function groupPenalty(member: string, byEngine: Map<string, Finding[]>): GroupScore {
@@ -86,11 +100,13 @@ function groupPenalty(member: string, byEngine: Map<string, Finding[]>): GroupSc
     .map(([engine, fs]) => ({ engine, penalty: enginePenalty(fs), worst: fs.reduce((a, b) => (worse(b, a) ? b : a)) }))
     .filter((e) => e.penalty > 0)
     .sort((a, b) => b.penalty - a.penalty);
-  if (!perEngine.length) return { member, penalty: 0, engines: [] };
+  if (!perEngine.length) return { member, penalty: 0, engines: [], undecided: false };
   let penalty = perEngine[0].penalty + OTHER_ENGINE_WEIGHT * perEngine.slice(1).reduce((s, e) => s + e.penalty, 0);
   const maxRank = Math.max(...perEngine.map((e) => SEVERITY_RANK[e.worst.severity]));
   if (maxRank <= SEVERITY_RANK.low) penalty = Math.min(penalty, SEVERITY.low.engineCap);
-  return { member, penalty: Math.min(100, penalty), engines: perEngine.map((e) => e.engine) };
+  const undecided = penalty > UNDECIDED_MAX_PENALTY && ![...byEngine].some(([engine, fs]) => fs.some((f) => decisive(engine, f)));
+  if (undecided) penalty = UNDECIDED_MAX_PENALTY;
+  return { member, penalty: Math.min(100, penalty), engines: perEngine.map((e) => e.engine), undecided };
 }
 
 function describe(f: Finding): string {
@@ -168,6 +184,7 @@ export function computeVerdict(input: VerdictInput): SafetyScore {
     reasons.push(agreeing > 1
       ? `${agreeing} independent engines agree (${worst.engines.join(', ')})`
       : `a single engine fired (${worst.engines[0]})`);
+    if (worst.undecided) reasons.push('no finding is decisive on its own (critical, or high and sure from a rule engine), so the findings together stay Suspicious');
   } else {
     const ran = results.filter((r) => r.status === 'ok').length;
     reasons.push(`${ran} engine${ran === 1 ? '' : 's'} ran without findings`);

@@ -31,6 +31,8 @@ export interface TechniqueRule {
   dual?: boolean;
   /** When set, `all` are alternatives of which at least this many distinct ones must match. */
   atLeast?: number;
+  /** When set, the other patterns must match within this many characters of a match of the first. */
+  near?: number;
 }
 
 export interface TechniqueHit {
@@ -38,6 +40,8 @@ export interface TechniqueHit {
   severity: Severity;
   via: string;
   excerpt: string;
+  /** Why the severity is below the rule's own (said in the finding's description). */
+  softened?: string;
 }
 
 const T = (
@@ -45,11 +49,16 @@ const T = (
 ): TechniqueRule => ({ id, technique, name, tactic, severity, needles, all });
 const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
 const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast: n });
+const near = (chars: number, r: TechniqueRule): TechniqueRule => ({ ...r, near: chars });
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
-/** A download from somewhere an installer would not use: a bare IP, plain http, a tunnel. */
-const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.(?:ps1|sh|exe))`;
+/**
+ * A download from somewhere an installer would not use: a bare IP, plain http, a tunnel, a paste
+ * site, an executable from a repository's raw files. Install scripts on raw.githubusercontent.com
+ * (Homebrew, nvm, Oh My Zsh) are how vendors publish them, so a script from there is not shady.
+ */
+const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.)|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}:\d{2,5}/|ngrok|pastebin\.com/raw|transfer\.sh|raw\.githubusercontent\.com/[^\s/]{1,60}/[^\s/]{1,60}/[^\s]{0,80}\.exe\b)`;
 /** Where a script would not upload a local file in earnest: a bare IP or plain http. */
 const BARE_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.))`;
 const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp|\\temp\\|\\appdata\\|\\users\\public\\|\\programdata\\)`;
@@ -70,12 +79,16 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bsocat\b[^\n]{0,200}\b(?:exec|system):[^\n]{0,80}(?:sh\b|bash|cmd|powershell|pty)/),
   T('revshell.python', 'T1059.006', 'Python connects a socket to a shell', 'execution', 'critical', ['socket'],
     /\bsocket\.socket\s{0,2}\(|\bsocket\(\s{0,2}socket\.af_inet|from socket import|import socket/, /\.connect\s{0,2}\(\s{0,2}\(|\.connect\s{0,2}\(\s{0,2}\w{1,20}\s{0,2}\)|\.bind\s{0,2}\(\s{0,2}\(/,
-    /\bos\.dup2\s{0,2}\(|\bpty\.spawn\s{0,2}\(|subprocess\.(?:call|popen|run|check_output)\s{0,2}\(\s{0,2}\[?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|stdin\s{0,2}=\s{0,2}\w{1,20}\.fileno\(\)/),
+    // dup2 alone is what servers and their tests do with descriptors: the shell must be named.
+    /\bpty\.spawn\s{0,2}\(|subprocess\.(?:call|popen|run|check_output)\s{0,2}\(\s{0,2}\[?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|stdin\s{0,2}=\s{0,2}\w{1,20}\.fileno\(\)|\bos\.dup2\s{0,2}\([^\n]{0,400}["'](?:\/bin\/)?(?:ba|z|da)?sh\b|\bos\.(?:system|exec\w{1,3}|spawn\w{1,3})\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|z|da)?sh\b/),
   T('revshell.perl', 'T1059', 'Perl connects a socket to a shell', 'execution', 'critical', ['socket', 'io::socket'],
     /\buse\ssocket\b|\bsocket\s{0,2}\(\s{0,2}s\s{0,2},|io::socket::inet|-mio\b|-msocket\b/, /\bconnect\s{0,2}\(|peeraddr\s{0,2}(?:=>|,)|->new\s{0,2}\(\s{0,2}["'][^"'\n]{1,80}:\d{1,5}|\bbind\s{0,2}\(\s{0,2}s\s{0,2},/,
-    /\bexec\s{0,2}\(?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|open\s{0,2}\(\s{0,2}stdin\s{0,2},\s{0,2}["']>&|\bsystem\s{0,2}\$_|while\s{0,2}\(?\s{0,2}<\s{0,2}\$?\w{0,10}\s{0,2}>|->fdopen\s{0,2}\(/),
+    // A read loop or fdopen alone is any network client: the shell or the command run must show.
+    /\bexec\s{0,2}\(?\s{0,2}["'](?:\/bin\/)?(?:ba)?sh\b|open\s{0,2}\(\s{0,2}stdin\s{0,2},\s{0,2}["']>&|\bsystem\s{0,2}\(?\s{0,2}\$_|while\s{0,2}\(?\s{0,2}<\s{0,2}\$?\w{0,10}\s{0,2}>\s{0,2}\)?\s{0,2}\{?[^\n]{0,100}(?:\bsystem\b|\bexec\b|\bqx\b|`\s{0,2}\$_)/),
   T('revshell.php', 'T1059', 'PHP opens a socket and runs a shell on it', 'execution', 'critical', ['fsockopen', 'socket_create', 'stream_socket_client'],
-    /\b(?:fsockopen|socket_create|stream_socket_client)\s{0,2}\(/, /\b(?:exec|shell_exec|system|passthru|proc_open|popen)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|\bproc_open\s{0,2}\([^\n]{0,80}sh\b|<&3|>&3|\$sock/),
+    // A socket next to a shell: a mail or HTTP client opens sockets and may run a program, so the
+    // shell must be named (`/bin/sh`, `sh -i`, `cmd`) or wired to a descriptor, not just present.
+    /\b(?:fsockopen|socket_create|stream_socket_client)\s{0,2}\(/, /\b(?:exec|shell_exec|system|passthru|proc_open|popen)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|z|da)?sh\b|\bproc_open\s{0,2}\(\s{0,2}["'][^"'\n]{0,40}\b(?:sh|bash|cmd(?:\.exe)?)\b|[<>]&\s{0,2}3\b|\barray\s{0,2}\(\s{0,2}0\s{0,2}=>\s{0,2}\$sock|["'][^"'\n]{0,80}\/bin\/(?:ba)?sh\s{1,2}-i\b/),
   T('revshell.ruby', 'T1059', 'Ruby opens a TCP socket and runs a shell on it', 'execution', 'critical', ['tcpsocket', 'rsocket'],
     /\btcpsocket\.(?:new|open)\s{0,2}\(|-rsocket\b/, /\bexec\s{0,2}(?:\(|["'])|\bspawn\s{0,2}\(|io\.popen|\bsh\s{1,3}-i\b|<&%d|\bsystem\s{0,2}\(/),
   T('revshell.awk', 'T1059.004', 'awk opens a TCP connection and runs the commands it receives', 'execution', 'critical', ['/inet/tcp/', '/inet/udp/'],
@@ -84,7 +97,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /require\s{0,2}\(?\s{0,2}["']socket["']|socket\.tcp\s{0,2}\(/, /:connect\s{0,2}\(|\.connect\s{0,2}\(/, /io\.popen|os\.execute/),
   T('revshell.node', 'T1059.007', 'Node.js pipes a shell process to a socket', 'execution', 'critical', ['net', 'child_process'],
     /require\s{0,2}\(\s{0,2}["'](?:node:)?net["']\s{0,2}\)|new\snet\.socket|net\.(?:connect|createconnection)\s{0,2}\(/,
-    /child_process|spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba)?sh|spawn\s{0,2}\(\s{0,2}["']cmd/, /\.pipe\s{0,2}\(|\.on\s{0,2}\(\s{0,2}["']data["']/),
+    // child_process next to a socket is any CLI that talks to a server: the shell must be spawned.
+    /(?:spawn|exec|execfile)\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|z|da)?sh\b|(?:spawn|exec|execfile)\s{0,2}\(\s{0,2}["'](?:cmd|powershell)(?:\.exe)?\b/, /\.pipe\s{0,2}\(|\.on\s{0,2}\(\s{0,2}["']data["']/),
   T('revshell.powershell', 'T1059.001', 'PowerShell network client runs what it receives', 'execution', 'critical', ['tcpclient', 'tcplistener', 'udpclient', 'networkinformation.ping'],
     /net\.sockets\.(?:tcp|udp)(?:client|listener)|(?:tcp|udp)client\s{0,2}\(|networkinformation\.ping\b/, /\.getstream\s{0,2}\(|\.receive\s{0,2}\(|\.send\s{0,2}\(/, /\biex\b|invoke-expression|\bcmd(?:\.exe)?\b|start-process|\.invoke\s{0,2}\(/),
   T('revshell.compiled', 'T1059', 'A program connects a socket and wires a shell process to it', 'execution', 'critical', ['socket', 'dial', 'tcpstream', 'tcpclient', 'wsaconnect', 'socket.tcp'],
@@ -120,8 +134,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\b(?:exec|eval)\s{0,2}\(\s{0,2}(?:urllib\d?\.request\.urlopen|urllib\d?\.urlopen|requests\.get|urlopen)\s{0,2}\(/),
   T('cradle.download_run', 'T1105', 'A file is downloaded to a temp or public folder and started', 'execution', 'high', ['downloadfile', 'invoke-webrequest', 'iwr', 'start-process', 'start-bitstransfer'],
     new RegExp(String.raw`(?:downloadfile\s{0,2}\(|invoke-webrequest|\biwr\b|start-bitstransfer)[^\n]{0,300}${SHADY_URL}`), /(?:start-process|\.shellexecute|invoke-item|\bstart\s|&\s{0,2}\(?\s{0,2}["']?\$|\.exe["']?\s{0,2}$)/m),
-  T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
-    /msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/),
+  // Near one another: a JavaScript library's old-IE XMLHTTP fallback, an `eval(` and a regex's
+  // `.exec` 100 KB apart (WordPress's plupload) are not a cradle.
+  near(4000, T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
+    /msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
 
   // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
   T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],
@@ -139,7 +155,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('exfil.dev_tcp', 'T1048', 'A file is sent to a remote host through /dev/tcp', 'command_and_control', 'high', ['/dev/tcp/', '/dev/udp/'],
     new RegExp(String.raw`\b(?:cat|base64|tar|gzip)\b[^\n|;]{0,200}>\s{0,2}/dev/(?:tcp|udp)/${HOST}/\d{1,5}`)),
   T('lolbin.regsvr32', 'T1218.010', 'regsvr32 loads a remote or script component (Squiblydoo)', 'defense_evasion', 'high', ['regsvr32'],
-    /\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?(?:https?:|\\\\|ftp:)|\bregsvr32(?:\.exe)?\b[^\n]{0,120}scrobj(?:\.dll)?/),
+    // `regsvr32 /s scrobj.dll` re-registers the scripting runtime (setup and repair scripts do):
+    // Squiblydoo is scrobj handed a scriptlet with /i:, remote or local.
+    /\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?(?:https?:|\\\\|ftp:)|\bregsvr32(?:\.exe)?\b[^\n]{0,120}\/i:\s{0,4}["']?[^\s"']{1,200}[^\n]{0,60}scrobj(?:\.dll)?|\bregsvr32(?:\.exe)?\b[^\n]{0,120}scrobj(?:\.dll)?[^\n]{0,60}\/i:/),
   T('lolbin.certutil_download', 'T1105', 'certutil downloads a file', 'command_and_control', 'high', ['certutil'],
     /\bcertutil(?:\.exe)?\b[^\n]{0,120}[-/](?:urlcache|verifyctl)\b[^\n]{0,200}(?:https?:|ftp:)/),
   T('lolbin.certutil_decode', 'T1140', 'certutil decodes a base64 or hex file', 'defense_evasion', 'medium', ['certutil'],
@@ -162,7 +180,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.odbcconf', 'T1218.008', 'odbcconf registers a DLL', 'defense_evasion', 'high', ['odbcconf'],
     /\bodbcconf(?:\.exe)?\b[^\n]{0,60}(?:regsvr|\/a\s{0,2}\{\s{0,2}regsvr)/),
   T('lolbin.script_host_remote', 'T1059.005', 'A script host runs a script from a remote share or URL', 'execution', 'high', ['cscript', 'wscript'],
-    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)|\\\\[\w.-]{1,100}\\|https?:)/),
+    // `//E:JScript` on a script file is how tools run their own helpers; on a file that is not a
+    // script (a .txt, an image) it hides what runs. A share starts a path (`c:\\windows` escaped
+    // in a string literal is not one).
+    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)\b[^\n]{0,80}\.(?:txt|log|dat|tmp|ini|jpg|jpeg|png|gif|bmp|ico|xml|csv|doc|pdf)\b|(?<![:\w\\])\\\\[\w.-]{1,100}\\|https?:)/),
 
   // ---- Obfuscated and encoded execution (T1027, T1140) ----
   T('exec.encoded_powershell', 'T1027.010', 'PowerShell runs a base64-encoded command', 'defense_evasion', 'high', ['powershell', 'pwsh'],
@@ -313,7 +334,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\brundll32(?:\.exe)?\s[^\n]{0,120}\.dll["']?\s{0,2},\s{0,2}#?\w{1,60}\s[^\n]{0,40}https?:|\brundll32(?:\.exe)?\s{1,4}-sta\s|\brundll32(?:\.exe)?\s[^\n]{0,80}advpack(?:\.dll)?\s{0,2},\s{0,2}(?:launchinfsection|registerocx)/),
   T('lolbin.signed_binary_url', 'T1218', 'A signed Windows or Office binary is handed a URL on a bare IP or plain http', 'defense_evasion', 'medium',
     ['ngen', 'xsd', 'ecmangen', 'winword', 'excel', 'powerpnt', 'msaccess', 'mspub', 'visio', 'winproj', 'outlook', 'msoxmled', 'msohtmed', 'protocolhandler', 'devinit', 'msedge', 'pubprn', 'installutil', 'cmstp', 'msdeploy'],
-    new RegExp(String.raw`\b(?:ngen|xsd|ecmangen|winword|excel|powerpnt|msaccess|mspub|visio|winproj|outlook|msoxmled|msohtmed|protocolhandler|devinit|msedge_proxy|pubprn\.vbs|installutil|cmstp|msdeploy)(?:\.exe)?["']?\s[^\n]{0,80}(?:script:)?${SHADY_URL}`)),
+    // Names that are also words (excel, outlook, visio, xsd) count only as `.exe`: code and XML
+    // name them next to namespace URLs on plain http.
+    new RegExp(String.raw`\b(?:(?:ngen|xsd|winword|excel|powerpnt|msaccess|mspub|visio|winproj|outlook)\.exe|(?:ecmangen|msoxmled|msohtmed|protocolhandler|devinit|msedge_proxy|installutil|cmstp|msdeploy)(?:\.exe)?|pubprn\.vbs)["']?\s[^\n]{0,80}(?:script:)?${SHADY_URL}`)),
   T('lolbin.dll_injection_helper', 'T1218.013', 'A signed tool injects a DLL or starts a program for the caller', 'defense_evasion', 'high', ['mavinject', 'dnscmd', 'ttdinject', 'tttracer', 'vshadow', 'msdeploy', 'diskshadow'],
     /\bmavinject(?:\.exe)?\s{1,4}\d{1,6}\s{1,4}\/injectrunning\b|\bdnscmd(?:\.exe)?\s[^\n]{0,80}\/serverlevelplugindll\b|\bttdinject(?:\.exe)?\s[^\n]{0,120}\/launch\b|\bvshadow(?:\.exe)?\s[^\n]{0,40}-exec=|\bmsdeploy(?:\.exe)?\s[^\n]{0,80}runcommand|\bdiskshadow(?:\.exe)?\s{1,4}\/s\s/),
 
@@ -340,8 +363,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`\bcurl\b[^\n]{0,200}(?:-f\s{0,2}["']?[\w.-]{0,40}=@|--upload-file\s|\s-t\s|--data-binary\s{0,2}["']?@)[^\n]{0,200}${BARE_URL}|\bwget\b[^\n]{0,120}--post-file[^\n]{0,200}${BARE_URL}|(?:invoke-webrequest|invoke-restmethod|\biwr|\birm)\b[^\n]{0,200}-infile\s[^\n]{0,200}${BARE_URL}|\.uploadfile\s{0,2}\(\s{0,2}["']${BARE_URL}`)),
 
   // ---- Obfuscated launchers (T1027) ----
+  // Joining with a space or comma builds a command line (npm's own npm.ps1 does, then runs it):
+  // obfuscation joins characters or fragments with nothing between them.
   T('exec.obfuscated_iex', 'T1027', 'An expression rebuilt at run time (join, split, reverse, XOR, SecureString) is executed', 'defense_evasion', 'high', ['iex', 'invoke-expression', 'scriptblock', 'invokescript', '&(', '.('],
-    /(?:\biex\b|invoke-expression|\[scriptblock\]::create|invokecommand\.invokescript|(?:^|[;|(]\s{0,2})[.&]\s{0,2}\(\s{0,2}["'$(])[^\n]{0,400}(?:-join\b|-split\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[convert\]::toint(?:16|32)\s{0,2}\(|\[char\[\]\]|\[string\]::join|\[regex\]::matches[^\n]{0,80}righttoleft)|(?:-join\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[string\]::join)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression|[.&]\s{0,2}\(|[.&]\s{0,2}\$)/m),
+    /(?:\biex\b|invoke-expression|\[scriptblock\]::create|invokecommand\.invokescript|(?:^|[;|(]\s{0,2})[.&]\s{0,2}\(\s{0,2}["'$(])[^\n]{0,400}(?:-join(?!\s{0,2}["'][ ,;]{1,2}["'])|-split\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[convert\]::toint(?:16|32)\s{0,2}\(|\[char\[\]\]|\[string\]::join|\[regex\]::matches[^\n]{0,80}righttoleft)|(?:-join(?!\s{0,2}["'][ ,;]{1,2}["'])|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[string\]::join)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression|[.&]\s{0,2}\(|[.&]\s{0,2}\$)/m),
   T('exec.iex_alias', 'T1027', 'Invoke-Expression is spelled out of a variable name at run time', 'defense_evasion', 'high', ['mdr', 'mdr*'],
     /\(\s{0,2}(?:gv|get-variable|variable|dir\s{1,4}variable:|ls\s{1,4}variable:|get-childitem\s{1,4}variable:)\s{0,4}["']?\*mdr\*["']?\s{0,2}\)\.name\s{0,2}\[\s{0,2}3\s{0,2},\s{0,2}11\s{0,2},\s{0,2}2\s{0,2}\]/),
   T('exec.stdin_launcher', 'T1027.010', 'A command is handed to PowerShell through an environment variable, stdin or the clipboard', 'defense_evasion', 'medium', ['powershell', 'pwsh', 'clipboard'],
@@ -446,10 +471,50 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
 
 const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
+const HTTPS_NAMED = /https:\/\/[a-z][a-z0-9-]{0,62}(?:\.[a-z0-9-]{1,63}){1,8}/;
+const SHADY = new RegExp(SHADY_URL);
+/**
+ * Whether every download the text names is from a named HTTPS host: at least one `https://name`
+ * and no bare IP, plain http, tunnel or paste site anywhere. That is how vendors publish
+ * installers (`iex (irm https://aka.ms/install-powershell.ps1)`, Chocolatey, Scoop), so a cradle
+ * seen as written in such a text is a capability to review (medium), not an attack on its own.
+ */
+export function vendorDownload(view: string): boolean {
+  return HTTPS_NAMED.test(view) && !SHADY.test(view);
+}
+/** Rules softened to medium on a vendor download (seen as written, not through obfuscation). */
+const VENDOR_SOFTENED = new Set(['cradle.powershell', 'cradle.download_run']);
+export const VENDOR_REASON = 'The code comes from a named HTTPS host, as vendors publish installers: a capability to review, not an attack on its own.';
+
 function excerptOf(view: string, re: RegExp): string {
   const m = re.exec(view);
   if (!m) return '';
   return view.slice(Math.max(0, m.index - 20), Math.min(view.length, m.index + m[0].length + 20)).replace(/\s+/g, ' ').slice(0, 200);
+}
+
+/**
+ * The others of `all` within `chars` of a match of the first. Windows that
+ * overlap are merged, so no character is read more than once per pattern whatever the count.
+ */
+function nearMatch(all: RegExp[], chars: number, text: string): string | undefined {
+  const [anchor, ...rest] = all;
+  const first = new RegExp(anchor.source, `${anchor.flags.replace('g', '')}g`);
+  let window: { from: number; to: number } | undefined;
+  const check = (w: { from: number; to: number }): boolean => {
+    const around = text.slice(w.from, w.to);
+    return rest.every((re) => re.test(around));
+  };
+  for (const m of text.matchAll(first)) {
+    const from = Math.max(0, m.index - chars);
+    const to = m.index + m[0].length + chars;
+    if (window && from <= window.to) {
+      window.to = to;
+      continue;
+    }
+    if (window && check(window)) return excerptOf(text.slice(window.from, window.to), anchor);
+    window = { from, to };
+  }
+  return window && check(window) ? excerptOf(text.slice(window.from, window.to), anchor) : undefined;
 }
 
 function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
@@ -458,6 +523,7 @@ function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
   }
+  if (rule.near !== undefined) return nearMatch(rule.all, rule.near, view.text);
   for (const re of rule.all) {
     re.lastIndex = 0;
     if (!re.test(view.text)) return undefined;
@@ -483,7 +549,15 @@ export function analyzeTechniques(text: string): TechniqueHit[] {
   // A shady pipe-to-shell subsumes the installer-idiom one.
   const shady = hits.some((h) => h.rule.id === 'cradle.shell_pipe_shady');
   const kept = shady ? hits.filter((h) => h.rule.id !== 'cradle.shell_pipe') : hits;
-  const offensive = kept.some((h) => !h.rule.dual && RANK[h.rule.severity] >= RANK.high);
+  if (vendorDownload(views[0].text)) {
+    for (const h of kept) {
+      if (VENDOR_SOFTENED.has(h.rule.id) && h.via === 'plain') {
+        h.severity = 'medium';
+        h.softened = VENDOR_REASON;
+      }
+    }
+  }
+  const offensive = kept.some((h) => !h.rule.dual && RANK[h.severity] >= RANK.high);
   for (const h of kept) if (h.rule.dual) h.severity = offensive ? 'high' : 'low';
   return kept;
 }

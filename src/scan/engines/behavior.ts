@@ -81,14 +81,16 @@ export const CAPABILITY_RULES: readonly CapabilityRule[] = [
     all: [api('OpenSCManager'), api('CreateService'), api('StartService')] },
   { id: 'behavior.persistence.cron', name: 'persist via cron', namespace: 'persistence/cron', attack: 'T1053.003', severity: 'medium', confidence: 0.65,
     all: [any(1, rx(/\/var\/spool\/cron\/crontabs\/|\/etc\/cron\.d\/[a-z]|crontab -l[^\n]{0,60}\|\s{0,4}crontab -|\|\s{0,4}crontab -$/m)), any(1, api('system'), api('popen'), api('fopen'), api('execve'), api('execl'), api('execvp'))] },
-  { id: 'behavior.persistence.shell_profile', name: 'persist via shell start-up file', namespace: 'persistence/shell-profile', attack: 'T1546.004', severity: 'medium', confidence: 0.6,
+  // Installers and completion scripts append to start-up files too (dual-use, as in static_script): low.
+  { id: 'behavior.persistence.shell_profile', name: 'persist via shell start-up file', namespace: 'persistence/shell-profile', attack: 'T1546.004', severity: 'low', confidence: 0.5,
     all: [rx(/>>\s{0,4}(?:~|\$HOME|\/root|\/home\/[^/\s]{1,32})\/\.(?:bashrc|profile|bash_profile|zshrc)/)] },
   { id: 'behavior.persistence.systemd', name: 'install a systemd service', namespace: 'persistence/systemd', attack: 'T1543.002', severity: 'low', confidence: 0.5,
     all: [rx(/\/etc\/systemd\/system\/[a-z0-9_-]{1,64}\.service/i), str('ExecStart='), any(1, rx(/systemctl enable [a-z0-9_-]{1,64}/i), str('WantedBy=multi-user.target'))] },
   { id: 'behavior.credential.lsass', name: 'dump LSASS memory', namespace: 'collection/credentials/lsass', attack: 'T1003.001', severity: 'high', confidence: 0.8,
     all: [rx(/\blsass(?:\.exe)?\b/i), any(1, api('MiniDumpWriteDump'), api('ReadProcessMemory'), rx(/comsvcs(?:\.dll)?[^\n]{0,40}MiniDump/i))] },
+  // The domain key alone (SAM\Domains\Account) is read for the machine SID (Ansible's setup does); the hashes sit under Users.
   { id: 'behavior.credential.sam', name: 'access the SAM/SECURITY hives', namespace: 'collection/credentials/sam', attack: 'T1003.002', severity: 'high', confidence: 0.75,
-    all: [any(1, rx(/reg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\(?:sam|security|system)\b/i), rx(/\\config\\SAM\b/i), rx(/\bHKLM\\SAM\\SAM\\Domains\b|SAM\\Domains\\Account/i))] },
+    all: [any(1, rx(/reg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\(?:sam|security|system)\b/i), rx(/\\config\\SAM\b/i), rx(/SAM\\Domains\\Account\\Users\b/i))] },
   { id: 'behavior.credential.browser', name: 'steal browser saved credentials', namespace: 'collection/credentials/browser', attack: 'T1555.003', severity: 'high', confidence: 0.75,
     all: [any(1, str('Login Data'), str('logins.json'), str('key4.db'), str('signons.sqlite')), any(1, api('CryptUnprotectData'), str('Local State'), str('encrypted_key'), str('os_crypt')), any(1, str('\\Google\\Chrome\\User Data'), str('\\Mozilla\\Firefox\\Profiles'), str('/.config/google-chrome'), str('/.mozilla/firefox'), str('\\Microsoft\\Edge\\User Data'))] },
   { id: 'behavior.credential.wifi_or_vault', name: 'read stored Windows credentials', namespace: 'collection/credentials/vault', attack: 'T1555.004', severity: 'medium', confidence: 0.6,

@@ -192,10 +192,16 @@ export const judgeableShortText = (text: string): boolean => wordCount(text) >= 
  * Commands that only read, list or query (ATT&CK discovery, and everyday troubleshooting): a
  * `reg query`, `net user`, `Get-*`, `grep` or `ps` changes nothing, so alone they are not an
  * attack, and the model, which saw attack collections full of them, is not asked about a short
- * text made only of them. The rules still read it (a read of /etc/shadow or of saved passwords
- * is theirs to flag).
+ * text made only of them. The same for an administrator's undo of persistence (a scheduled task,
+ * Run value or service removed): the attack collections' clean-up steps look like them, but
+ * removing an autostart is not an attack. The rules still read it (a read of /etc/shadow, of
+ * saved passwords or a security agent's service deleted are theirs to flag).
  */
 const READ_ONLY_COMMAND = new RegExp([
+  String.raw`schtasks(?:\.exe)?\s+\/(?:delete|end)\b`, String.raw`(?:unregister|disable)-scheduledtask\b`,
+  String.raw`reg(?:\.exe)?\s+delete\s+"?hk(?:lm|cu|ey_local_machine|ey_current_user)\\software\\(?:wow6432node\\)?microsoft\\windows\\currentversion\\(?:run|runonce|uninstall)\b`,
+  String.raw`remove-itemproperty\b[^\n]*\\currentversion\\run(?:once)?\b`,
+  String.raw`sc(?:\.exe)?\s+(?:\\\\\S+\s+)?(?:stop|delete)\s`, String.raw`remove-service\b`,
   String.raw`reg(?:\.exe)?\s+query\b`,
   // `net user NAME` lists; `net user NAME PASSWORD`, `/add`, `/delete`, `/active` change accounts.
   String.raw`net1?(?:\.exe)?\s+(?:user|group|localgroup)(?:\s+(?:"[^"\n]*"|[^\s/"]+))?(?:\s+\/(?!add\b|delete\b|del\b|active\b)\w+)*\s*$`,
@@ -212,6 +218,44 @@ function onlyReadsOrLists(text: string): boolean {
   const parts = text.split(/\|\|?|&&|;|\n|(?<!\d)&(?![>\d])/).map((x) => x.trim().replace(/^(?:sudo\s+|cmd(?:\.exe)?\s+\/c\s+|powershell(?:\.exe)?\s+(?:-c(?:ommand)?\s+)?)/i, '')).filter(Boolean);
   return parts.length > 0 && parts.every((x) => READ_ONLY_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
 }
+/**
+ * Perl and PHP programs: the model saw almost none (three of its 37,693 training files), so a
+ * `.pl` or `.php` file that the type check reads as text is not in a trained language and a hit
+ * on it stays low (Perl examples and modules, Nagios plugins and PHP tables were Suspicious on
+ * the model alone in the benign corpus's validation split, Perl's generated Unicode tables in its
+ * train split): a perl or php shebang, `<?php`, or a first line of code that is `package Name;`,
+ * `use strict;`, `use warnings;`, `use Some::Module ...;` or a package-qualified variable
+ * (`%Unicode::UCD::...`). Read from the content, never the name.
+ */
+const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
+export const perlOrPhpProgram = (text: string): boolean => PERL_OR_PHP.test(text);
+
+/**
+ * Debian maintainer scripts made only of debhelper's generated sections (`# Automatically added
+ * by dh_python3` ... `# End automatically added section`) around a shebang, `set -e` and `exit 0`:
+ * the same few lines in thousands of packages, which the model scored 0.90-0.97 (12 of the 43
+ * model-alone hits in the corpus's validation split). Anything outside the sections, or a
+ * section left open, and the model reads the file as usual; the rules always read it.
+ */
+export function onlyDebhelperSections(text: string): boolean {
+  let inside = false;
+  let sections = 0;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (/^# Automatically added by dh_[\w-]+/.test(line)) {
+      if (inside) return false;
+      inside = true;
+      sections++;
+    } else if (line === '# End automatically added section') {
+      if (!inside) return false;
+      inside = false;
+    } else if (!inside && line && !/^(?:#.*|set -e|exit 0)$/.test(line)) {
+      return false;
+    }
+  }
+  return sections > 0 && !inside;
+}
+
 /** Containers: their members are scored one by one, so the container itself is not. */
 const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
 
@@ -281,12 +325,15 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   if (ARCHIVES.has(subject.fileType)) return { findings: [], note: 'archive: the script model scores each extracted member' };
   const src = readableText(subject);
   const { fromStrings } = src;
+  if (!fromStrings && src.length <= SCRIPT_WINDOW && onlyDebhelperSections(src.window(0))) {
+    return { findings: [], note: "a maintainer script made only of debhelper's generated sections: not judged by the script model" };
+  }
   const { p, words, judgeable, scored, total } = scoreWindows(SCRIPT_MODEL, src, ctx.signal);
   const t = SCRIPT_MODEL.threshold;
   const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
-  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType);
+  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlOrPhpProgram(src.window(0));
   const short = words < ML_MIN_WORDS;
   if (short ? !trained || !judgeable || p < SCRIPT_MODEL.shortMediumFrom : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.

@@ -8,7 +8,7 @@
  */
 import type { Engine, EngineOutput, FileType, Finding, ScanSubject, Severity } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
-import { analyzeTechniques, type TechniqueHit } from './attack-techniques';
+import { analyzeTechniques, type TechniqueHit, VENDOR_REASON, vendorDownload } from './attack-techniques';
 import { MAX_DEOBFUSCATE } from './script-normalize';
 
 const ENGINE = 'static_script';
@@ -93,7 +93,8 @@ export const SCRIPT_RULES: readonly ScriptRule[] = [
     /vssadmin(?:\.exe)?\s{1,8}delete\s{1,8}shadows|wmic(?:\.exe)?\s{1,8}shadowcopy\s{1,8}delete|wbadmin\s{1,8}delete\s{1,8}catalog|bcdedit[^\n]{0,60}recoveryenabled\s{1,8}no/i),
   R('script.credential.mimikatz', 'HackTool.Mimikatz', 'high', 0.9, 'credential_access', 'Mimikatz credential-dumping commands are present.', /Invoke-Mimikatz|sekurlsa::|lsadump::|kerberos::golden/i),
   R('script.evasion.history_wipe', 'Evasion.HistoryWipe', 'low', 0.6, 'evasion', 'Shell history is disabled or wiped.', /\bunset\s{1,8}HISTFILE\b|HISTFILE=\/dev\/null|\bhistory\s{1,8}-c\b/),
-  R('script.wsh.shell_run', 'WSH.ShellRun', 'medium', 0.7, 'execution', 'The script starts processes through WScript.Shell.', /WScript\.Shell/i, /\.(?:Run|Exec)\s*[( ]/i),
+  // Starting a process is what WSH utility scripts are for: named, not an attack on its own.
+  R('script.wsh.shell_run', 'WSH.ShellRun', 'low', 0.6, 'execution', 'The script starts processes through WScript.Shell (a capability admin scripts use too).', /WScript\.Shell/i, /\.(?:Run|Exec)\s*[( ]/i),
   R('script.html.hidden_iframe', 'HTML.HiddenIframe', 'medium', 0.6, 'injection', 'The page contains a zero-size or hidden iframe.',
     /<iframe\b[^>]{0,400}(?:\b(?:width|height)\s*=\s*["']?0["'\s>]|visibility\s*:\s*hidden|display\s*:\s*none)/i),
 ];
@@ -117,7 +118,8 @@ function stats(text: string): ScriptStats {
     longestBase64: longest,
     charCodeCalls: (text.match(/String\.fromCharCode|\[char\]\s{0,4}\d|\bChrW?\$?\s{0,4}\(\s{0,4}\d|\bchr\s{0,4}\(\s{0,4}\d/gi) ?? []).length,
     concatOps: (text.match(/["']\s{0,4}[+&]\s{0,4}["']/g) ?? []).length,
-    psTicks: (text.match(/[A-Za-z]`[A-Za-z]/g) ?? []).length,
+    // A backtick before an escape letter (`n, `t, `r, ...) is a control character in a string, not a hidden keyword.
+    psTicks: (text.match(/[A-Za-z]`[A-Zcdg-mo-qswxyz]/g) ?? []).length,
   };
 }
 
@@ -168,14 +170,20 @@ const SEVERITY_ORDER: Record<Severity, number> = { info: 0, low: 1, medium: 2, h
 
 function techniqueFinding(h: TechniqueHit): Finding {
   const decoded = h.via === 'plain' ? '' : ` Seen after undoing obfuscation (${h.via}).`;
-  return makeFinding(ENGINE, `script.technique.${h.rule.id}`, `${h.rule.technique} ${h.rule.name}`, h.severity, h.severity === 'low' ? 0.6 : 0.85,
-    `MITRE ATT&CK ${h.rule.technique} (${h.rule.tactic.replace(/_/g, ' ')}): ${h.rule.name}.${decoded}`, h.rule.tactic, h.excerpt);
+  const softened = h.softened ? ` ${h.softened}` : '';
+  return makeFinding(ENGINE, `script.technique.${h.rule.id}`, `${h.rule.technique} ${h.rule.name}`, h.severity, h.severity === 'low' ? 0.6 : h.softened ? 0.7 : 0.85,
+    `MITRE ATT&CK ${h.rule.technique} (${h.rule.tactic.replace(/_/g, ' ')}): ${h.rule.name}.${decoded}${softened}`, h.rule.tactic, h.excerpt);
 }
 
 /** All findings for one script text. Exported for tests and reuse on decoded payloads. */
 export function analyzeScriptText(text: string): { findings: Finding[]; stats: ScriptStats } {
   const st = stats(text);
   const findings = applyRules(text, '');
+  // The older cradle rule reads the text as written: softened like the technique rule.
+  const vendor = findings.find((f) => f.id === 'script.download_execute.powershell');
+  if (vendor && vendorDownload(text.toLowerCase())) {
+    Object.assign(vendor, { severity: 'medium', confidence: 0.7, description: `${vendor.description} ${VENDOR_REASON}` });
+  }
   const techniques = analyzeTechniques(text);
   findings.push(...techniques.map(techniqueFinding));
   const offensive = findings.some((f) => SEVERITY_ORDER[f.severity] >= SEVERITY_ORDER.high && f.category !== 'persistence' && f.category !== 'obfuscation');
@@ -203,7 +211,9 @@ export function analyzeScriptText(text: string): { findings: Finding[]; stats: S
       findings.push(makeFinding(ENGINE, 'script.obfuscation.base64_blob', 'Obfuscation.Base64Blob', 'low', 0.5, `A ${st.longestBase64}-character base64 blob is embedded.`, 'obfuscation', m ? m[0].slice(0, 80) : ''));
     }
   }
-  if (st.charCodeCalls >= 20) {
+  // Libraries build a few characters from codes (parsers, encoders); obfuscation builds whole
+  // strings: many calls, densely.
+  if (st.charCodeCalls >= 20 && st.charCodeCalls / Math.max(1, st.length / 1024) >= 2) {
     findings.push(makeFinding(ENGINE, 'script.obfuscation.charcode', 'Obfuscation.CharCode', 'medium', 0.7, `Strings are built from ${st.charCodeCalls} character-code calls (fromCharCode/[char]/Chr).`, 'obfuscation'));
   }
   const perKb = st.concatOps / Math.max(1, st.length / 1024);

@@ -62,6 +62,24 @@ describe('verdict: several independent engines agreeing lower the score more tha
   });
 });
 
+describe('verdict: Malicious needs decisive evidence', () => {
+  it('weaker findings of three engines add up to the top of Suspicious, not Malicious, and the reason says why', () => {
+    const v = computeVerdict({ engines: [ok('yara', [f('medium')]), ok('static_pe', [f('medium')]), ok('pdf', [f('medium')])], coverage: 'full' });
+    expect(v).toMatchObject({ score: 31, threatLevel: 'Suspicious', recommendedAction: 'Review' });
+    expect(v.confidenceReason).toMatch(/no finding is decisive/);
+  });
+  it('the ml engine is never decisive: its high finding next to an unsure rule stays Suspicious', () => {
+    const v = computeVerdict({ engines: [ok('ml', [f('high', { confidence: 1 })]), ok('static_script', [f('high', { confidence: 0.7 })])], coverage: 'partial' });
+    expect(v.threatLevel).toBe('Suspicious');
+  });
+  it('a sure high rule finding next to ml reaches Malicious; a critical one alone does too', () => {
+    const withMl = computeVerdict({ engines: [ok('ml', [f('medium')]), ok('static_script', [f('high', { confidence: 0.85 })])], coverage: 'partial' });
+    expect(withMl.threatLevel).toBe('Malicious');
+    expect(withMl.confidenceReason).not.toMatch(/no finding is decisive/);
+    expect(computeVerdict({ engines: [ok('static_script', [f('critical', { confidence: 0.6 })])], coverage: 'partial' }).threatLevel).toBe('Malicious');
+  });
+});
+
 describe('verdict: coverage', () => {
   it('minimal coverage never returns Clean: best is Informational 85, Allow, with a note', () => {
     const v = computeVerdict({ engines: [ok('yara')], coverage: 'minimal', coverageNote: 'JAR: pattern rules only' });

@@ -91,4 +91,13 @@ export const ADMIN_ONE_LINERS: ReadonlyArray<readonly [name: string, command: st
   ['dig.sh', 'dig +short MX example.com @1.1.1.1 && host -t TXT example.com'],
   ['proc.sh', 'ps aux --sort=-%mem | head -n 15'],
   ['net.sh', 'ip -br addr show && ip route show default'],
+  // Undoing persistence (issue 30: flagged by the script model alone before)
+  ['undo.bat', 'schtasks /delete /tn "Contoso Updater" /f'],
+  ['undo.bat', 'reg delete "HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run" /v ContosoSync /f'],
+  ['undo.bat', 'reg delete HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run /v Updater /f'],
+  ['undo.bat', 'reg delete "HKLM\\Software\\Microsoft\\Windows\\CurrentVersion\\RunOnce" /v Setup /f'],
+  ['undo.bat', 'sc stop ContosoAgent && sc delete ContosoAgent'],
+  ['undo.bat', 'sc.exe delete "MyService"'],
+  ['undo.ps1', 'Unregister-ScheduledTask -TaskName "Contoso Updater" -Confirm:$false'],
+  ['undo.ps1', 'Remove-ItemProperty -Path "HKCU:\\Software\\Microsoft\\Windows\\CurrentVersion\\Run" -Name ContosoSync'],
 ];

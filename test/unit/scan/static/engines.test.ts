@@ -13,7 +13,7 @@ import { engine as script, analyzeScriptText } from '../../../../src/scan/engine
 import { engine as behavior } from '../../../../src/scan/engines/behavior';
 import { engine as ml, CONFIDENCE_CAP } from '../../../../src/scan/engines/ml';
 import { compressOvba } from '../../../fixtures/scripts/make-static-fixtures';
-import { ensureFixtures, ids, run } from './helpers';
+import { ensureFixtures, ids, run, subject } from './helpers';
 
 let dir = '';
 beforeAll(() => {
@@ -166,6 +166,13 @@ describe('behavior', () => {
   });
   it('infers reverse shell, ptrace injection and cron persistence from the gcc-built ELF', async () => {
     expect(await ids(behavior, 'elf_traits_stripped', 'elf')).toEqual(expect.arrayContaining(['behavior.c2.reverse_shell', 'behavior.injection.ptrace', 'behavior.persistence.cron', 'behavior.multiple_capabilities']));
+  });
+  it('on scripts: appending to a start-up file is low (dual-use); reading the SAM domain key for the machine SID is not hash access', async () => {
+    const scan = async (text: string, type: 'shell' | 'powershell') => (await behavior.scan(subject(Buffer.from(text), type), { signal: new AbortController().signal, budgetMs: 10_000 })).findings;
+    const profile = await scan('echo \'eval "$(tool completion)"\' >> ~/.bashrc\n', 'shell');
+    expect(profile.find((f) => f.id === 'behavior.persistence.shell_profile')?.severity).toBe('low');
+    expect(await scan('$key = Get-Item "HKLM:\\SAM\\SAM\\Domains\\Account"\n$sid = $key.GetValue("V")\n', 'powershell')).toEqual([]);
+    expect((await scan('reg query HKLM\\SAM\\SAM\\Domains\\Account\\Users /s\n', 'powershell')).map((f) => f.id)).toContain('behavior.credential.sam');
   });
   it('is quiet on the benign builds', async () => {
     expect(await ids(behavior, 'elf_benign', 'elf')).toEqual([]);
