@@ -137,7 +137,7 @@ export class MongoMessageStore implements MessageStore {
     await this.inbox.deleteMany({ accountId, dest });
   }
 
-  // --- state table -------------------------------------------------------------------------
+  // --- state table ---------------------------------------------------------------------------
 
   // The table is one JSON text, so its keys may be anything a device sends. `stateVersion` counts
   // its writes: a merge reads the table and writes it back only if no other write came between.

@@ -92,7 +92,7 @@ export class SqliteMessageStore implements MessageStore {
     this.inbox.deleteWhere('account_id = ? AND dest = ?', [accountId, dest]);
   }
 
-  // --- state table -------------------------------------------------------------------------
+  // --- state table ---------------------------------------------------------------------------
 
   async getStatusTable(accountId: string, name: string): Promise<Record<string, unknown> | undefined> {
     const e = this.entities.get(`${accountId}/${name}`);
