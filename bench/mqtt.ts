@@ -88,8 +88,8 @@ export async function run(): Promise<void> {
     const account = await services.accounts.getAccount(accountId);
     const t0 = performance.now();
     const devices: Array<{ name: string; resourcePath: string; apiKeyId: string; apiKey: string }> = [];
-    for (let i = 0; i < DEVICES; i++) devices.push(await services.accounts.createEntity(accountId, { name: `dev-${i}` }));
-    const commander = await services.accounts.createEntity(accountId, { name: 'commander' });
+    for (let i = 0; i < DEVICES; i++) devices.push(await services.entities.createEntity(accountId, { name: `dev-${i}` }));
+    const commander = await services.entities.createEntity(accountId, { name: 'commander' });
     await storage.close();
     console.log(`created ${DEVICES} entities in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 

@@ -40,6 +40,7 @@ import { ExpressionPool } from './flows/expression-pool';
 import { objectStorage, payloadScanner, snippetRunner } from './flows/adapters';
 import { TemporalRunEngine } from '../temporal/runs';
 import { MongoAccountStore } from './accounts/store/mongo';
+import { MongoEntityStore } from './entities/store/mongo';
 import { MongoAuditStore } from './accounts/store/audit-mongo';
 import { MongoCounterStore } from './limits/store/mongo';
 import { MongoMessageStore } from './messaging/store/mongo';
@@ -51,6 +52,7 @@ import { MongoConnectorStore } from './connectors/store/mongo';
 import { MongoFileStore } from './files/store/mongo';
 import { MongoOutputStore, MongoRunStore, MongoSlotStore, MongoWorkflowStore } from './flows/store/mongo';
 import { SqliteAccountStore, SqliteAuditStore } from './accounts/store/sqlite';
+import { SqliteEntityStore } from './entities/store/sqlite';
 import { SqliteCounterStore } from './limits/store/sqlite';
 import { SqliteMessageStore } from './messaging/store/sqlite';
 import { SqliteMqttStore } from './mqtt/store/sqlite';
@@ -60,6 +62,7 @@ import { SqliteConnectorStore } from './connectors/store/sqlite';
 import { SqliteFileStore } from './files/store/sqlite';
 import { SqliteOutputStore, SqliteRunStore, SqliteSlotStore, SqliteWorkflowStore } from './flows/store/sqlite';
 import type { AccountStore, AuditStore } from './accounts/records';
+import type { EntityStore } from './entities/records';
 import type { CounterStore } from './limits/records';
 import type { MessageStore } from './messaging/records';
 import type { MqttStore } from './mqtt/records';
@@ -72,6 +75,7 @@ import type { OutputStore, RunStore, SlotStore, WorkflowStore } from './flows/re
 /** Every store of a process, on one engine. */
 export interface Stores {
   accounts: AccountStore;
+  entities: EntityStore;
   audit: AuditStore;
   counters: CounterStore;
   messages: MessageStore;
@@ -91,7 +95,7 @@ export function storesOf(database: Database): Stores {
   if (database.engine === 'embedded') {
     const { db, blobs } = database.embedded;
     return {
-      accounts: new SqliteAccountStore(db), audit: new SqliteAuditStore(db), counters: new SqliteCounterStore(db),
+      accounts: new SqliteAccountStore(db), entities: new SqliteEntityStore(db), audit: new SqliteAuditStore(db), counters: new SqliteCounterStore(db),
       messages: new SqliteMessageStore(db), mqtt: new SqliteMqttStore(db), scans: new SqliteScanStore(db, blobs),
       feeds: new SqliteFeedStore(db), vault: new SqliteVaultStore(db), connectors: new SqliteConnectorStore(db),
       files: new SqliteFileStore(db, blobs), workflows: new SqliteWorkflowStore(db), runs: new SqliteRunStore(db),
@@ -100,7 +104,7 @@ export function storesOf(database: Database): Stores {
   }
   const { db, readDb, blobDb, buckets } = database.mongo;
   return {
-    accounts: new MongoAccountStore(db, readDb), audit: new MongoAuditStore(db), counters: new MongoCounterStore(db, readDb),
+    accounts: new MongoAccountStore(db, readDb), entities: new MongoEntityStore(db, readDb), audit: new MongoAuditStore(db), counters: new MongoCounterStore(db, readDb),
     messages: new MongoMessageStore(db, readDb), mqtt: new MongoMqttStore(db), scans: new MongoScanStore(db, readDb, buckets.scanUploads),
     feeds: new MongoFeedStore(db), vault: new MongoVaultStore(db), connectors: new MongoConnectorStore(db),
     files: new MongoFileStore(db, blobDb, buckets.fileBlobs), workflows: new MongoWorkflowStore(db, readDb), runs: new MongoRunStore(db, readDb),
@@ -126,7 +130,7 @@ export interface Services {
   /** `messageQueued` / `stateChanged` for the MQTT bridge. */
   messagingEvents: MessagingEvents;
   messaging: MessagingService;
-  /** Entity registration and management (src/entities/service.ts). */
+  /** Entities: registration, management, keys and online status (src/entities/service.ts). */
   entities: EntityService;
   /** Broker-auth decisions, device online status and external-broker presence (src/mqtt/service.ts). */
   mqtt: MqttService;
@@ -179,9 +183,10 @@ export function createServices(opts: {
     logger.child({ component: 'scan' }),
   );
   const accountStore = stores.accounts;
-  const accounts = new AccountService(accountStore, secrets, config.region);
+  const accounts = new AccountService(accountStore, stores.entities, secrets, config.region);
   const audit = new AuditLog(stores.audit);
   const messageStore = stores.messages;
+  const entities = new EntityService({ store: stores.entities, accounts, secrets, audit, inbox: messageStore, validationServices: messageStore });
   const messagingEvents = new MessagingEvents();
   const validator = new ServiceValidator(messageStore);
   const messagingLog = logger.child({ component: 'messaging' });
@@ -191,7 +196,7 @@ export function createServices(opts: {
   const files = new FileService({
     store: stores.files,
     scanner: scans,
-    recipients: accounts,
+    recipients: entities,
     workflows: {
       startFileWorkflow: async (fileId) => {
         if (!opts.temporal) throw new Error('file transfer needs a Temporal client in this process');
@@ -202,7 +207,7 @@ export function createServices(opts: {
     logger: logger.child({ component: 'files' }),
   });
   const messagePipeline = new MessagePipeline({
-    store: messageStore, accounts, validator, events: messagingEvents, logger: messagingLog,
+    store: messageStore, accounts, entities, validator, events: messagingEvents, logger: messagingLog,
     usage: new MessagingUsage(limits, messageStore, messagingLog),
   });
   const workflowStore = stores.workflows;
@@ -227,7 +232,7 @@ export function createServices(opts: {
     storage,
     accounts,
     audit,
-    roles: new CustomRoles(accountStore, audit),
+    roles: new CustomRoles(accountStore, stores.entities, audit),
     usage: new AccountUsage(limits, undefined, admission),
     limits,
     scans,
@@ -237,10 +242,10 @@ export function createServices(opts: {
     messageExport: messageStore,
     messagingEvents,
     messagePipeline,
-    messaging: new MessagingService({ store: messageStore, accounts, audit, validator, events: messagingEvents }),
-    entities: new EntityService({ accounts, audit, inbox: messageStore, validationServices: messageStore }),
+    messaging: new MessagingService({ store: messageStore, entities, audit, validator, events: messagingEvents }),
+    entities,
     mqtt: new MqttService({
-      keys: accounts, status: messageStore, presence: mqttStore, signals: mqttSignals,
+      keys: accounts, status: entities, presence: mqttStore, signals: mqttSignals,
       settings: {
         authSecret: config.mqttAuthSecret, bridgeUsername: config.mqttBridgeUsername, bridgePassword: config.mqttBridgePassword,
         shareGroup: config.mqttShareGroup, presenceTtlMs: config.mqttPresenceTtlSeconds * 1000,

@@ -25,12 +25,13 @@ export interface RoleRecords {
   insertRole(doc: RoleDoc): Promise<void>;
   setRolePermissions(accountId: string, name: string, permissions: Permission[]): Promise<RoleDoc | null>;
   deleteRole(accountId: string, name: string): Promise<boolean>;
-  /** True when some entity of the account still has this role. */
-  roleInUse(accountId: string, role: string): Promise<boolean>;
 }
 
+/** Whether any entity still holds a role (the entity store, entities/records.ts). */
+export interface RoleHolders { roleInUse(accountId: string, role: string): Promise<boolean> }
+
 export class CustomRoles {
-  constructor(private readonly store: RoleRecords, private readonly audit: AuditLog) {}
+  constructor(private readonly store: RoleRecords, private readonly holders: RoleHolders, private readonly audit: AuditLog) {}
 
   private entitled(account: AccountDoc): void {
     if (!hasEntitlement(account.plan, 'custom_roles')) throw new PlanRequiredError('custom_roles', account.plan, 'Custom roles require the Standard or Pro plan');
@@ -75,7 +76,7 @@ export class CustomRoles {
     if (name === DEFAULT_ROLE) throw new ConflictError('the default role is built in and cannot be deleted');
     const r = await this.store.findRole(account._id, name);
     if (!r) throw new NotFoundError('Role');
-    if (await this.store.roleInUse(account._id, name)) throw new ConflictError(`role "${name}" is still assigned to entities; assign them another role first`);
+    if (await this.holders.roleInUse(account._id, name)) throw new ConflictError(`role "${name}" is still assigned to entities; assign them another role first`);
     await this.store.deleteRole(account._id, name);
     await this.audit.record({ accountId: account._id, action: 'delete', resourceType: 'role', resourceId: r._id, resourceName: r.name, userEmail: actor, details: {} });
   }

@@ -1,7 +1,8 @@
 /**
- * The accounts capability's records (accounts, account keys, entities, entity keys, custom roles,
- * audit entries) and the store interfaces both engines implement (store/sqlite.ts, store/mongo.ts).
- * No driver types here: services and the other capabilities see only these.
+ * The accounts capability's records (accounts, account keys, custom roles, audit entries) and the
+ * store interfaces both engines implement (store/sqlite.ts, store/mongo.ts). No driver types here:
+ * services and the other capabilities see only these. Entities and their keys are
+ * entities/records.ts's.
  */
 import type { PlanTier } from './plans';
 import type { Permission } from './roles';
@@ -26,35 +27,6 @@ export interface ApiKeyDoc {
   revokedAt?: Date;
 }
 
-export interface EntityDoc {
-  _id: string; // `${accountId}/${name}`
-  accountId: string;
-  name: string;
-  resourcePath: string;
-  apiKeyId: string;
-  /** SHA-256 of the current key, so authentication needs only this document. */
-  apiKeyHash?: string;
-  role: string;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  directoryId?: string;
-  serviceId?: string;
-  online: boolean;
-  lastSeenAt?: Date;
-  metrics?: Record<string, number>;
-  statusTable: Record<string, unknown>;
-  createdAt: Date;
-}
-
-export interface EntityKeyDoc {
-  _id: string; // jti = apiKeyId
-  accountId: string;
-  entityName: string;
-  tokenHash: string;
-  createdAt: Date;
-  revokedAt?: Date;
-}
-
 export interface RoleDoc {
   _id: string;
   accountId: string;
@@ -63,7 +35,7 @@ export interface RoleDoc {
   createdAt: Date;
 }
 
-/** Accounts, their keys, entities, entity keys and custom roles. */
+/** Accounts, their keys and custom roles. */
 export interface AccountStore extends AccountRecords, RoleRecords {}
 
 /** The audit log's entries. */

@@ -1,18 +1,17 @@
 /**
- * Accounts, keys, entities and their authentication: the rules, called by HTTP, MQTT and the CLI.
+ * Accounts, account keys and authentication (account keys and entity keys): the rules, called by
+ * HTTP, MQTT and the CLI. Entities themselves are EntityService's (src/entities/service.ts); this
+ * reads their records only to resolve an entity key.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PlanRequiredError } from '../errors';
+import { BadRequestError, NotFoundError, PlanRequiredError } from '../errors';
 import type { Secrets } from '../secrets';
-import {
-  hashesEqual, looksLikeJwt, newAccountKey, newEntityKeyId, parseAccountKey, resourcePathOf, sha256Hex,
-  EntityKeyClaims, signEntityKey, verifyEntityKey,
-} from './keys';
-import { PlanTier, hasEntitlement, isPlanTier, planOf } from './plans';
+import { hashesEqual, looksLikeJwt, newAccountKey, parseAccountKey, sha256Hex, EntityKeyClaims, verifyEntityKey } from './keys';
+import { PlanTier, hasEntitlement, isPlanTier } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
-import { isDuplicateKey } from '../storage/errors';
-import type { AccountDoc, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from './records';
+import type { AccountDoc, ApiKeyDoc, RoleDoc } from './records';
+import type { EntityDoc, EntityStore } from '../entities/records';
 
 /** How long an account document (plan) may be served from a process's cache. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -26,8 +25,6 @@ function entityNameOf(resourcePath: string, accountId: string): string | undefin
 }
 
 export const ENTITY_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-/** Names that are path segments of the messaging API under /api/entities/, so no entity may take them. */
-export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set(['me', 'message', 'messages', 'check_messages', 'status-table', 'bulk', 'files']);
 
 export type Principal =
   | { kind: 'account'; account: AccountDoc; apiKeyId: string; permissions: ReadonlySet<Permission> }
@@ -36,22 +33,15 @@ export type Principal =
 /** How the audit log names who acted (`userEmail`): the account key, or the entity. */
 export const actorOf = (p: Principal): string => (p.kind === 'account' ? `api_key:${p.apiKeyId}` : `entity:${p.entity.name}`);
 
-export interface CreatedEntity { name: string; resourcePath: string; apiKeyId: string; apiKey: string }
-
-export interface NewEntityInput {
-  name: string;
-  role?: string;
-  tags?: string[];
-  metadata?: Record<string, unknown>;
-  directoryId?: string;
-}
-
-/** Emits `entityKeyRevoked` (apiKeyId) so live sessions (MQTT) can be cut at once. */
+/**
+ * Emits `entityKeyRevoked` (apiKeyId) so live sessions (MQTT) can be cut at once. EntityService
+ * revokes the keys; the sessions listen here, beside the authentication they passed.
+ */
 export class AccountEvents extends EventEmitter {}
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
-/** Where accounts, their keys, entities and entity keys are kept (accounts/records.ts). */
+/** Where accounts and their keys are kept (accounts/records.ts). */
 export interface AccountRecords {
   insertAccount(doc: AccountDoc): Promise<void>;
   findAccount(id: string): Promise<AccountDoc | null>;
@@ -62,29 +52,23 @@ export interface AccountRecords {
   /** Reserves one entity slot under `max`; false when the account is full. */
   reserveEntitySlot(accountId: string, max: number): Promise<boolean>;
   releaseEntitySlot(accountId: string): Promise<void>;
-  insertEntity(doc: EntityDoc): Promise<void>;
-  findEntity(accountId: string, name: string): Promise<EntityDoc | null>;
-  listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]>;
-  updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>): Promise<EntityDoc | null>;
-  /** True when the entity existed. */
-  deleteEntity(accountId: string, name: string): Promise<boolean>;
-  clearEntityService(accountId: string, serviceId: string): Promise<void>;
-  setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string): Promise<void>;
-  insertEntityKey(doc: EntityKeyDoc): Promise<void>;
-  findEntityKey(jti: string): Promise<EntityKeyDoc | null>;
-  /** Which of these key ids are revoked or gone. */
-  deadEntityKeys(ids: string[]): Promise<string[]>;
-  /** Revokes the entity's live keys; returns their ids. */
-  revokeEntityKeys(accountId: string, entityName: string, at: Date): Promise<string[]>;
   findRole(accountId: string, name: string): Promise<RoleDoc | null>;
 }
+
+/** What authentication reads of entities and their keys (entities/records.ts). */
+export type EntityKeyRecords = Pick<EntityStore, 'findEntity' | 'findEntityKey' | 'deadEntityKeys'>;
 
 export class AccountService {
   readonly events = new AccountEvents();
   private readonly accountCache = new Map<string, { doc: AccountDoc; at: number }>();
   private readonly claimsCache = new Map<string, EntityKeyClaims>();
 
-  constructor(private readonly store: AccountRecords, private readonly secrets: Secrets, private readonly region: string) {}
+  constructor(
+    private readonly store: AccountRecords,
+    private readonly entities: EntityKeyRecords,
+    private readonly secrets: Pick<Secrets, 'entityKeySecret'>,
+    private readonly region: string,
+  ) {}
 
   async createAccount(input: { name: string; plan: string }): Promise<{ accountId: string; apiKey: string; apiKeyId: string }> {
     const name = input.name.trim();
@@ -144,13 +128,13 @@ export class AccountService {
     if (!claims) return undefined;
     const name = entityNameOf(claims.resourcePath, claims.accountId);
     if (name === undefined) return undefined;
-    const entity = await this.store.findEntity(claims.accountId, name);
+    const entity = await this.entities.findEntity(claims.accountId, name);
     if (!entity || entity.apiKeyId !== claims.apiKeyId || entity.resourcePath !== claims.resourcePath) return undefined;
     if (entity.apiKeyHash !== undefined) {
       if (!hashesEqual(tokenHash, entity.apiKeyHash)) return undefined;
     } else {
       // Entities created before the hash was kept on the entity: check the key record.
-      const key = await this.store.findEntityKey(claims.apiKeyId);
+      const key = await this.entities.findEntityKey(claims.apiKeyId);
       if (!key || key.revokedAt || key.accountId !== claims.accountId || !hashesEqual(tokenHash, key.tokenHash)) return undefined;
     }
     const account = await this.cachedAccount(claims.accountId);
@@ -192,16 +176,16 @@ export class AccountService {
    * already checked the password at CONNECT); undefined when revoked, superseded or unknown.
    */
   async entityOfKey(apiKeyId: string): Promise<{ account: AccountDoc; entity: EntityDoc; permissions: ReadonlySet<Permission> } | undefined> {
-    const key = await this.store.findEntityKey(apiKeyId);
+    const key = await this.entities.findEntityKey(apiKeyId);
     if (!key || key.revokedAt) return undefined;
-    const [account, entity] = await Promise.all([this.store.findAccount(key.accountId), this.store.findEntity(key.accountId, key.entityName)]);
+    const [account, entity] = await Promise.all([this.store.findAccount(key.accountId), this.entities.findEntity(key.accountId, key.entityName)]);
     if (!account || !entity || entity.apiKeyId !== key._id) return undefined;
     return { account, entity, permissions: await this.permissionsOf(account, entity.role) };
   }
 
   /** Key ids among `ids` that no longer authenticate (revoked or deleted). */
   deadEntityKeys(ids: string[]): Promise<string[]> {
-    return this.store.deadEntityKeys(ids);
+    return this.entities.deadEntityKeys(ids);
   }
 
   async permissionsOf(account: AccountDoc, role: string): Promise<ReadonlySet<Permission>> {
@@ -219,86 +203,12 @@ export class AccountService {
     return role;
   }
 
-  /** Creates an entity and its first key. Enforces the name rule, uniqueness and the plan's entity quota. */
-  async createEntity(accountId: string, input: NewEntityInput): Promise<CreatedEntity> {
-    const account = await this.getAccount(accountId);
-    if (!ENTITY_NAME_RE.test(input.name)) throw new BadRequestError('entity name must match [A-Za-z0-9_.-]{1,64}');
-    if (RESERVED_ENTITY_NAMES.has(input.name)) throw new BadRequestError(`entity name "${input.name}" is reserved`);
-    const role = await this.validateRole(account, input.role);
-    const max = planOf(account.plan).maxEntities;
-    if (!(await this.store.reserveEntitySlot(accountId, max))) {
-      throw new ForbiddenError(`Entity limit reached: ${account.entityCount}/${max} on the ${account.plan} plan`, 'entity_limit_reached');
-    }
-    const apiKeyId = newEntityKeyId();
-    const resourcePath = resourcePathOf(accountId, input.name);
-    const apiKey = await signEntityKey(this.secrets.entityKeySecret, { resourcePath, apiKeyId, accountId });
-    try {
-      await this.store.insertEntity({
-        _id: `${accountId}/${input.name}`, accountId, name: input.name, resourcePath, apiKeyId, apiKeyHash: sha256Hex(apiKey), role,
-        tags: input.tags ?? [], metadata: input.metadata ?? {}, directoryId: input.directoryId,
-        online: false, statusTable: {}, createdAt: new Date(),
-      });
-    } catch (err) {
-      await this.store.releaseEntitySlot(accountId);
-      if (isDuplicateKey(err)) throw new ConflictError(`entity "${input.name}" already exists`);
-      throw err;
-    }
-    await this.recordEntityKey(accountId, input.name, apiKeyId, apiKey);
-    return { name: input.name, resourcePath, apiKeyId, apiKey };
+  /** Reserves one of the plan's entity slots; false when the account is full. */
+  reserveEntitySlot(accountId: string, max: number): Promise<boolean> {
+    return this.store.reserveEntitySlot(accountId, max);
   }
 
-  async getEntity(accountId: string, name: string): Promise<EntityDoc> {
-    const entity = await this.store.findEntity(accountId, name);
-    if (!entity) throw new NotFoundError('Entity');
-    return entity;
-  }
-
-  /** Entities of an account by name, one page. */
-  listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]> {
-    return this.store.listEntities(accountId, offset, limit);
-  }
-
-  /** Changes tags, metadata, role or the validation service (null removes it); the caller checks the service exists. */
-  async updateEntity(account: AccountDoc, name: string, patch: { tags?: string[]; metadata?: Record<string, unknown>; role?: string; serviceId?: string | null }): Promise<EntityDoc> {
-    const set: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>> = {};
-    if (patch.tags !== undefined) set.tags = patch.tags;
-    if (patch.metadata !== undefined) set.metadata = patch.metadata;
-    if (patch.role !== undefined) set.role = await this.validateRole(account, patch.role);
-    if (typeof patch.serviceId === 'string') set.serviceId = patch.serviceId;
-    const updated = await this.store.updateEntity(account._id, name, set, patch.serviceId === null ? ['serviceId'] : []);
-    if (!updated) throw new NotFoundError('Entity');
-    return updated;
-  }
-
-  clearEntityService(accountId: string, serviceId: string): Promise<void> {
-    return this.store.clearEntityService(accountId, serviceId);
-  }
-
-  /** The key record: the history of an entity's keys and their revocation (MQTT re-checks sessions against it). */
-  private async recordEntityKey(accountId: string, entityName: string, apiKeyId: string, apiKey: string): Promise<void> {
-    await this.store.insertEntityKey({ _id: apiKeyId, accountId, entityName, tokenHash: sha256Hex(apiKey), createdAt: new Date() });
-  }
-
-  /** Revokes every live key of the entity and issues a new one (shown once). */
-  async rotateEntityKey(accountId: string, name: string): Promise<CreatedEntity> {
-    const entity = await this.store.findEntity(accountId, name);
-    if (!entity) throw new NotFoundError('Entity');
-    const revoked = await this.store.revokeEntityKeys(accountId, name, new Date());
-    const apiKeyId = newEntityKeyId();
-    const apiKey = await signEntityKey(this.secrets.entityKeySecret, { resourcePath: entity.resourcePath, apiKeyId, accountId });
-    await this.recordEntityKey(accountId, name, apiKeyId, apiKey);
-    // Switching the entity to the new key is what makes the old one fail authentication.
-    await this.store.setEntityKey(accountId, name, apiKeyId, sha256Hex(apiKey));
-    for (const id of revoked) this.events.emit('entityKeyRevoked', id);
-    return { name, resourcePath: entity.resourcePath, apiKeyId, apiKey };
-  }
-
-  async deleteEntity(accountId: string, name: string): Promise<EntityDoc> {
-    const entity = await this.store.findEntity(accountId, name);
-    if (!entity) throw new NotFoundError('Entity');
-    const revoked = await this.store.revokeEntityKeys(accountId, name, new Date());
-    if (await this.store.deleteEntity(accountId, name)) await this.store.releaseEntitySlot(accountId);
-    for (const id of revoked) this.events.emit('entityKeyRevoked', id);
-    return entity;
+  releaseEntitySlot(accountId: string): Promise<void> {
+    return this.store.releaseEntitySlot(accountId);
   }
 }

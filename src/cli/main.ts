@@ -43,7 +43,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'entity create --account ID --name N [--role R]',
     flags: ['account', 'name', 'role'], required: ['account', 'name'],
     run: async (s, f) => {
-      const e = await s.accounts.createEntity(f.account as string, { name: f.name as string, role: f.role });
+      const e = await s.entities.createEntity(f.account as string, { name: f.name as string, role: f.role });
       await s.audit.record({
         accountId: f.account as string, action: 'create', resourceType: 'entity', resourceId: e.resourcePath,
         resourceName: e.name, userEmail: 'cli', details: { apiKeyId: e.apiKeyId, role: f.role ?? 'default' },

@@ -1,20 +1,42 @@
 /**
- * Registering and managing entities (devices) for the account: bulk registration, the entity
- * view with its online status, changes, deletion and key rotation, each with its audit entry.
- * Keys and the entity records are AccountService's; called by HTTP routes and the CLI.
+ * Entities (devices) of an account, their one home: creation with the first key (name rule,
+ * uniqueness, the plan's entity quota), bulk registration, the entity view with its online
+ * status, changes, deletion and key rotation (each with its audit entry where the account asked
+ * over HTTP), and the heartbeats and disconnects that make an entity online or offline. Called by
+ * HTTP routes, the CLI, the message pipeline and MQTT. Accounts, plans and roles are
+ * AccountService's; authentication by an entity key is too (it reads the records kept here).
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
-import type { AccountService, CreatedEntity } from '../accounts/service';
-import type { AccountDoc, EntityDoc } from '../accounts/records';
-import { AppError, BadRequestError } from '../errors';
+import { newEntityKeyId, resourcePathOf, sha256Hex, signEntityKey } from '../accounts/keys';
+import { planOf } from '../accounts/plans';
+import { ENTITY_NAME_RE } from '../accounts/service';
+import type { AccountService } from '../accounts/service';
+import type { AccountDoc } from '../accounts/records';
+import type { Secrets } from '../secrets';
+import { isDuplicateKey } from '../storage/errors';
+import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors';
+import type { EntityChanges, EntityDoc, EntityStore } from './records';
 import type { BulkRequest, EntityPatch } from './schemas';
 
 /** How recent the last heartbeat must be for an entity to count as online. */
 export const ONLINE_WINDOW_MS = 5 * 60_000;
 
+/** Names that are path segments of the messaging API under /api/entities/, so no entity may take them. */
+export const RESERVED_ENTITY_NAMES: ReadonlySet<string> = new Set(['me', 'message', 'messages', 'check_messages', 'status-table', 'bulk', 'files']);
+
 /** Who acts, for audit entries: this service has no dashboard users. */
 export type Actor = string;
+
+export interface CreatedEntity { name: string; resourcePath: string; apiKeyId: string; apiKey: string }
+
+export interface NewEntityInput {
+  name: string;
+  role?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  directoryId?: string;
+}
 
 export interface BulkEntryResult { name: string; status: 'created' | 'failed'; apiKeyId?: string; apiKey?: string; resourcePath?: string; detail?: string }
 
@@ -25,7 +47,10 @@ export interface ValidationServices { findService(accountId: string, id: string)
 
 export class EntityService {
   constructor(private readonly deps: {
-    accounts: AccountService;
+    store: EntityStore;
+    /** The account, its plan's quota and its roles; `events` carries key revocations to live sessions. */
+    accounts: Pick<AccountService, 'getAccount' | 'validateRole' | 'reserveEntitySlot' | 'releaseEntitySlot' | 'events'>;
+    secrets: Pick<Secrets, 'entityKeySecret'>;
     audit: AuditLog;
     inbox: EntityInbox;
     validationServices: ValidationServices;
@@ -34,6 +59,41 @@ export class EntityService {
 
   private now(): Date {
     return this.deps.now ? this.deps.now() : new Date();
+  }
+
+  /** Creates an entity and its first key. Enforces the name rule, uniqueness and the plan's entity quota. */
+  async createEntity(accountId: string, input: NewEntityInput): Promise<CreatedEntity> {
+    const account = await this.deps.accounts.getAccount(accountId);
+    if (!ENTITY_NAME_RE.test(input.name)) throw new BadRequestError('entity name must match [A-Za-z0-9_.-]{1,64}');
+    if (RESERVED_ENTITY_NAMES.has(input.name)) throw new BadRequestError(`entity name "${input.name}" is reserved`);
+    const role = await this.deps.accounts.validateRole(account, input.role);
+    const max = planOf(account.plan).maxEntities;
+    if (!(await this.deps.accounts.reserveEntitySlot(accountId, max))) {
+      throw new ForbiddenError(`Entity limit reached: ${account.entityCount}/${max} on the ${account.plan} plan`, 'entity_limit_reached');
+    }
+    const apiKeyId = newEntityKeyId();
+    const resourcePath = resourcePathOf(accountId, input.name);
+    const apiKey = await signEntityKey(this.deps.secrets.entityKeySecret, { resourcePath, apiKeyId, accountId });
+    try {
+      await this.deps.store.insertEntity({
+        _id: `${accountId}/${input.name}`, accountId, name: input.name, resourcePath, apiKeyId, apiKeyHash: sha256Hex(apiKey), role,
+        tags: input.tags ?? [], metadata: input.metadata ?? {}, directoryId: input.directoryId,
+        online: false, statusTable: {}, createdAt: new Date(),
+      });
+    } catch (err) {
+      await this.deps.accounts.releaseEntitySlot(accountId);
+      if (isDuplicateKey(err)) throw new ConflictError(`entity "${input.name}" already exists`);
+      throw err;
+    }
+    await this.recordEntityKey(accountId, input.name, apiKeyId, apiKey);
+    return { name: input.name, resourcePath, apiKeyId, apiKey };
+  }
+
+  /** The entity's record; NotFound when there is none. */
+  async entity(accountId: string, name: string): Promise<EntityDoc> {
+    const entity = await this.deps.store.findEntity(accountId, name);
+    if (!entity) throw new NotFoundError('Entity');
+    return entity;
   }
 
   /**
@@ -61,7 +121,7 @@ export class EntityService {
       }
       seen.add(entry.name);
       try {
-        const e: CreatedEntity = await this.deps.accounts.createEntity(account._id, {
+        const e = await this.createEntity(account._id, {
           name: entry.name, tags: entry.tags ?? req.tags ?? [], metadata: req.metadata, directoryId: req.directoryId,
         });
         results.push({ name: e.name, status: 'created', apiKeyId: e.apiKeyId, apiKey: e.apiKey, resourcePath: e.resourcePath });
@@ -94,19 +154,25 @@ export class EntityService {
   }
 
   async listEntities(accountId: string, offset: number, limit: number) {
-    const docs = await this.deps.accounts.listEntities(accountId, offset, limit + 1);
+    const docs = await this.deps.store.listEntities(accountId, offset, limit + 1);
     return { entities: docs.slice(0, limit).map((e) => this.entityView(e)), next_cursor: docs.length > limit ? offset + limit : null };
   }
 
   async getEntity(accountId: string, name: string) {
-    return this.entityView(await this.deps.accounts.getEntity(accountId, name));
+    return this.entityView(await this.entity(accountId, name));
   }
 
   async updateEntity(account: AccountDoc, name: string, patch: EntityPatch, actor: Actor) {
     if (typeof patch.service === 'string' && !(await this.deps.validationServices.findService(account._id, patch.service))) {
       throw new BadRequestError(`service "${patch.service}" does not exist`);
     }
-    const e = await this.deps.accounts.updateEntity(account, name, { tags: patch.tags, metadata: patch.metadata, role: patch.role, serviceId: patch.service });
+    const set: EntityChanges = {};
+    if (patch.tags !== undefined) set.tags = patch.tags;
+    if (patch.metadata !== undefined) set.metadata = patch.metadata;
+    if (patch.role !== undefined) set.role = await this.deps.accounts.validateRole(account, patch.role);
+    if (typeof patch.service === 'string') set.serviceId = patch.service;
+    const e = await this.deps.store.updateEntity(account._id, name, set, patch.service === null ? ['serviceId'] : []);
+    if (!e) throw new NotFoundError('Entity');
     await this.deps.audit.record({
       accountId: account._id, action: 'update', resourceType: 'entity', resourceId: e.resourcePath, resourceName: e.name,
       userEmail: actor, details: { fields: Object.keys(patch) },
@@ -114,8 +180,12 @@ export class EntityService {
     return this.entityView(e);
   }
 
+  /** Revokes the entity's keys (live sessions are cut), deletes it, frees its slot and drops its pending messages. */
   async deleteEntity(accountId: string, name: string, actor: Actor): Promise<void> {
-    const e = await this.deps.accounts.deleteEntity(accountId, name);
+    const e = await this.entity(accountId, name);
+    const revoked = await this.deps.store.revokeEntityKeys(accountId, name, new Date());
+    if (await this.deps.store.deleteEntity(accountId, name)) await this.deps.accounts.releaseEntitySlot(accountId);
+    this.announceRevoked(revoked);
     await this.deps.inbox.purgeInbox(accountId, name);
     await this.deps.audit.record({
       accountId, action: 'delete', resourceType: 'entity', resourceId: e.resourcePath, resourceName: e.name,
@@ -123,13 +193,45 @@ export class EntityService {
     });
   }
 
+  /** Revokes every live key of the entity and issues a new one (shown once). */
   async rotateKey(accountId: string, name: string, actor: Actor): Promise<CreatedEntity> {
-    const before = await this.deps.accounts.getEntity(accountId, name);
-    const r = await this.deps.accounts.rotateEntityKey(accountId, name);
+    const before = await this.entity(accountId, name);
+    const revoked = await this.deps.store.revokeEntityKeys(accountId, name, new Date());
+    const apiKeyId = newEntityKeyId();
+    const apiKey = await signEntityKey(this.deps.secrets.entityKeySecret, { resourcePath: before.resourcePath, apiKeyId, accountId });
+    await this.recordEntityKey(accountId, name, apiKeyId, apiKey);
+    // Switching the entity to the new key is what makes the old one fail authentication.
+    await this.deps.store.setEntityKey(accountId, name, apiKeyId, sha256Hex(apiKey));
+    this.announceRevoked(revoked);
+    const r: CreatedEntity = { name, resourcePath: before.resourcePath, apiKeyId, apiKey };
     await this.deps.audit.record({
       accountId, action: 'rotate_key', resourceType: 'entity', resourceId: r.resourcePath, resourceName: r.name,
       userEmail: actor, details: { revokedApiKeyId: before.apiKeyId, newApiKeyId: r.apiKeyId },
     });
     return r;
+  }
+
+  /** A deleted validation service is no longer any entity's. */
+  clearEntityService(accountId: string, serviceId: string): Promise<void> {
+    return this.deps.store.clearEntityService(accountId, serviceId);
+  }
+
+  /** A heartbeat (HTTP or MQTT): online from `at`; `metrics` replace the same-named last ones. */
+  recordHeartbeat(accountId: string, name: string, at: Date, metrics: Record<string, number>): Promise<void> {
+    return this.deps.store.recordHeartbeat(accountId, name, at, metrics);
+  }
+
+  /** An MQTT session ended: offline until the next heartbeat or connect. */
+  recordDisconnect(accountId: string, name: string, at: Date): Promise<void> {
+    return this.deps.store.recordDisconnect(accountId, name, at);
+  }
+
+  /** The key record: the history of an entity's keys and their revocation (MQTT re-checks sessions against it). */
+  private async recordEntityKey(accountId: string, entityName: string, apiKeyId: string, apiKey: string): Promise<void> {
+    await this.deps.store.insertEntityKey({ _id: apiKeyId, accountId, entityName, tokenHash: sha256Hex(apiKey), createdAt: new Date() });
+  }
+
+  private announceRevoked(ids: string[]): void {
+    for (const id of ids) this.deps.accounts.events.emit('entityKeyRevoked', id);
   }
 }

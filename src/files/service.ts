@@ -62,7 +62,7 @@ export interface TransferScanner {
   scanTransfer(input: { accountId: string; scanId: string; requestId: string; name: string; content: Buffer; at: Date }):
     Promise<{ safetyScore: Verdict; contentType: string }>;
 }
-export interface Recipients { getEntity(accountId: string, name: string): Promise<unknown> }
+export interface Recipients { entity(accountId: string, name: string): Promise<unknown> }
 export interface FileWorkflows { startFileWorkflow(fileId: string): Promise<void> }
 export interface ClipTranscoder { make(raw: Buffer, format: ClipFormat, fps: number): Promise<MadeClip> }
 
@@ -175,7 +175,7 @@ export class FileService {
 
   private async requireRecipient(accountId: string, name: string): Promise<void> {
     try {
-      await this.deps.recipients.getEntity(accountId, name);
+      await this.deps.recipients.entity(accountId, name);
     } catch (err) {
       if (err instanceof AppError && err.status === 404) throw new BadRequestError(`No entity named "${name}" in this account`, undefined, 'unknown_dest');
       throw err;

@@ -21,8 +21,10 @@
  */
 import { EventEmitter } from 'node:events';
 import { newTimeOrderedId } from '../storage/ids';
-import type { AccountDoc, EntityDoc } from '../accounts/records';
+import type { AccountDoc } from '../accounts/records';
+import type { EntityDoc } from '../entities/records';
 import type { AccountService } from '../accounts/service';
+import type { EntityService } from '../entities/service';
 import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
 import { FIXED_LIMITS } from '../accounts/plans';
@@ -80,7 +82,7 @@ const validateMessage = validatorFor(messageSchema);
 /** Message ids sort by creation time. */
 const newMessageId = newTimeOrderedId;
 
-/** What the pipeline writes: history, the inbox, state tables and heartbeats (messaging/records.ts). */
+/** What the pipeline writes: history, the inbox and state tables (messaging/records.ts). */
 export interface MessageBox {
   insertMessage(doc: MessageDoc): Promise<void>;
   enqueue(doc: InboxDoc): Promise<void>;
@@ -88,7 +90,6 @@ export interface MessageBox {
   replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
   /** Shallow merge of `patch`; the new table, or undefined when the entity is gone. */
   mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
-  recordHeartbeat(accountId: string, name: string, at: Date, metrics: Record<string, number>): Promise<void>;
 }
 
 export class MessagePipeline {
@@ -98,6 +99,8 @@ export class MessagePipeline {
   constructor(private readonly deps: {
     store: MessageBox;
     accounts: AccountService;
+    /** Senders and destinations, and the heartbeats that keep an entity online (src/entities/service.ts). */
+    entities: Pick<EntityService, 'entity' | 'recordHeartbeat'>;
     validator: ServiceValidator;
     usage: MessagingUsage;
     events: MessagingEvents;
@@ -111,7 +114,7 @@ export class MessagePipeline {
 
   /** Loads a sender fresh (for MQTT sessions: role, plan and service may have changed). */
   async loadSender(accountId: string, entityName: string): Promise<Sender> {
-    const [cached, entity] = await Promise.all([this.deps.accounts.cachedAccount(accountId), this.deps.accounts.getEntity(accountId, entityName)]);
+    const [cached, entity] = await Promise.all([this.deps.accounts.cachedAccount(accountId), this.deps.entities.entity(accountId, entityName)]);
     const account = cached ?? (await this.deps.accounts.getAccount(accountId));
     return { account, entity, permissions: await this.deps.accounts.permissionsOf(account, entity.role) };
   }
@@ -174,7 +177,7 @@ export class MessagePipeline {
       metrics[k] = v;
     }
     await this.deps.usage.charge(sender.account, bytes, false);
-    await this.deps.store.recordHeartbeat(sender.account._id, sender.entity.name, at, metrics);
+    await this.deps.entities.recordHeartbeat(sender.account._id, sender.entity.name, at, metrics);
     return { code: 200, content: '' };
   }
 
@@ -199,7 +202,7 @@ export class MessagePipeline {
     const prefix = resourcePathOf(account._id, '');
     const name = dest.startsWith(prefix) ? dest.slice(prefix.length) : dest;
     try {
-      return (await this.deps.accounts.getEntity(account._id, name)).name;
+      return (await this.deps.entities.entity(account._id, name)).name;
     } catch (err) {
       if (err instanceof NotFoundError) throw new NotFoundError(`Destination entity "${dest}"`);
       throw err;

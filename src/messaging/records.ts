@@ -1,7 +1,8 @@
 /**
  * Messaging's records (message history, the inbox of pending directed messages, validation
  * services, notifications) and the store interface both engines implement (store/sqlite.ts,
- * store/mongo.ts). Entity state tables and heartbeats are kept here too, on the entity's record.
+ * store/mongo.ts). Entity state tables are messaging's too, kept on the entity's record (whose
+ * other fields, online status included, are entities/records.ts's).
  */
 import type { ServiceRule } from './schemas';
 import type { MessageExport } from './export';
@@ -9,7 +10,6 @@ import type { MessageBox } from './pipeline';
 import type { MessagingRecords } from './service';
 import type { NotificationLog } from './usage';
 import type { ServiceDefinitions } from './validation';
-import type { DeviceStatus } from '../mqtt/service';
 import type { EntityInbox, ValidationServices } from '../entities/service';
 
 export type ValidationResult = 'passed' | 'failed' | 'skipped';
@@ -81,6 +81,4 @@ export interface NotificationDoc {
 export interface MessageFilter { accountId: string; sourceName?: string; tags?: string[]; from?: Date; to?: Date }
 
 /** Everything messaging keeps; each consumer sees the narrow part it declares. */
-export interface MessageStore extends MessageBox, MessagingRecords, MessageExport, NotificationLog, ServiceDefinitions, DeviceStatus, EntityInbox, Omit<ValidationServices, 'findService'> {
-  recordDisconnect(accountId: string, name: string, at: Date): Promise<void>;
-}
+export interface MessageStore extends MessageBox, MessagingRecords, MessageExport, NotificationLog, ServiceDefinitions, EntityInbox, Omit<ValidationServices, 'findService'> {}

@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
-import type { AccountService } from '../accounts/service';
-import type { AccountDoc, EntityDoc } from '../accounts/records';
+import type { EntityService } from '../entities/service';
+import type { AccountDoc } from '../accounts/records';
+import type { EntityDoc } from '../entities/records';
 import { isDuplicateKey } from '../storage/errors';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { MessagingEvents } from './pipeline';
@@ -69,7 +70,7 @@ export interface MessagingRecords {
 export class MessagingService {
   constructor(private readonly deps: {
     store: MessagingRecords;
-    accounts: AccountService;
+    entities: Pick<EntityService, 'clearEntityService'>;
     audit: AuditLog;
     validator: ServiceValidator;
     events: MessagingEvents;
@@ -192,7 +193,7 @@ export class MessagingService {
     const s = await this.deps.store.findService(accountId, id);
     if (!s || !(await this.deps.store.deleteService(accountId, id))) throw new NotFoundError('Service');
     this.deps.validator.forget(id);
-    await this.deps.accounts.clearEntityService(accountId, id);
+    await this.deps.entities.clearEntityService(accountId, id);
     await this.deps.audit.record({ accountId, action: 'delete', resourceType: 'service', resourceId: id, resourceName: s.name, userEmail: actor, details: {} });
   }
 

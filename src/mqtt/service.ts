@@ -15,7 +15,7 @@ import type { MqttSignal } from './records';
 export interface BrokerDecision { allowed: boolean; superuser: boolean; reason: string }
 export type BrokerAccess = 'publish' | 'subscribe' | 'read';
 
-/** The entity's online status. */
+/** The entity's online status (src/entities/service.ts). */
 export interface DeviceStatus {
   recordHeartbeat(accountId: string, entityName: string, at: Date, metrics: Record<string, number>): Promise<void>;
   recordDisconnect(accountId: string, entityName: string, at: Date): Promise<void>;

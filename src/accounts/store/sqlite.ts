@@ -1,30 +1,18 @@
-/** The embedded store of accounts, account keys, entities, entity keys, custom roles and the audit log. */
-import { decodeDoc, DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
-import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
+/** The embedded store of accounts, account keys, custom roles and the audit log (entities are entities/store/sqlite.ts's). */
+import { decodeDoc, DocTable, immediate, SqliteDatabase } from '../../storage/sqlite';
 import type { PlanTier } from '../plans';
 import type { AuditCursor, AuditEntry, AuditFilter } from '../audit';
-import type { AccountDoc, AccountStore, ApiKeyDoc, AuditStore, EntityDoc, EntityKeyDoc, RoleDoc } from '../records';
+import type { AccountDoc, AccountStore, ApiKeyDoc, AuditStore, RoleDoc } from '../records';
 import type { Permission } from '../roles';
-
-/** As stored: the user-controlled metadata and state table are JSON text (user-json.ts). */
-export type StoredEntity = Omit<EntityDoc, 'metadata' | 'statusTable'> & { metadata: UserJsonText; statusTable?: UserJsonText; stateVersion?: number };
-
-export const entityOf = ({ stateVersion: _v, ...e }: StoredEntity): EntityDoc => ({
-  ...e, metadata: decodeUserJson(e.metadata), statusTable: decodeUserJson(e.statusTable ?? '{}'),
-});
 
 export class SqliteAccountStore implements AccountStore {
   private readonly accounts: DocTable<AccountDoc>;
   private readonly apiKeys: DocTable<ApiKeyDoc>;
-  private readonly entities: DocTable<StoredEntity>;
-  private readonly entityKeys: DocTable<EntityKeyDoc>;
   private readonly roles: DocTable<RoleDoc>;
 
   constructor(private readonly db: SqliteDatabase) {
     this.accounts = new DocTable(db, 'accounts');
     this.apiKeys = new DocTable(db, 'api_keys');
-    this.entities = new DocTable(db, 'entities');
-    this.entityKeys = new DocTable(db, 'entity_keys');
     this.roles = new DocTable(db, 'roles');
   }
 
@@ -50,47 +38,6 @@ export class SqliteAccountStore implements AccountStore {
     this.accounts.update(accountId, (a) => (a.entityCount > 0 ? { ...a, entityCount: a.entityCount - 1 } : undefined));
   }
 
-  async insertEntity(doc: EntityDoc): Promise<void> {
-    this.entities.insert({ ...doc, metadata: encodeUserJson(doc.metadata), statusTable: encodeUserJson(doc.statusTable ?? {}) });
-  }
-  async findEntity(accountId: string, name: string): Promise<EntityDoc | null> {
-    const e = this.entities.get(`${accountId}/${name}`);
-    return e && entityOf(e);
-  }
-  async deleteEntity(accountId: string, name: string): Promise<boolean> { return this.entities.delete(`${accountId}/${name}`); }
-  async setEntityKey(accountId: string, name: string, apiKeyId: string, apiKeyHash: string): Promise<void> {
-    this.entities.update(`${accountId}/${name}`, (e) => ({ ...e, apiKeyId, apiKeyHash }));
-  }
-  async listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]> {
-    return this.entities.find('account_id = ?', [accountId], { order: 'name', offset, limit }).map(entityOf);
-  }
-  async updateEntity(accountId: string, name: string, patch: Partial<Pick<EntityDoc, 'tags' | 'metadata' | 'role' | 'serviceId'>>, unset: Array<'serviceId'>): Promise<EntityDoc | null> {
-    const e = this.entities.update(`${accountId}/${name}`, (cur) => {
-      const next: StoredEntity = { ...cur, ...patch, metadata: patch.metadata !== undefined ? encodeUserJson(patch.metadata) : cur.metadata };
-      for (const f of unset) delete next[f];
-      return next;
-    });
-    return e && entityOf(e);
-  }
-  async clearEntityService(accountId: string, serviceId: string): Promise<void> {
-    this.entities.updateWhere('account_id = ? AND service_id = ?', [accountId, serviceId], ({ serviceId: _s, ...e }) => e);
-  }
-
-  async insertEntityKey(doc: EntityKeyDoc): Promise<void> { this.entityKeys.insert(doc); }
-  async findEntityKey(jti: string): Promise<EntityKeyDoc | null> { return this.entityKeys.get(jti); }
-  async deadEntityKeys(ids: string[]): Promise<string[]> {
-    if (ids.length === 0) return [];
-    const alive = new Set(this.entityKeys.ids(`id IN (${placeholders(ids.length)}) AND revoked = 0`, ids));
-    return ids.filter((id) => !alive.has(id));
-  }
-  async revokeEntityKeys(accountId: string, entityName: string, at: Date): Promise<string[]> {
-    return immediate(this.db, () => {
-      const live = this.entityKeys.ids('account_id = ? AND entity_name = ? AND revoked = 0', [accountId, entityName]);
-      for (const id of live) this.entityKeys.update(id, (k) => ({ ...k, revokedAt: at }));
-      return live;
-    });
-  }
-
   async findRole(accountId: string, name: string): Promise<RoleDoc | null> { return this.roles.findOne('account_id = ? AND name = ?', [accountId, name]); }
   async listRoles(accountId: string): Promise<RoleDoc[]> { return this.roles.find('account_id = ?', [accountId], { order: 'name' }); }
   async insertRole(doc: RoleDoc): Promise<void> { this.roles.insert(doc); }
@@ -102,9 +49,6 @@ export class SqliteAccountStore implements AccountStore {
   }
   async deleteRole(accountId: string, name: string): Promise<boolean> {
     return this.roles.deleteWhere('account_id = ? AND name = ?', [accountId, name]) === 1;
-  }
-  async roleInUse(accountId: string, role: string): Promise<boolean> {
-    return this.entities.count('account_id = ? AND role = ?', [accountId, role]) > 0;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * MongoDB access for messaging: message history, the inbox of pending directed messages, entity
- * state tables and heartbeats, validation services and in-app notifications. The only place that
+ * state tables (kept on the entity's document; the rest of it is entities/store/mongo.ts's),
+ * validation services and in-app notifications. The only place that
  * speaks MongoDB for messaging.
  *
  * Why two collections for messages: history (`messages`) only grows, while the inbox
@@ -20,7 +21,7 @@ import { GroupCommit, ItemFailure } from '../../storage/group-commit';
 import { encodeUserJson, UserJsonText } from '../../storage/user-json';
 import { decoded, encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 import { ConflictError } from '../../errors';
-import type { EntityDoc } from '../../accounts/records';
+import type { EntityDoc } from '../../entities/records';
 import type { ExportedMessage, ExportSource } from '../export';
 import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 
@@ -136,7 +137,7 @@ export class MongoMessageStore implements MessageStore {
     await this.inbox.deleteMany({ accountId, dest });
   }
 
-  // --- state table and heartbeats ------------------------------------------------------------
+  // --- state table ---------------------------------------------------------------------------
 
   // The table is one JSON text, so its keys may be anything a device sends. `stateVersion` counts
   // its writes: a merge reads the table and writes it back only if no other write came between.
@@ -180,17 +181,6 @@ export class MongoMessageStore implements MessageStore {
       if (r.matchedCount === 1) return table;
     }
     throw new ConflictError('The state table is being changed concurrently; retry');
-  }
-
-  async recordHeartbeat(accountId: string, name: string, at: Date, metrics: Record<string, number>): Promise<void> {
-    const set: Record<string, unknown> = { online: true, lastSeenAt: at };
-    for (const [k, v] of Object.entries(metrics)) set[`metrics.${k}`] = v;
-    await this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: set });
-  }
-
-  /** MQTT disconnect: offline until the next heartbeat or connect. */
-  async recordDisconnect(accountId: string, name: string, at: Date): Promise<void> {
-    await this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { online: false, lastDisconnectAt: at } });
   }
 
   // --- validation services -------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /**
  * The embedded store of messaging: message history, the inbox of pending directed messages,
- * entity state tables and heartbeats, validation services and notifications. A claim deletes the
+ * entity state tables (on the entity's row; the rest of it is entities/store/sqlite.ts's),
+ * validation services and notifications. A claim deletes the
  * inbox row it returns in one statement under the write lock, so a message goes out once however
  * many pollers in however many processes race for it; a state-table merge reads and writes the
  * table under the same lock, so concurrent merges keep every key.
@@ -8,7 +9,7 @@
 import { DocTable, placeholders, SqliteDatabase } from '../../storage/sqlite';
 import { isDuplicateKey } from '../../storage/errors';
 import { decodeUserJson, encodeUserJson } from '../../storage/user-json';
-import type { StoredEntity } from '../../accounts/store/sqlite';
+import type { StoredEntity } from '../../entities/store/sqlite';
 import type { ExportedMessage, ExportSource } from '../export';
 import type { InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 import { encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
@@ -91,7 +92,7 @@ export class SqliteMessageStore implements MessageStore {
     this.inbox.deleteWhere('account_id = ? AND dest = ?', [accountId, dest]);
   }
 
-  // --- state table and heartbeats ------------------------------------------------------------
+  // --- state table ---------------------------------------------------------------------------
 
   async getStatusTable(accountId: string, name: string): Promise<Record<string, unknown> | undefined> {
     const e = this.entities.get(`${accountId}/${name}`);
@@ -110,14 +111,6 @@ export class SqliteMessageStore implements MessageStore {
       return Object.keys(patch).length ? { ...cur, statusTable: encodeUserJson(table) } : undefined;
     });
     return table;
-  }
-
-  async recordHeartbeat(accountId: string, name: string, at: Date, metrics: Record<string, number>): Promise<void> {
-    this.entities.update(`${accountId}/${name}`, (cur) => ({ ...cur, online: true, lastSeenAt: at, metrics: { ...cur.metrics, ...metrics } }));
-  }
-
-  async recordDisconnect(accountId: string, name: string, at: Date): Promise<void> {
-    this.entities.update(`${accountId}/${name}`, (cur) => ({ ...cur, online: false, lastDisconnectAt: at }));
   }
 
   // --- validation services -------------------------------------------------------------------

@@ -19,8 +19,8 @@ describe('file transfer survives a killed worker', () => {
     const e = stack.api.env;
     const { accountId, sender } = await stack.withServices(async (s) => {
       const acct = await s.accounts.createAccount({ name: 'kill', plan: 'pro' });
-      await s.accounts.createEntity(acct.accountId, { name: 'receiver' });
-      return { accountId: acct.accountId, sender: await s.accounts.createEntity(acct.accountId, { name: 'sender' }) };
+      await s.entities.createEntity(acct.accountId, { name: 'receiver' });
+      return { accountId: acct.accountId, sender: await s.entities.createEntity(acct.accountId, { name: 'sender' }) };
     });
 
     // Large enough that the scan is still running when the worker dies.

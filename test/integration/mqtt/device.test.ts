@@ -239,7 +239,7 @@ test('a rotation made by another process closes the session too (signal log, no 
   const storage = await openDatabase(config);
   try {
     const other = createServices({ config, logger: createLogger('silent'), storage, secrets: loadSecrets(config) });
-    await other.accounts.rotateEntityKey(account.accountId, 'rotated-elsewhere');
+    await other.entities.rotateKey(account.accountId, 'rotated-elsewhere', 'test');
     // The broker closing the session also shows the signal was written before the connection closes.
     await within(closed, 30_000, 'the session closed after the rotation in another process');
   } finally {

@@ -41,7 +41,7 @@ test('records, state and bytes arrive equal; a second run adds nothing', async (
   const acct = newTenant();
   const src = mongo.stores;
   await src.accounts.insertAccount({ _id: acct, name: 'n', plan: 'pro', region: 'local', entityCount: 2, createdAt: new Date(1000) });
-  await src.accounts.insertEntity({ _id: `${acct}/d1`, accountId: acct, name: 'd1', resourcePath: 'p', apiKeyId: 'k1', role: 'default', tags: ['t'], metadata: AWKWARD, online: false, statusTable: {}, createdAt: new Date(2000) });
+  await src.entities.insertEntity({ _id: `${acct}/d1`, accountId: acct, name: 'd1', resourcePath: 'p', apiKeyId: 'k1', role: 'default', tags: ['t'], metadata: AWKWARD, online: false, statusTable: {}, createdAt: new Date(2000) });
   await src.messages.replaceStatusTable(acct, 'd1', AWKWARD);
   // An entity written before user JSON was stored as text: metadata and state native.
   const m = mongo.database as Extract<Database, { engine: 'mongodb' }>;
@@ -68,9 +68,9 @@ test('records, state and bytes arrive equal; a second run adds nothing', async (
 
   const dst = embedded.stores;
   expect(await dst.accounts.findAccount(acct)).toEqual({ _id: acct, name: 'n', plan: 'pro', region: 'local', entityCount: 2, createdAt: new Date(1000) });
-  expect(JSON.stringify((await dst.accounts.findEntity(acct, 'd1'))?.metadata)).toBe(JSON.stringify(AWKWARD));
+  expect(JSON.stringify((await dst.entities.findEntity(acct, 'd1'))?.metadata)).toBe(JSON.stringify(AWKWARD));
   expect(JSON.stringify(await dst.messages.getStatusTable(acct, 'd1'))).toBe(JSON.stringify(AWKWARD));
-  expect(await dst.accounts.findEntity(acct, 'old')).toMatchObject({ metadata: { floor: 2 }, statusTable: { on: true } });
+  expect(await dst.entities.findEntity(acct, 'old')).toMatchObject({ metadata: { floor: 2 }, statusTable: { on: true } });
   const page = await dst.messages.listPublished({ accountId: acct }, 0, 100);
   expect(page.map((x) => x._id)).toEqual((await src.messages.listPublished({ accountId: acct }, 0, 100)).map((x) => x._id));
   expect(JSON.stringify(page[page.length - 1].data)).toBe(JSON.stringify(AWKWARD));

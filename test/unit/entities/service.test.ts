@@ -4,10 +4,11 @@
  * registration and entity changes.
  */
 import type { AuditLog } from '../../../src/accounts/audit';
-import type { AccountService, CreatedEntity } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
+import type { AccountService } from '../../../src/accounts/service';
+import type { AccountDoc } from '../../../src/accounts/records';
+import type { EntityDoc, EntityStore } from '../../../src/entities/records';
 import { AppError, BadRequestError, ConflictError, ForbiddenError } from '../../../src/errors';
-import { EntityService, ONLINE_WINDOW_MS } from '../../../src/entities/service';
+import { CreatedEntity, EntityService, ONLINE_WINDOW_MS } from '../../../src/entities/service';
 import type { BulkRequest } from '../../../src/entities/schemas';
 
 const NOW = new Date('2026-05-04T10:00:00.000Z');
@@ -17,10 +18,12 @@ const entity = (extra: Partial<EntityDoc> = {}): EntityDoc => ({
   role: 'default', tags: ['x'], metadata: { floor: 2 }, online: true, statusTable: {}, createdAt: new Date('2026-01-01T00:00:00Z'), ...extra,
 });
 
-function make(store: { findService?: unknown; purgeInbox?: unknown } = {}, accounts: Record<string, unknown> = {}) {
+function make(store: { findService?: unknown; purgeInbox?: unknown } = {}, entities: Partial<EntityStore> = {}) {
   const audits: Array<Record<string, unknown>> = [];
   const svc = new EntityService({
-    accounts: accounts as unknown as AccountService,
+    store: entities as EntityStore,
+    accounts: {} as unknown as AccountService,
+    secrets: { entityKeySecret: new Uint8Array(32) },
     audit: { record: async (e: Record<string, unknown>) => { audits.push(e); return e; } } as unknown as AuditLog,
     inbox: { purgeInbox: (store.purgeInbox ?? jest.fn()) as (a: string, n: string) => Promise<void> },
     validationServices: { findService: (store.findService ?? jest.fn()) as (a: string, id: string) => Promise<unknown> },
@@ -58,7 +61,14 @@ describe('entityView online status: a heartbeat within the last 5 minutes and no
 });
 
 describe('bulkRegister', () => {
-  function accountsFake(opts: { failNames?: Record<string, AppError>; crashOn?: string } = {}) {
+  /** EntityService with its own createEntity (the name, quota and key rules, tested in account-service.test.ts) replaced. */
+  function withCreate(acc: ReturnType<typeof createFake>) {
+    const made = make();
+    jest.spyOn(made.svc, 'createEntity').mockImplementation(acc.createEntity as EntityService['createEntity']);
+    return made;
+  }
+
+  function createFake(opts: { failNames?: Record<string, AppError>; crashOn?: string } = {}) {
     const created: Array<Record<string, unknown>> = [];
     return {
       created,
@@ -73,8 +83,8 @@ describe('bulkRegister', () => {
   }
 
   test('count + prefix: prefix-1..prefix-N with the request tags; one audit entry', async () => {
-    const acc = accountsFake();
-    const { svc, audits } = make({}, acc);
+    const acc = createFake();
+    const { svc, audits } = withCreate(acc);
     const r = await svc.bulkRegister(account, { count: 3, prefix: 'cam', tags: ['lobby'] }, 'api_key:abc');
     expect(r.created).toBe(3);
     expect(r.failed).toBe(0);
@@ -89,8 +99,8 @@ describe('bulkRegister', () => {
   });
 
   test('the explicit list wins over count + prefix; per-entry tags override request tags', async () => {
-    const acc = accountsFake();
-    const { svc, audits } = make({}, acc);
+    const acc = createFake();
+    const { svc, audits } = withCreate(acc);
     const r = await svc.bulkRegister(account, { count: 5, prefix: 'x', tags: ['all'], entities: [{ name: 'a', tags: ['own'] }, { name: 'b' }] }, 'actor');
     expect(r.results.map((x) => x.name)).toEqual(['a', 'b']);
     expect(acc.created.map((c) => c.tags)).toEqual([['own'], ['all']]);
@@ -98,14 +108,14 @@ describe('bulkRegister', () => {
   });
 
   test('per-entry failures (repeated name, invalid, taken, quota) fail only that entry, in order', async () => {
-    const acc = accountsFake({
+    const acc = createFake({
       failNames: {
         'bad/name': new BadRequestError('entity name must match [A-Za-z0-9_.-]{1,64}'),
         taken: new ConflictError('entity "taken" already exists'),
         over: new ForbiddenError('Entity limit reached', 'entity_limit_reached'),
       },
     });
-    const { svc, audits } = make({}, acc);
+    const { svc, audits } = withCreate(acc);
     const r = await svc.bulkRegister(account, { entities: [{ name: 'a' }, { name: 'a' }, { name: 'bad/name' }, { name: 'taken' }, { name: 'over' }, { name: 'b' }] }, 'actor');
     expect(r.results.map((x) => [x.name, x.status, x.detail])).toEqual([
       ['a', 'created', undefined],
@@ -121,7 +131,7 @@ describe('bulkRegister', () => {
   });
 
   test('an unexpected error aborts the request (and writes no audit entry)', async () => {
-    const { svc, audits } = make({}, accountsFake({ crashOn: 'b' }));
+    const { svc, audits } = withCreate(createFake({ crashOn: 'b' }));
     await expect(svc.bulkRegister(account, { entities: [{ name: 'a' }, { name: 'b' }] }, 'actor')).rejects.toThrow('db down');
     expect(audits).toEqual([]);
   });
@@ -131,7 +141,7 @@ describe('bulkRegister', () => {
     ['count without prefix', { count: 2 }],
     ['prefix without count', { prefix: 'x' }],
   ])('%s → 400', async (_what, req) => {
-    const { svc } = make({}, accountsFake());
+    const { svc } = withCreate(createFake());
     // The schema refuses these bodies first over HTTP; the service keeps its own check for other callers.
     await expect(svc.bulkRegister(account, req as unknown as BulkRequest, 'actor')).rejects.toMatchObject({ status: 400 });
   });
@@ -154,7 +164,7 @@ describe('updateEntity', () => {
     const { svc, audits } = make({ findService }, { updateEntity: update });
     await svc.updateEntity(account, 'sensor-a', { service: null, tags: ['t'] }, 'actor');
     expect(findService).not.toHaveBeenCalled();
-    expect(update).toHaveBeenCalledWith(account, 'sensor-a', { tags: ['t'], metadata: undefined, role: undefined, serviceId: null });
+    expect(update).toHaveBeenCalledWith('acc-1', 'sensor-a', { tags: ['t'] }, ['serviceId']);
     expect(audits[0]).toMatchObject({ action: 'update', resourceType: 'entity', details: { fields: ['service', 'tags'] } });
   });
 });

@@ -67,7 +67,7 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
         return { safetyScore: { score: opts.threatLevel === 'Malicious' ? 0 : 100, threatLevel: opts.threatLevel ?? 'Clean', primaryThreat: 'x' }, contentType: 'application/pdf' };
       },
     },
-    recipients: { getEntity: async (_acc, name) => { if (name !== 'b') throw new NotFoundError('Entity'); return {}; } },
+    recipients: { entity: async (_acc, name) => { if (name !== 'b') throw new NotFoundError('Entity'); return {}; } },
     workflows: {
       startFileWorkflow: async (id) => {
         if (opts.startFails) throw new Error('Temporal unreachable');

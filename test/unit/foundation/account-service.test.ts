@@ -2,7 +2,8 @@
  * AccountService authentication on an in-memory AccountStore: account keys (unknown id, wrong
  * secret, revoked, deleted account), entity keys (rotation and deletion fail at once, forged or
  * foreign tokens, the legacy key-record path), the per-process account cache (a plan change seen
- * within ACCOUNT_CACHE_MS by every replica), role permissions and entity creation rules.
+ * within ACCOUNT_CACHE_MS by every replica), role permissions, and the entity creation rules of
+ * EntityService (src/entities/service.ts), which writes the records this authentication reads.
  */
 import { SignJWT } from 'jose';
 import { MongoServerError } from 'mongodb';
@@ -10,13 +11,16 @@ import { signEntityKey, sha256Hex, resourcePathOf, newAccountKey } from '../../.
 import type { PlanTier } from '../../../src/accounts/plans';
 import { DEFAULT_ROLE_PERMISSIONS, PERMISSIONS, Permission } from '../../../src/accounts/roles';
 import { ACCOUNT_CACHE_MS, AccountService, Principal, actorOf } from '../../../src/accounts/service';
-import type { AccountDoc, AccountStore, ApiKeyDoc, EntityDoc, EntityKeyDoc, RoleDoc } from '../../../src/accounts/records';
+import type { AuditLog } from '../../../src/accounts/audit';
+import type { AccountDoc, AccountStore, ApiKeyDoc, RoleDoc } from '../../../src/accounts/records';
+import type { EntityDoc, EntityKeyDoc, EntityStore } from '../../../src/entities/records';
+import { EntityService } from '../../../src/entities/service';
 import { AppError } from '../../../src/errors';
 import type { Secrets } from '../../../src/secrets';
 
 const dup = () => new MongoServerError({ message: 'E11000 duplicate key', code: 11000 });
 
-/** The AccountStore methods AccountService uses, over Maps, counting reads. */
+/** The AccountStore and EntityStore methods AccountService and EntityService use, over Maps, counting reads. */
 class MemoryAccountStore {
   accounts = new Map<string, AccountDoc>();
   apiKeys = new Map<string, ApiKeyDoc>();
@@ -34,7 +38,7 @@ class MemoryAccountStore {
   async releaseEntitySlot(id: string) { const a = this.accounts.get(id); if (a && a.entityCount > 0) a.entityCount--; }
   async insertEntity(d: EntityDoc) { if (this.entities.has(d._id)) throw dup(); this.entities.set(d._id, structuredClone(d)); }
   async findEntity(acc: string, name: string) { this.reads.findEntity++; const e = this.entities.get(`${acc}/${name}`); return e ? structuredClone(e) : null; }
-  async deleteEntity(acc: string, name: string) { return { deletedCount: this.entities.delete(`${acc}/${name}`) ? 1 : 0 }; }
+  async deleteEntity(acc: string, name: string) { return this.entities.delete(`${acc}/${name}`); }
   async setEntityKey(acc: string, name: string, apiKeyId: string, apiKeyHash: string) { const e = this.entities.get(`${acc}/${name}`); if (e) Object.assign(e, { apiKeyId, apiKeyHash }); }
   async insertEntityKey(d: EntityKeyDoc) { this.entityKeys.set(d._id, structuredClone(d)); }
   async findEntityKey(id: string) { const k = this.entityKeys.get(id); return k ? structuredClone(k) : null; }
@@ -49,9 +53,23 @@ class MemoryAccountStore {
 
 const SECRETS: Secrets = { entityKeySecret: new TextEncoder().encode('x'.repeat(32) + '-unit-entity-secret'), dataEncryptionKey: Buffer.alloc(32, 7) };
 
+/** The EntityService beside each AccountService of a test, on the same store. */
+const entityServices = new Map<AccountService, EntityService>();
+const ents = (svc: AccountService): EntityService => entityServices.get(svc)!;
+const ACTOR = 'api_key:test';
+
+function replicaOf(store: MemoryAccountStore): AccountService {
+  return new AccountService(store as unknown as AccountStore, store, SECRETS, 'local');
+}
+
 function setup() {
   const store = new MemoryAccountStore();
-  const svc = new AccountService(store as unknown as AccountStore, SECRETS, 'local');
+  const svc = replicaOf(store);
+  entityServices.set(svc, new EntityService({
+    store: store as unknown as EntityStore, accounts: svc, secrets: SECRETS,
+    audit: { record: async (e: unknown) => e } as unknown as AuditLog,
+    inbox: { purgeInbox: async () => undefined }, validationServices: { findService: async () => null },
+  }));
   return { store, svc };
 }
 
@@ -132,7 +150,7 @@ describe('entity keys', () => {
   async function withEntity(plan: PlanTier = 'free') {
     const s = setup();
     const { accountId, apiKey: accountKey } = await s.svc.createAccount({ name: 'acme', plan });
-    const created = await s.svc.createEntity(accountId, { name: 'sensor-1' });
+    const created = await ents(s.svc).createEntity(accountId, { name: 'sensor-1' });
     return { ...s, accountId, accountKey, created };
   }
 
@@ -162,7 +180,7 @@ describe('entity keys', () => {
     expect(await svc.authenticate(created.apiKey)).toBeDefined(); // claims of the old token now cached
     const revoked: string[] = [];
     svc.events.on('entityKeyRevoked', (id: string) => revoked.push(id));
-    const next = await svc.rotateEntityKey(accountId, 'sensor-1');
+    const next = await ents(svc).rotateKey(accountId, 'sensor-1', ACTOR);
     expect(next.apiKeyId).not.toBe(created.apiKeyId);
     expect(await svc.authenticate(created.apiKey)).toBeUndefined();
     expect((await svc.authenticate(next.apiKey))?.apiKeyId).toBe(next.apiKeyId);
@@ -174,17 +192,17 @@ describe('entity keys', () => {
 
   test('a second replica sharing the store refuses a key the first replica rotated, at once', async () => {
     const { svc, store, accountId, created } = await withEntity();
-    const replica = new AccountService(store as unknown as AccountStore, SECRETS, 'local');
+    const replica = replicaOf(store);
     expect(await replica.authenticate(created.apiKey)).toBeDefined();
-    await svc.rotateEntityKey(accountId, 'sensor-1');
+    await ents(svc).rotateKey(accountId, 'sensor-1', ACTOR);
     expect(await replica.authenticate(created.apiKey)).toBeUndefined();
   });
 
   test('deleting the entity refuses its key, and re-creating the name does not revive the old key', async () => {
     const { svc, accountId, created } = await withEntity();
-    await svc.deleteEntity(accountId, 'sensor-1');
+    await ents(svc).deleteEntity(accountId, 'sensor-1', ACTOR);
     expect(await svc.authenticate(created.apiKey)).toBeUndefined();
-    const again = await svc.createEntity(accountId, { name: 'sensor-1' });
+    const again = await ents(svc).createEntity(accountId, { name: 'sensor-1' });
     expect(await svc.authenticate(created.apiKey)).toBeUndefined();
     expect(await svc.authenticate(again.apiKey)).toBeDefined();
   });
@@ -201,7 +219,7 @@ describe('entity keys', () => {
   test('a token naming another account\'s entity, or mixing two accounts, is refused', async () => {
     const { svc, store, accountId, created } = await withEntity();
     const b = await svc.createAccount({ name: 'other', plan: 'free' });
-    const bEntity = await svc.createEntity(b.accountId, { name: 'sensor-1' });
+    const bEntity = await ents(svc).createEntity(b.accountId, { name: 'sensor-1' });
     const sign = (c: { resourcePath: string; apiKeyId: string; accountId: string }) => signEntityKey(SECRETS.entityKeySecret, c);
     // A's key id against B's entity of the same name, and B's path under A's account claim.
     expect(await svc.authenticate(await sign({ resourcePath: resourcePathOf(b.accountId, 'sensor-1'), apiKeyId: created.apiKeyId, accountId: b.accountId }))).toBeUndefined();
@@ -249,7 +267,7 @@ describe('account cache', () => {
   test(`a plan change by another replica is seen within ACCOUNT_CACHE_MS (${ACCOUNT_CACHE_MS} ms), and the cache saves reads before that`, async () => {
     const { svc, store } = setup();
     const { accountId, apiKey } = await svc.createAccount({ name: 'acme', plan: 'free' });
-    const replica = new AccountService(store as unknown as AccountStore, SECRETS, 'local');
+    const replica = replicaOf(store);
     let t = 1_000_000;
     jest.spyOn(Date, 'now').mockImplementation(() => t);
     expect((await accountPrincipal(svc, apiKey)).account.plan).toBe('free');
@@ -288,14 +306,14 @@ describe('roles and permissions', () => {
 
   test('a custom role grants exactly its permissions, unknown strings in the stored role are dropped', async () => {
     const { svc, accountId } = await proWithRole(['entity:ListMessages', 'entity:Admin', 'entity:Publish ']);
-    const e = await svc.createEntity(accountId, { name: 'r', role: 'reader' });
+    const e = await ents(svc).createEntity(accountId, { name: 'r', role: 'reader' });
     const p = await svc.authenticate(e.apiKey);
     expect([...(p?.permissions ?? [])]).toEqual(['entity:ListMessages']);
   });
 
   test('after a downgrade below Standard a custom role falls back to the default role', async () => {
     const { svc, accountId } = await proWithRole(['entity:ListMessages']);
-    const e = await svc.createEntity(accountId, { name: 'r', role: 'reader' });
+    const e = await ents(svc).createEntity(accountId, { name: 'r', role: 'reader' });
     await svc.setPlan(accountId, 'starter');
     const p = await svc.authenticate(e.apiKey);
     expect([...(p?.permissions ?? [])].sort()).toEqual([...DEFAULT_ROLE_PERMISSIONS].sort());
@@ -305,14 +323,14 @@ describe('roles and permissions', () => {
     const s = setup();
     for (const plan of ['free', 'starter'] as const) {
       const { accountId } = await s.svc.createAccount({ name: plan, plan });
-      const err = await rejected(s.svc.createEntity(accountId, { name: 'x', role: 'reader' }));
+      const err = await rejected(ents(s.svc).createEntity(accountId, { name: 'x', role: 'reader' }));
       expect(err.status).toBe(403);
       expect(err.code).toBe('plan_required');
       expect(err.extra).toEqual({ feature: 'custom_roles', current_plan: plan, upgrade: true });
       expect(s.store.accounts.get(accountId)!.entityCount).toBe(0);
     }
     const { accountId } = await s.svc.createAccount({ name: 'p', plan: 'pro' });
-    expect((await rejected(s.svc.createEntity(accountId, { name: 'x', role: 'nope' }))).status).toBe(400);
+    expect((await rejected(ents(s.svc).createEntity(accountId, { name: 'x', role: 'nope' }))).status).toBe(400);
   });
 });
 
@@ -324,23 +342,23 @@ describe('entity creation rules', () => {
   ])('%s is refused with 400 and takes no slot', async (_w, name) => {
     const { svc, store } = setup();
     const { accountId } = await svc.createAccount({ name: 'acme', plan: 'free' });
-    expect((await rejected(svc.createEntity(accountId, { name }))).status).toBe(400);
+    expect((await rejected(ents(svc).createEntity(accountId, { name }))).status).toBe(400);
     expect(store.accounts.get(accountId)!.entityCount).toBe(0);
   });
 
   test('the plan\'s entity quota holds (Free: 10), a taken name is 409 and gives its slot back', async () => {
     const { svc, store } = setup();
     const { accountId } = await svc.createAccount({ name: 'acme', plan: 'free' });
-    await svc.createEntity(accountId, { name: 'e0' });
-    const conflict = await rejected(svc.createEntity(accountId, { name: 'e0' }));
+    await ents(svc).createEntity(accountId, { name: 'e0' });
+    const conflict = await rejected(ents(svc).createEntity(accountId, { name: 'e0' }));
     expect(conflict.status).toBe(409);
     expect(store.accounts.get(accountId)!.entityCount).toBe(1);
-    for (let i = 1; i < 10; i++) await svc.createEntity(accountId, { name: `e${i}` });
-    const full = await rejected(svc.createEntity(accountId, { name: 'e10' }));
+    for (let i = 1; i < 10; i++) await ents(svc).createEntity(accountId, { name: `e${i}` });
+    const full = await rejected(ents(svc).createEntity(accountId, { name: 'e10' }));
     expect(full.status).toBe(403);
     expect(full.code).toBe('entity_limit_reached');
-    await svc.deleteEntity(accountId, 'e3');
-    await expect(svc.createEntity(accountId, { name: 'e10' })).resolves.toHaveProperty('apiKey');
+    await ents(svc).deleteEntity(accountId, 'e3', ACTOR);
+    await expect(ents(svc).createEntity(accountId, { name: 'e10' })).resolves.toHaveProperty('apiKey');
     expect(store.accounts.get(accountId)!.entityCount).toBe(10);
   });
 });

@@ -16,7 +16,8 @@ import { RouteRegistry, bodyOf, RouteDef } from '../../../src/http/route';
 import { checkJsonShape } from '../../../src/http/schema';
 import { DEFAULT_ROLE_PERMISSIONS, PERMISSIONS, Permission } from '../../../src/accounts/roles';
 import type { Principal } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
+import type { AccountDoc } from '../../../src/accounts/records';
+import type { EntityDoc } from '../../../src/entities/records';
 
 const SECRET_TEXT = 'mongodb://admin:hunter2@db.internal:27017';
 const account: AccountDoc = { _id: 'acc-1', name: 'acme', plan: 'free', region: 'local', entityCount: 1, createdAt: new Date(0) };

@@ -103,7 +103,7 @@ class MemoryRoles {
 function rolesSetup(plan: AccountDoc['plan'] = 'standard') {
   const store = new MemoryRoles();
   const audit: unknown[] = [];
-  const roles = new CustomRoles(store as unknown as AccountStore, { record: async (e: unknown) => { audit.push(e); return e; } } as unknown as AuditLog);
+  const roles = new CustomRoles(store as unknown as AccountStore, store, { record: async (e: unknown) => { audit.push(e); return e; } } as unknown as AuditLog);
   const account: AccountDoc = { _id: 'acc-1', name: 'acme', plan, region: 'local', entityCount: 0, createdAt: new Date(0) };
   return { store, audit, roles, account };
 }

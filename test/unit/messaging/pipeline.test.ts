@@ -8,7 +8,8 @@ import { encodeUserJson } from '../../../src/storage/user-json';
 import { BSON } from 'mongodb';
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountService } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
+import type { AccountDoc } from '../../../src/accounts/records';
+import type { EntityDoc } from '../../../src/entities/records';
 import { AppError, NotFoundError } from '../../../src/errors';
 import type { Logger } from '../../../src/log';
 import {
@@ -44,7 +45,6 @@ function setup(opts: { perms?: Permission[]; serviceId?: string; validation?: Va
   const store = {
     insertMessage: async (d: MessageDoc) => { BSON.serialize({ ...d, data: encodeUserJson(d.data) }); inserted.push(d); },
     enqueue: async (d: InboxDoc) => { BSON.serialize({ ...d, message: { ...d.message, data: encodeUserJson(d.message.data) } }); enqueued.push(d); },
-    recordHeartbeat: async (accountId: string, name: string, at: Date, metrics: Record<string, number>) => { heartbeats.push({ accountId, name, at, metrics }); },
     replaceStatusTable: async (accountId: string, name: string, table: Record<string, unknown>) => {
       const e = entities.get(`${accountId}/${name}`);
       if (!e) return undefined;
@@ -62,9 +62,10 @@ function setup(opts: { perms?: Permission[]; serviceId?: string; validation?: Va
       return e.statusTable;
     },
   };
-  // Looked up the way AccountStore.findEntity does: by `${accountId}/${name}`.
-  const accounts = {
-    getEntity: async (accountId: string, name: string) => {
+  // Looked up the way EntityStore.findEntity does: by `${accountId}/${name}`.
+  const entityService = {
+    recordHeartbeat: async (accountId: string, name: string, at: Date, metrics: Record<string, number>) => { heartbeats.push({ accountId, name, at, metrics }); },
+    entity: async (accountId: string, name: string) => {
       const e = entities.get(`${accountId}/${name}`);
       if (!e) throw new NotFoundError('Entity');
       return e;
@@ -90,7 +91,8 @@ function setup(opts: { perms?: Permission[]; serviceId?: string; validation?: Va
   const logger = { error: jest.fn(), warn: jest.fn(), info: jest.fn() };
   const pipeline = new MessagePipeline({
     store: store as unknown as MessageStore,
-    accounts: accounts as unknown as AccountService,
+    accounts: {} as unknown as AccountService,
+    entities: entityService,
     validator: validator as unknown as ServiceValidator,
     usage: usage as unknown as MessagingUsage,
     events,

@@ -4,8 +4,9 @@
  * implementing only the store/account/audit methods each call uses.
  */
 import type { AuditLog } from '../../../src/accounts/audit';
-import type { AccountService } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
+import type { EntityService } from '../../../src/entities/service';
+import type { AccountDoc } from '../../../src/accounts/records';
+import type { EntityDoc } from '../../../src/entities/records';
 import { MessagingEvents, StateChangedEvent } from '../../../src/messaging/pipeline';
 import type { DeliveredMessage, MessageDoc, MessageStore, ServiceDoc } from '../../../src/messaging/records';
 import {
@@ -21,14 +22,14 @@ const entity = (extra: Partial<EntityDoc> = {}): EntityDoc => ({
 });
 const delivered = (id: string): DeliveredMessage => ({ id, msg_type: 'publish', data: {}, tags: [], source: 's', timestamp: NOW.toISOString() });
 
-function make(store: Record<string, unknown> = {}, accounts: Record<string, unknown> = {}) {
+function make(store: Record<string, unknown> = {}, entities: Record<string, unknown> = {}) {
   const audits: Array<Record<string, unknown>> = [];
   const events = new MessagingEvents();
   const stateEvents: StateChangedEvent[] = [];
   events.on('stateChanged', (e) => stateEvents.push(e));
   const svc = new MessagingService({
     store: store as unknown as MessageStore,
-    accounts: accounts as unknown as AccountService,
+    entities: entities as unknown as EntityService,
     audit: { record: async (e: Record<string, unknown>) => { audits.push(e); return e; } } as unknown as AuditLog,
     validator: { compile: jest.fn(), forget: jest.fn() } as unknown as ServiceValidator,
     events,

@@ -6,7 +6,8 @@
  */
 import type { Permission } from '../../../src/accounts/roles';
 import type { AccountService } from '../../../src/accounts/service';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
+import type { AccountDoc } from '../../../src/accounts/records';
+import type { EntityDoc } from '../../../src/entities/records';
 import { topicsOf } from '../../../src/messaging/topics';
 import {
   authenticateDevice, DeviceIdentity, deviceOfKey, mayPublish, maySubscribe, parseDeviceTopic, topicsOfDevice,

@@ -5,7 +5,8 @@
  * superuser, the broker secret), not Koa.
  */
 import type { Permission } from '../../../src/accounts/roles';
-import type { AccountDoc, EntityDoc } from '../../../src/accounts/records';
+import type { AccountDoc } from '../../../src/accounts/records';
+import type { EntityDoc } from '../../../src/entities/records';
 import { AppError } from '../../../src/errors';
 import type { RouteDef, RouteRegistry } from '../../../src/http/route';
 import type { AccountService } from '../../../src/accounts/service';

@@ -1,14 +1,9 @@
-/** The account, audit and counter stores' contract, on both engines (decisions section 11). */
+/** The account, audit and counter stores' contract, on both engines (decisions section 11); entities are entities.test.ts's. */
 import { isDuplicateKey } from '../../../../src/storage/errors';
 import { forEachEngine, inOtherProcess, newTenant, newBarrier } from '../../../support/engines';
 import type { AuditEntry } from '../../../../src/accounts/audit';
 
 const account = (id: string) => ({ _id: id, name: 'n', plan: 'free' as const, region: 'local', entityCount: 0, createdAt: new Date(1000) });
-const entity = (accountId: string, name: string, over: Record<string, unknown> = {}) => ({
-  _id: `${accountId}/${name}`, accountId, name, resourcePath: `acc/${accountId}/${name}`, apiKeyId: `k-${accountId}-${name}`, role: 'default',
-  tags: ['t'], metadata: { m: 1 }, online: false, statusTable: {}, createdAt: new Date(), ...over,
-});
-
 /** True when the write failed as a duplicate key, whichever engine. */
 const duplicate = (write: Promise<unknown>): Promise<boolean> => write.then(() => false, (err: unknown) => isDuplicateKey(err));
 
@@ -32,36 +27,6 @@ forEachEngine(({ engine, spec, stores }) => {
     expect(results.filter(Boolean)).toHaveLength(5);
     await stores().accounts.releaseEntitySlot(id);
     expect((await stores().accounts.findAccount(id))?.entityCount).toBe(4);
-  });
-
-  test('entities: unique name per account, sorted pages, update and unset, service cleared, role in use', async () => {
-    const id = newTenant();
-    for (const n of ['c', 'a', 'b']) await stores().accounts.insertEntity(entity(id, n, n === 'b' ? { serviceId: 'svc', role: 'ops' } : {}));
-    expect(await duplicate(stores().accounts.insertEntity(entity(id, 'a')))).toBe(true);
-    expect((await stores().accounts.listEntities(id, 1, 5)).map((e) => e.name)).toEqual(['b', 'c']);
-    expect(await stores().accounts.roleInUse(id, 'ops')).toBe(true);
-    expect(await stores().accounts.roleInUse(newTenant(), 'ops')).toBe(false);
-    const updated = await stores().accounts.updateEntity(id, 'b', { tags: ['x'], metadata: { k: [1] } }, ['serviceId']);
-    expect(updated).toMatchObject({ tags: ['x'], metadata: { k: [1] } });
-    expect(updated?.serviceId).toBeUndefined();
-    await stores().accounts.updateEntity(id, 'c', { serviceId: 's2' }, []);
-    await stores().accounts.clearEntityService(id, 's2');
-    expect((await stores().accounts.findEntity(id, 'c'))?.serviceId).toBeUndefined();
-    await stores().accounts.setEntityKey(id, 'c', 'k2', 'hash2');
-    expect(await stores().accounts.findEntity(id, 'c')).toMatchObject({ apiKeyId: 'k2', apiKeyHash: 'hash2' });
-    expect(await stores().accounts.deleteEntity(id, 'c')).toBe(true);
-    expect(await stores().accounts.deleteEntity(id, 'c')).toBe(false);
-    expect(await stores().accounts.updateEntity(id, 'c', { tags: [] }, [])).toBeNull();
-  });
-
-  test('entity keys: revocation returns the live ones; dead keys are the revoked and the unknown', async () => {
-    const id = newTenant();
-    for (const k of ['k1', 'k2']) await stores().accounts.insertEntityKey({ _id: `${id}-${k}`, accountId: id, entityName: 'd', tokenHash: 'h', createdAt: new Date() });
-    await stores().accounts.insertEntityKey({ _id: `${id}-k3`, accountId: id, entityName: 'other', tokenHash: 'h', createdAt: new Date() });
-    expect((await stores().accounts.revokeEntityKeys(id, 'd', new Date(7))).sort()).toEqual([`${id}-k1`, `${id}-k2`]);
-    expect(await stores().accounts.revokeEntityKeys(id, 'd', new Date(8))).toEqual([]);
-    expect((await stores().accounts.findEntityKey(`${id}-k1`))?.revokedAt).toEqual(new Date(7));
-    expect(await stores().accounts.deadEntityKeys([`${id}-k1`, `${id}-k3`, 'nope'])).toEqual([`${id}-k1`, 'nope']);
   });
 
   test('roles: unique per account, sorted, permissions replaced, deleted', async () => {

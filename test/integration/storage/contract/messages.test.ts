@@ -75,8 +75,7 @@ forEachEngine(({ engine, spec, stores }) => {
     await stores().messages.insertMessage(message(acct, 1, { data: AWKWARD }));
     const back = await stores().messages.findPublished(acct, message(acct, 1)._id);
     expect(JSON.stringify(back?.data)).toBe(JSON.stringify(AWKWARD));
-    await stores().accounts.insertEntity({ ...entity(acct, 'd'), metadata: AWKWARD });
-    expect(JSON.stringify((await stores().accounts.findEntity(acct, 'd'))?.metadata)).toBe(JSON.stringify(AWKWARD));
+    await stores().entities.insertEntity(entity(acct, 'd'));
     expect(await stores().messages.replaceStatusTable(acct, 'd', AWKWARD)).toEqual(AWKWARD);
     expect(JSON.stringify(await stores().messages.getStatusTable(acct, 'd'))).toBe(JSON.stringify(AWKWARD));
   });
@@ -110,15 +109,11 @@ forEachEngine(({ engine, spec, stores }) => {
 
   test('40 concurrent state merges keep all 40 keys; a missing entity is undefined', async () => {
     const acct = newTenant();
-    await stores().accounts.insertEntity(entity(acct, 'd'));
+    await stores().entities.insertEntity(entity(acct, 'd'));
     const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
     await Promise.all(keys.map((k) => stores().messages.mergeStatusTable(acct, 'd', { [k]: k })));
     expect(Object.keys((await stores().messages.getStatusTable(acct, 'd')) ?? {}).sort()).toEqual([...keys].sort());
     expect(await stores().messages.mergeStatusTable(acct, 'nobody', { a: 1 })).toBeUndefined();
-    await stores().messages.recordHeartbeat(acct, 'd', new Date(5), { cpu: 3 });
-    await stores().messages.recordHeartbeat(acct, 'd', new Date(6), { mem: 4 });
-    const e = await stores().accounts.findEntity(acct, 'd');
-    expect(e).toMatchObject({ online: true, lastSeenAt: new Date(6), metrics: { cpu: 3, mem: 4 } });
   });
 
   test('services: unique name per account, version bumps, tenant isolation; notifications raised once', async () => {
@@ -159,7 +154,7 @@ forEachEngine(({ engine, spec, stores }) => {
 
     test('40 state merges over two processes keep all 40 keys', async () => {
       const acct = newTenant();
-      await stores().accounts.insertEntity(entity(acct, 'd'));
+      await stores().entities.insertEntity(entity(acct, 'd'));
       const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
       const barrier = newBarrier(2);
       await Promise.all([
