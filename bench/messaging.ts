@@ -100,9 +100,9 @@ export async function run(args: string[]): Promise<void> {
       replayRun = await loop(DEVICES, seconds, async (w, i) => {
         const d = devices[w];
         await timed('auth: 3 reads', async () => {
-          const key = await stores.accounts.findEntityKey(d.apiKeyId);
+          const key = await stores.entities.findEntityKey(d.apiKeyId);
           await stores.accounts.findAccount(acct.accountId);
-          await stores.accounts.findEntity(acct.accountId, key?.entityName ?? d.name);
+          await stores.entities.findEntity(acct.accountId, key?.entityName ?? d.name);
         });
         const window = Math.floor(Date.now() / 1000) * 1000;
         await timed('rate-limit window', () => stores.counters.hitWindow(`replay:${d.apiKeyId}:${window}`, { req: 1 }, new Date(window + 2000)));
