@@ -8,6 +8,8 @@
 #   .tools/schemathesis   schemathesis (API fuzzing of the local stack, scripts/fuzz.ts) in a Python venv
 #   .tools/bin/temporal-test-server   Temporal's time-skipping test server (jars from Maven Central,
 #                         tools/temporal-test-server/pom.xml) for @temporalio/testing
+#   .tools/bin/mongo-java-server   an in-memory MongoDB-wire server (jars from Maven Central,
+#                         tools/mongo-java-server/): the store contract suite's atomic MongoDB stand-in
 # and, when running as root, the Debian packages the scan engines and tests use (and the C++
 # toolchain better-sqlite3 builds with, checked by check_sqlite_binding);
 # then builds the dashboard bundle into dist/dashboard (npm run build).
@@ -22,7 +24,7 @@ PY_TEST_PACKAGES=(paho-mqtt==2.2.0 pytest==9.2.0)   # sdk/python tests (test/{un
 PY_WHEELS=(paho-mqtt==2.2.0 setuptools==80.9.0)     # sentinel-device's dependency and build backend
 MOTO_VERSION=5.2.5                  # PyPI moto[server]: local S3 for the aws.s3 connector tests
 SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis, in a venv: .tools/schemathesis (scripts/fuzz.ts)
-APT_PACKAGES=(build-essential clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless maven prometheus)
+APT_PACKAGES=(build-essential clamav clamav-daemon ffmpeg mosquitto yara chromium bubblewrap libseccomp2 python3 python3-venv default-jre-headless default-jdk-headless maven prometheus)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -200,6 +202,7 @@ declare -A DEGRADES=(
   [python3-venv]="moto (the local S3 server of the aws.s3 tests) cannot be installed"
   [default-jre-headless]="no Temporal time-skipping test server: the workflow interpreter tests fail"
   [maven]="no Temporal time-skipping test server: the workflow interpreter tests fail"
+  [default-jdk-headless]="no javac for mongo-java-server's launcher: the contract suite's cross-process cases do not run on MongoDB"
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -307,6 +310,35 @@ write_test_server_wrapper() {
   chmod 755 "$BIN/temporal-test-server"
 }
 
+# ---------------------------------------------------------------- mongo-java-server
+# The contract suite's second MongoDB-wire stand-in: it applies single-document writes atomically
+# across connections, as MongoDB does and FerretDB v1 does not (issue 29), so the cross-process
+# cases run on it. A library, so a small main class (tools/mongo-java-server/MongoJavaServer.java,
+# compiled here with javac) takes the port.
+MONGO_JAVA_SERVER_VERSION=1.47.0    # de.bwaldvogel:mongo-java-server (tools/mongo-java-server/pom.xml)
+install_mongo_java_server() {
+  local dir="$TOOLS/mongo-java-server" src="$ROOT/tools/mongo-java-server"
+  local want="$MONGO_JAVA_SERVER_VERSION $(cat "$src/pom.xml" "$src/MongoJavaServer.java" | sha256sum | cut -c1-16)"
+  if [[ -x "$BIN/mongo-java-server" ]] && [[ "$(cat "$STAMPS/mongo-java-server" 2>/dev/null)" == "$want" ]]; then
+    log "mongo-java-server $MONGO_JAVA_SERVER_VERSION present"; return
+  fi
+  if ! command -v mvn >/dev/null || ! command -v java >/dev/null || ! command -v javac >/dev/null; then
+    log "java/javac/maven missing (Debian: default-jdk-headless maven): no mongo-java-server;"
+    log "  the store contract suite's cross-process cases then do not run on MongoDB (under CI=true they fail)"
+    return
+  fi
+  log "fetching mongo-java-server $MONGO_JAVA_SERVER_VERSION jars from Maven Central"
+  rm -rf "$dir.tmp"
+  mvn -q -B -f "$src/pom.xml" dependency:copy-dependencies -DoutputDirectory="$dir.tmp/jars" >&2 \
+    || die "mvn could not fetch mongo-java-server"
+  javac -d "$dir.tmp/classes" -cp "$dir.tmp/jars/*" "$src/MongoJavaServer.java" || die "javac could not compile MongoJavaServer.java"
+  rm -rf "$dir"; mv "$dir.tmp" "$dir"
+  # Finds the jars next to itself, so a moved checkout keeps a working server.
+  printf '#!/bin/sh\nd="$(dirname "$0")/../mongo-java-server"\nexec java -cp "$d/classes:$d/jars/*" MongoJavaServer "$@"\n' >"$BIN/mongo-java-server"
+  chmod 755 "$BIN/mongo-java-server"
+  echo "$want" >"$STAMPS/mongo-java-server"
+}
+
 install_temporal
 install_ferretdb
 install_pyenv
@@ -315,6 +347,7 @@ install_schemathesis
 install_apt
 check_sqlite_binding
 install_temporal_test_server
+install_mongo_java_server
 build_dashboard
 check_jail
 log "done in $((SECONDS - start_time)) s; tools in $BIN"
