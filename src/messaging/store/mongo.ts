@@ -152,11 +152,11 @@ export class MongoMessageStore implements MessageStore {
     return r.matchedCount === 1 ? table : undefined;
   }
 
-  /** Shallow merge: each top-level key of `patch` is set, other keys stay. */
   /**
-   * Merges of one table from this process go one after another: 40 at once each re-reading after
-   * every lost race ran out of attempts (the contract suite's 40 concurrent merges). Writers in
-   * other processes are still met by the version check.
+   * Shallow merge: each top-level key of `patch` is set, other keys stay. Merges of one table
+   * from this process go one after another: 40 at once each re-reading after every lost race ran
+   * out of attempts (the contract suite's 40 concurrent merges). Writers in other processes are
+   * still met by the version check.
    */
   mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     const _id = `${accountId}/${name}`;
