@@ -99,10 +99,12 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
         return;
       }
       const download = await s.files.openDownload(c.accountId, c.entity ?? '', ctx.params.id);
-      // Finished: the last byte was handed to the connection. A client that went away first
-      // closes the response without it: the claim is released and the file stays.
+      // Sent: the whole body was handed to the connection (ended). A client that reads every byte
+      // and closes at once can close the socket before the last write's 'finish' callback runs,
+      // so an ended response counts as sent too. A client that went away mid-body leaves it
+      // unended: the claim is released and the file stays.
       ctx.res.once('close', () => {
-        const done = ctx.res.writableFinished ? download.consume() : download.release();
+        const done = ctx.res.writableFinished || ctx.res.writableEnded ? download.consume() : download.release();
         done.catch((err: unknown) => s.logger.error({ err, fileId: ctx.params.id }, 'could not end a file download'));
       });
       sendPart(ctx, download, 'attachment');
