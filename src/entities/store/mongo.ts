@@ -6,8 +6,9 @@ import type { EntityChanges, EntityDoc, EntityKeyDoc, EntityStore } from '../rec
 
 /** An entity's metadata is stored as JSON text (user-json.ts); older documents hold it native. */
 type StoredEntity = Omit<EntityDoc, 'metadata'> & { metadata: EntityDoc['metadata'] | UserJsonText };
-const entityOf = (e: StoredEntity | null): EntityDoc | null =>
-  e && { ...e, metadata: typeof e.metadata === 'string' ? decodeUserJson<EntityDoc['metadata']>(e.metadata) : e.metadata };
+const decodeEntity = (e: StoredEntity): EntityDoc =>
+  ({ ...e, metadata: typeof e.metadata === 'string' ? decodeUserJson<EntityDoc['metadata']>(e.metadata) : e.metadata });
+const entityOf = (e: StoredEntity | null): EntityDoc | null => e && decodeEntity(e);
 
 export class MongoEntityStore implements EntityStore {
   private readonly entities: Collection<StoredEntity>;
@@ -35,7 +36,7 @@ export class MongoEntityStore implements EntityStore {
   }
 
   async listEntities(accountId: string, offset: number, limit: number): Promise<EntityDoc[]> {
-    return (await this.reads.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map((e) => entityOf(e) as EntityDoc);
+    return (await this.reads.entities.find({ accountId }).sort({ name: 1 }).skip(offset).limit(limit).toArray()).map(decodeEntity);
   }
   async updateEntity(accountId: string, name: string, patch: EntityChanges, unset: Array<'serviceId'>): Promise<EntityDoc | null> {
     const set = { ...patch, ...(patch.metadata !== undefined ? { metadata: encodeUserJson(patch.metadata) } : {}) };
