@@ -103,3 +103,23 @@ export function checkJsonShape(value: unknown): void {
     }
   }
 }
+
+/** One problem in a request, as the 422 answers list them (`nodes[3].config.url`, `data.reading`). */
+export interface ValidationDetail { path: string; message: string }
+
+/**
+ * The first place nested deeper than the JSON nesting limit, or holding a number JSON cannot keep
+ * (`1e309` parses as Infinity and would be stored as null), walked without recursion.
+ */
+export function jsonShapeProblem(value: unknown, limit = FIXED_LIMITS.jsonNestingDepth): ValidationDetail | undefined {
+  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
+  while (stack.length) {
+    const [v, d, p] = stack.pop() as [unknown, number, string];
+    if (typeof v === 'number' && !Number.isFinite(v)) return { path: p, message: 'must be a finite number' };
+    if (v === null || typeof v !== 'object') continue;
+    if (d > limit) return { path: p, message: `JSON nesting exceeds ${limit} levels` };
+    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, d + 1, `${p}[${i}]`]));
+    else for (const [k, c] of Object.entries(v as Record<string, unknown>)) stack.push([c, d + 1, p ? `${p}.${k}` : k]);
+  }
+  return undefined;
+}

@@ -4,12 +4,13 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FIXED_LIMITS as L } from '../accounts/plans';
-import { userSchemaAjv, validatorFor } from '../json-schema';
+import { jsonShapeProblem, userSchemaAjv, validatorFor, type ValidationDetail } from '../json-schema';
+
+export type { ValidationDetail };
 import { analyzeGraph, graphDepth, GraphShape } from './graph';
 import { nodeKind, NODE_TYPES } from './nodes';
 import { definitionSchema, runBodySchema, RunBody, WorkflowDefinition } from './schemas';
 
-export interface ValidationDetail { path: string; message: string }
 
 const validateStructure = validatorFor(definitionSchema);
 const validateRunBody = validatorFor(runBodySchema);
@@ -26,23 +27,6 @@ function ajvDetail(base: string, e: ErrorObject): ValidationDetail {
   if (e.keyword === 'required') return { path: pathOf(base, e.instancePath), message: `missing required field "${String(e.params.missingProperty)}"` };
   if (e.keyword === 'enum') return { path: pathOf(base, e.instancePath), message: `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}` };
   return { path: pathOf(base, e.instancePath), message: e.message ?? 'is invalid' };
-}
-
-/**
- * The first place nested deeper than the JSON nesting limit, or holding a number JSON cannot keep
- * (`1e309` parses as Infinity and would be stored as null), walked without recursion.
- */
-export function jsonShapeProblem(value: unknown, limit = L.jsonNestingDepth): ValidationDetail | undefined {
-  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
-  while (stack.length) {
-    const [v, d, p] = stack.pop() as [unknown, number, string];
-    if (typeof v === 'number' && !Number.isFinite(v)) return { path: p, message: 'must be a finite number' };
-    if (v === null || typeof v !== 'object') continue;
-    if (d > limit) return { path: p, message: `JSON nesting exceeds ${limit} levels` };
-    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, d + 1, `${p}[${i}]`]));
-    else for (const [k, c] of Object.entries(v as Record<string, unknown>)) stack.push([c, d + 1, p ? `${p}.${k}` : k]);
-  }
-  return undefined;
 }
 
 /** Every node a run can reach from its start nodes (those with no incoming edge), loops included. */

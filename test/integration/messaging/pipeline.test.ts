@@ -50,6 +50,17 @@ describe('message judgement', () => {
     expect(exact.status).toBe(200);
   });
 
+  it('400 number_out_of_range for 1e309 anywhere in data, and the state table keeps what it had', async () => {
+    const raw = (text: string) => api('POST', '/api/entities/message', { key: f.devices.b.apiKey, rawBody: text, headers: { 'content-type': 'application/json' } });
+    expect((await raw('{"msg_type": "state_new", "data": {"level": 3}}')).status).toBe(200);
+    for (const text of ['{"msg_type": "state_update", "data": {"level": 1e309}}', '{"msg_type": "publish", "data": {"r": [0, -1e400]}}']) {
+      const r = await raw(text);
+      expect([r.status, r.body.code]).toEqual([400, 'number_out_of_range']);
+      expect(r.body.reason).toMatch(/^data\.(level|r\[1\]) must be a finite number/);
+    }
+    expect((await api('GET', '/api/entities/status-table', { key: f.devices.b.apiKey })).body).toEqual({ statusTable: { level: 3 } });
+  });
+
   it('the account key cannot publish; a missing key is 401 {reason}', async () => {
     expect((await publish(f.apiKey, { msg_type: 'publish', data: {} })).status).toBe(403);
     const none = await api('POST', '/api/entities/message', { body: { msg_type: 'publish', data: {} } });

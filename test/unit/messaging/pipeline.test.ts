@@ -227,6 +227,15 @@ describe('refused before anything happens', () => {
     expect((await refusal(s.pipeline.process(s.sender, { msg_type: 'publish', data: { v } }))).code).toBe('json_too_deep');
   });
 
+  test('a number JSON cannot keep (1e309 parses as Infinity) is refused with its path, and nothing is stored', async () => {
+    const s = setup();
+    for (const [text, path] of [['{"msg_type": "publish", "data": {"t": 1e309}}', 'data.t'], ['{"msg_type": "state_update", "data": {"a": [1, -1e400]}}', 'data.a[1]']]) {
+      const e = await refusal(s.pipeline.process(s.sender, JSON.parse(text)));
+      expect([e.status, e.code, e.extra]).toEqual([400, 'number_out_of_range', { path }]);
+    }
+    expect(await s.pipeline.process(s.sender, JSON.parse('{"msg_type": "publish", "data": {"t": 1e308}}'))).toMatchObject({ code: 200 });
+  });
+
   test('extremely deep input (200,000 levels) is refused without a stack overflow, before msg_type is looked at', async () => {
     const s = setup();
     const raw = JSON.parse(`${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`) as unknown;
@@ -502,7 +511,8 @@ describe('heartbeat', () => {
     const s = setup();
     const e = await refusal(s.pipeline.process(s.sender, { msg_type: 'heartbeat', data: { mem_total: 1, disk_free: v } }));
     expect(e.status).toBe(400);
-    expect(e.message).toBe('heartbeat data.disk_free must be a number');
+    // Non-finite numbers are refused for every message type before the heartbeat's own check.
+    expect(e.message).toMatch(typeof v === 'number' ? /^data\.disk_free must be a finite number/ : /^heartbeat data\.disk_free must be a number$/);
     expect(s.heartbeats).toEqual([]);
     expect(s.charges).toEqual([]);
   });
