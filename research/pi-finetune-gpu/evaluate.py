@@ -1,11 +1,12 @@
 """Aggregate figures of the GPU fine-tune against NanoGuard and the shipped service (aggregates only).
 
-  python evaluate.py DATA.npz DATA-meta.json SCORES.npz SHIPPED.jsonl NANOGUARD.json CATEGORIES.json [OWN.json]
+  python evaluate.py DATA.npz DATA-meta.json SCORES.npz SHIPPED.jsonl NANOGUARD.json CATEGORIES.json [OWN.json [HELDOUT-INT8.json]]
 
 SCORES.npz (train.py): heldout_s1, heldout_s2, heldout_s1_int8, oog_s1, oog_s2 (logits per text,
 NaN where not scored). SHIPPED.jsonl: shipped-verdicts.ts. NANOGUARD.json: the bench's cache
 (SHA-256 of the text -> probability). OWN.json: onnx_score.py's int8 logits of the payload-eval
-fixtures and hard benign prompts.
+fixtures and hard benign prompts. HELDOUT-INT8.json: onnx_score.py's int8 logits of the held-out
+texts, one text at a time (replaces the device's batched int8 column).
 A text is flagged when its score is strictly above the threshold.
 """
 import json, sys
@@ -13,6 +14,7 @@ import numpy as np
 
 data, meta, scores, shipped_f, ng_f, cat_f = sys.argv[1:7]
 own_f = sys.argv[7] if len(sys.argv) > 7 else None
+int8_f = sys.argv[8] if len(sys.argv) > 8 else None
 d = np.load(data)
 m = json.load(open(meta))
 S = dict(np.load(scores))
@@ -23,6 +25,9 @@ sha = np.array(m["sha"])
 ids = np.array(m["ids"])
 held = split == 1
 train = split == 0
+if int8_f:
+    i8 = json.load(open(int8_f))
+    S["heldout_s1_int8"] = np.where(held, np.array([i8.get(h, np.nan) for h in sha], dtype=float), np.nan)
 
 ship = {}
 own_rows = []
@@ -168,3 +173,18 @@ if own_f and "s1" in oog_thr:
             p = tp / max(1, tp + fp); r = tp / max(1, tp + fn)
             print(f"  {set_:14s} {name:20s} P {p:.3f} R {r:.3f} (tp {tp} fp {fp} fn {fn})")
         print(f"  {set_:14s} highest benign encoder logit {mx:.3f}")
+
+# G (diagnostic, not pre-registered): the shipped verdict OR the encoder, the encoder's threshold
+# the lowest at which the OR flags at most 3% of all held-out benign rows.
+print("\nG. diagnostic: shipped OR encoder, OR held at <= 3% FPR on all held-out benign rows")
+det = {"shipped": shipped}
+for k in seeds + (["s1_int8"] if "heldout_s1_int8" in S else []):
+    s = S[f"heldout_{k}"]
+    cand = np.sort(s[allb & ~shipped])[::-1]
+    t = cand[0]
+    for c in cand:  # descending: the OR's FPR only grows as the threshold falls
+        if (shipped | (s > c))[allb].mean() > 0.03:
+            break
+        t = c
+    det[f"shipped OR encoder {k}"] = shipped | (s > t)
+table("", det, group_rows + source_rows)
