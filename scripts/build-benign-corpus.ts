@@ -6,7 +6,7 @@
  *   nice -n 15 npx tsx scripts/build-benign-corpus.ts [--cache DIR] [--only-manifest]
  *
  * Downloads (`apt-get download`, `npm pack`, `pip download`) go to `<cache>/{deb,npm,pypi}`
- * (default /work/cache-scripts/benign, outside the repository) and are kept, so a second run
+ * (default `.tools/data/benign`, ignored by git) and are kept, so a second run
  * downloads nothing; each package is unpacked into a throwaway folder under /tmp and removed.
  * Script texts are stored by SHA-256 under `<cache>/files/` and never committed; the committed
  * manifest `datasets/benign/manifest.jsonl.gz` says, per package, its ecosystem, version,
@@ -29,7 +29,8 @@ import { arg } from './build-detection-data';
 const ROOT = path.join(__dirname, '..');
 export const BENIGN_MANIFEST = path.join(ROOT, 'datasets', 'benign', 'manifest.jsonl.gz');
 const SUMMARY = path.join(ROOT, 'datasets', 'benign', 'summary.json');
-export const DEFAULT_CACHE = '/work/cache-scripts/benign';
+/** Beside the detection builder's data, ignored by git (about 1.8 GB once built). */
+export const DEFAULT_CACHE = path.join(ROOT, '.tools', 'data', 'benign');
 
 export type Language = 'php' | 'perl' | 'shell' | 'python' | 'javascript' | 'powershell' | 'batch' | 'vbscript' | 'jscript';
 export type BenignSplit = 'train' | 'validation' | 'heldout';

@@ -21,18 +21,28 @@
  * Besides the corpus, the project-written benign admin lines of scripts/admin-shapes.ts (source
  * `admin-shapes`, training only, never in validation) teach the shapes attack procedures share with
  * administration; `--without-admin-shapes` leaves them out.
+ * The benign corpus of scripts/build-benign-corpus.ts (real packages from Debian, npm and PyPI;
+ * issue 30) joins as follows: a sample of its `train` split (BENIGN_PER_LANGUAGE files per
+ * language, spread over packages, each read to BENIGN_CHARS) is benign training data in both fits;
+ * its `validation` split is never trained on: the share of its files the engine would judge at
+ * medium (a trained file type, scored window by window as the engine does) is reported, and with
+ * `--lower-on-corpus` the intercept is also lowered until at most MAX_CORPUS_MEDIUM_FPR reach it
+ * (off by default: it cost held-out attack recall, 0.811 -> 0.720). Its `heldout` split is never
+ * read here. `--without-benign-corpus` leaves it out.
  * Writes src/scan/models/script-ml.json.
  *
- *   npx tsx scripts/train-script-ml.ts [--data DIR] [--without-admin-shapes]   # corpus directory, default .tools/data/detection
+ *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus]
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FEATURE_BITS, features, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
-import { judgeableShortText, ML_MEDIUM_FROM, ML_MIN_WORDS, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText, wordCount } from '../src/scan/engines/ml';
+import { judgeableShortText, MAX_WINDOWS, ML_MEDIUM_FROM, ML_MIN_WORDS, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText, TRAINED_TYPES, wordCount } from '../src/scan/engines/ml';
+import { identify } from '../src/scan/filetype';
 import { ADMIN_SHAPES } from './admin-shapes';
-import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example } from './_logreg';
-import { dataDir } from './build-detection-data';
+import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
+import { arg, dataDir } from './build-detection-data';
+import { BENIGN_MANIFEST, benignText, DEFAULT_CACHE, readBenignManifest, type BenignPackage } from './build-benign-corpus';
 
 interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string }
 /** Weights averaged over the second half of the epochs: validation moved less with small corpus changes (and rose 0.005-0.01). */
@@ -58,13 +68,70 @@ const MAX_MEDIUM_FPR = 0.03;
 /** Short texts (fewer than ML_MIN_WORDS words) get their own medium level, at most this share of short benign excerpts reaching it. */
 const MAX_SHORT_MEDIUM_FPR = 0.01;
 /**
- * Code sources (packaging launchers, type declarations) without excerpts: with four of each their
+ * Code sources (packaging launchers, type declarations, the benign package corpus) without
+ * excerpts: with four of each their
  * code outweighed the benign command lines in the class balance and `net use Z: \\server\share`
  * rose above the one-liner level.
  */
-const WHOLE_FILES_ONLY = /^(?:console-scripts|py-launchers-|dts-|ts-)/;
+const WHOLE_FILES_ONLY = /^(?:console-scripts|py-launchers-|dts-|ts-|benign-)/;
 /** Smaller weights are dropped: they barely move a score and would triple the shipped file. */
 const MIN_WEIGHT = 0.1;
+/** Benign corpus files per language in training, and how much of each is read (memory and time). */
+const BENIGN_PER_LANGUAGE = 500;
+const BENIGN_CHARS = 16 * 1024;
+/**
+ * At most this share of the benign corpus's validation files that the engine judges at medium
+ * reach the medium level: the sweep's target is 0.1% flagged with the rules' own share on top.
+ */
+const MAX_CORPUS_MEDIUM_FPR = 0.0005;
+
+/** A sample of the corpus's train split: per language, packages in turn (fixed hash order), so no package dominates. */
+function benignTrain(packages: BenignPackage[], cache: string): Rec[] {
+  const byLang = new Map<string, Array<{ pkg: string; file: string; sha: string }[]>>();
+  const order = (k: string): string => createHash('sha256').update(`benign-train:${k}`).digest('hex');
+  for (const p of [...packages].filter((x) => x.split === 'train').sort((a, b) => order(a.name).localeCompare(order(b.name)))) {
+    const own = new Map<string, Array<{ pkg: string; file: string; sha: string }>>();
+    for (const [file, sha, lang] of [...p.files].sort((a, b) => order(a[1]).localeCompare(order(b[1])))) {
+      own.set(lang, [...(own.get(lang) ?? []), { pkg: `${p.ecosystem}:${p.name}`, file, sha }]);
+    }
+    for (const [lang, files] of own) byLang.set(lang, [...(byLang.get(lang) ?? []), files]);
+  }
+  const out: Rec[] = [];
+  for (const [lang, queues] of [...byLang].sort((a, b) => a[0].localeCompare(b[0]))) {
+    let taken = 0;
+    for (let round = 0; taken < BENIGN_PER_LANGUAGE && queues.some((q) => q.length > round); round++) {
+      for (const q of queues) {
+        if (taken >= BENIGN_PER_LANGUAGE || round >= q.length) continue;
+        const text = benignText(cache, q[round].sha)?.toString('utf8').slice(0, BENIGN_CHARS);
+        if (!text) continue;
+        out.push({ id: `benign:${q[round].pkg}/${q[round].file}`, source: `benign-${lang}`, split: 'train', label: 0, text });
+        taken++;
+      }
+    }
+  }
+  return out;
+}
+
+/** A validation file as the engine reads it: its worst window's raw logit, the words seen and whether a short text is judged. */
+interface CorpusFile { id: string; zs: number[]; short: boolean }
+async function benignValidation(packages: BenignPackage[], cache: string, m0: Fitted): Promise<CorpusFile[]> {
+  const out: CorpusFile[] = [];
+  for (const p of packages.filter((x) => x.split === 'validation')) {
+    for (const [file, sha] of p.files) {
+      const content = benignText(cache, sha);
+      if (!content) continue;
+      const type = (await identify(content, path.basename(file))).fileType;
+      if (!TRAINED_TYPES.has(type)) continue;
+      const total = Math.max(1, Math.ceil(content.length / SCRIPT_WINDOW));
+      const picks = total <= MAX_WINDOWS ? [...Array(total).keys()] : [...Array(MAX_WINDOWS).keys()].map((k) => Math.round((k * (total - 1)) / (MAX_WINDOWS - 1)));
+      const windows = picks.map((w) => content.subarray(w * SCRIPT_WINDOW, (w + 1) * SCRIPT_WINDOW).toString('utf8'));
+      const words = windows.reduce((n, w) => n + wordCount(w), 0);
+      if (words < ML_MIN_WORDS && !judgeableShortText(windows[0])) continue;
+      out.push({ id: `${p.ecosystem}:${p.name}/${file}`, zs: windows.map((w) => logit(m0, features(scriptModelText(w)))), short: words < ML_MIN_WORDS });
+    }
+  }
+  return out;
+}
 
 /**
  * Four deterministic runs of consecutive non-empty lines from a file: two of 2-20 lines and two
@@ -84,11 +151,16 @@ function excerpts(r: Rec): Rec[] {
 /** Project-written benign admin lines (scripts/admin-shapes.ts) as training records. */
 const adminShapes = (): Rec[] => ADMIN_SHAPES.map((text, i) => ({ id: `admin-shapes#${i}`, source: 'admin-shapes', split: 'train', label: 0, text }));
 
-function main(): void {
+async function main(): Promise<void> {
   const file = path.join(dataDir(), 'scripts.jsonl');
   const corpus = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec).filter((r) => r.split === 'train');
   const withShapes = !process.argv.includes('--without-admin-shapes');
-  const recs = withShapes ? [...corpus, ...adminShapes()] : corpus;
+  const withBenign = !process.argv.includes('--without-benign-corpus');
+  const cache = path.resolve(arg('--benign-cache', DEFAULT_CACHE));
+  const packages = withBenign ? readBenignManifest() : [];
+  const benign = withBenign ? benignTrain(packages, cache) : [];
+  if (withBenign && benign.length === 0) throw new Error(`no benign corpus texts under ${cache}: run scripts/build-benign-corpus.ts or pass --without-benign-corpus`);
+  const recs = [...corpus, ...(withShapes ? adminShapes() : []), ...benign];
   const toEx = (r: Rec): Example & { id: string; short: boolean } => ({ id: r.id, short: wordCount(r.text) < ML_MIN_WORDS && judgeableShortText(r.text), x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
   // Benign files also as short excerpts, so that "short" never reads as "malicious".
   const withExcerpts = (rs: Rec[]): Rec[] => rs.flatMap((r) => (r.label === 0 && !WHOLE_FILES_ONLY.test(r.source) ? [r, ...excerpts(r)] : [r]));
@@ -102,6 +174,15 @@ function main(): void {
   const at = (c: number): Array<{ p: number; y: number }> => raw.map((s) => ({ p: sigmoid(cal.a * s.z + c), y: s.y }));
   while (report(at(cal.c + 0.05), ML_MEDIUM_FROM).fpr <= MAX_MEDIUM_FPR) cal.c += 0.05;
   while (report(at(cal.c), ML_MEDIUM_FROM).fpr > MAX_MEDIUM_FPR) cal.c -= 0.05;
+  // The benign corpus's validation files: lowered further until at most MAX_CORPUS_MEDIUM_FPR reach medium.
+  const corpusVal = withBenign ? await benignValidation(packages, cache, m0) : [];
+  const corpusFpr = (c: number, shortFrom: number): number =>
+    corpusVal.filter((f) => sigmoid(cal.a * Math.max(...f.zs) + c) >= (f.short ? shortFrom : ML_MEDIUM_FROM)).length / Math.max(1, corpusVal.length);
+  const cBefore = cal.c;
+  // Lowering the level on the corpus cost attack recall (0.811 -> 0.720 held-out in issue 30's first
+  // look), so it is opt-in: by default the corpus only teaches the model and the rate is reported.
+  if (process.argv.includes('--lower-on-corpus')) while (corpusVal.length && corpusFpr(cal.c, ML_MEDIUM_FROM) > MAX_CORPUS_MEDIUM_FPR) cal.c -= 0.05;
+  console.log(`benign corpus validation: ${corpusVal.length} files judged at medium; intercept ${cBefore.toFixed(2)} -> ${cal.c.toFixed(2)}, medium FPR ${corpusFpr(cal.c, ML_MEDIUM_FROM).toFixed(5)}`);
   const scored = at(cal.c);
   // The low level never above the medium one: a file in a trained language says nothing below it.
   let threshold = ML_MEDIUM_FROM;
@@ -137,6 +218,9 @@ function main(): void {
 
   const all = balance(withExcerpts(recs).map(toEx));
   const final = fit(all, OPTIONS);
+  const finalCorpus = withBenign ? await benignValidation(packages, cache, { w: final.w, b: final.b }) : [];
+  const finalHits = finalCorpus.filter((f) => sigmoid(cal.a * Math.max(...f.zs) + cal.c) >= (f.short ? shortMediumFrom : ML_MEDIUM_FROM));
+  for (const f of finalHits) console.log(`  benign validation at medium: ${f.id}`);
   const { bias, weights } = exportWeights(final, cal, MIN_WEIGHT);
   const kept = new Float64Array(final.w.length);
   for (const [i, v] of weights) kept[i] = v;
@@ -162,6 +246,17 @@ function main(): void {
       validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
       shortMediumFrom,
       validationShortAtMedium: { from: shortMediumFrom, ...report(shortScored, shortMediumFrom) },
+      ...(withBenign ? {
+        benignCorpus: {
+          manifest: 'datasets/benign/manifest.jsonl.gz (scripts/build-benign-corpus.ts)',
+          manifestSha256: createHash('sha256').update(readFileSync(BENIGN_MANIFEST)).digest('hex'),
+          trainFiles: benign.length,
+          perLanguage: BENIGN_PER_LANGUAGE,
+          charsRead: BENIGN_CHARS,
+          validationJudged: finalCorpus.length,
+          validationAtMedium: { files: finalHits.length, fpr: Math.round((finalHits.length / Math.max(1, finalCorpus.length)) * 1e5) / 1e5, limit: MAX_CORPUS_MEDIUM_FPR },
+        },
+      } : {}),
       train: report(trainScores, threshold),
       ...OPTIONS,
     },
@@ -170,4 +265,7 @@ function main(): void {
   console.log(`wrote ${SCRIPT_MODEL_PATH}: ${weights.length} weights, train`, model.training.train);
 }
 
-main();
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -167,7 +167,7 @@ export const SCRIPT_WINDOW = 64 * 1024;
 /** Content the model reads as text (the rest: its printable strings). */
 const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
 /** Languages the model was trained on; elsewhere (JavaScript, HTML, prose) a hit stays low. */
-const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
+export const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
 /**
  * Calibrated probability from which a hit is medium. Between the threshold and this the model
  * is right on its validation sources but not reliably on unseen ones (small wrapper scripts

