@@ -1,5 +1,5 @@
 /**
- * What metrics and traces cost (decisions section 12; goal: at most 5% for metrics and 10% for
+ * What metrics and traces cost (docs/contract.md §12; this bench's goal: at most 5% for metrics and 10% for
  * tracing): HTTP publish and payload-scan throughput of three `api` processes that share one local
  * stack and differ only in telemetry:
  *   off      METRICS_PORT=0, no OTEL_* variables;

@@ -1536,9 +1536,9 @@ async function main(): Promise<void> {
   if (PI_ONLY) return finish();
 
   // Before the earlier sources: de-duplication keeps the last copy of a text, so a text an earlier
-  // training source also holds stays with it and the earlier sources do not change. The shipped
-  // script model was trained without them (docs/detection.md, sixth round): `--without-procedures`
-  // builds that corpus.
+  // training source also holds stays with it and the earlier sources do not change. The round-4
+  // script model was trained without them (docs/detection.md, sixth and seventh rounds; the shipped
+  // seventh-round model with them): `--without-procedures` builds that corpus.
   if (!process.argv.includes('--without-procedures')) procedureSources();
   reverseShellGenerator();
   repoScripts('samratashok/nishang', 'nishang', 'train', 1, () => true, 400, 'all 1 (offensive PowerShell)');

@@ -33,7 +33,7 @@ export interface Config {
   /** MQTT URL devices are told to use in GET /api/entities/me. Default mqtt://localhost:<mqttPort> or mqttUrl. */
   publicMqttUrl: string;
   /**
-   * Which engine keeps the records (decisions section 11): `embedded` (SQLite in the process, files
+   * Which engine keeps the records (docs/contract.md §11): `embedded` (SQLite in the process, files
    * in DATA_DIR/db/), the default when MONGODB_URI is unset, or `mongodb` (MONGODB_URI). DATABASE_ENGINE=mongodb
    * without MONGODB_URI starts the legacy local FerretDB, kept as the tests' MongoDB-wire stand-in.
    */

@@ -1,5 +1,5 @@
 /**
- * Who runs the local stack of a DATA_DIR (decisions section 11, "Several processes on one
+ * Who runs the local stack of a DATA_DIR (docs/contract.md §11 "Several processes on one
  * machine"). The process that starts local-stack children (Temporal, clamd, the legacy FerretDB)
  * holds DATA_DIR/run/service.lock, a JSON file naming its pid, its command line and the addresses
  * of what it started. A second full start on the same DATA_DIR finds a live holder and refuses,

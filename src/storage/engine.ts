@@ -1,5 +1,5 @@
 /**
- * The database of a process, whichever engine config names (decisions section 11): the embedded
+ * The database of a process, whichever engine config names (docs/contract.md §11): the embedded
  * store (SQLite in the process, storage/sqlite.ts) or MongoDB (storage/mongo.ts). Opened, brought
  * to its schema (migrations, indexes) and pinged here; the stores are built on it in services.ts.
  */

@@ -1,6 +1,6 @@
 /**
  * The first start of the embedded engine on a DATA_DIR written by the FerretDB-based versions
- * (decisions section 11, "Moving existing data"): their records (DATA_DIR/ferretdb) and stored
+ * (docs/contract.md §11 "Moving existing data"): their records (DATA_DIR/ferretdb) and stored
  * bytes (DATA_DIR/ferretdb-blobs) are imported before anything uses the embedded store. FerretDB
  * (.tools/bin/ferretdb, built by `npm run setup`) runs on those directories, on free ports, for
  * the import only; the directories are left as they are.

@@ -1,6 +1,6 @@
 /**
  * Moves a MongoDB-era database (the FerretDB files of an older DATA_DIR, or any MongoDB) into the
- * embedded store (decisions section 11): every collection into its table, every stored blob into
+ * embedded store (docs/contract.md §11): every collection into its table, every stored blob into
  * the blob files. Safe to run again after an interruption: a record already there is skipped by
  * its id and a blob already whole by its size, so nothing is lost or doubled.
  */

@@ -170,7 +170,7 @@ export function openSqlite(file: string): SqliteDatabase {
   const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   db.pragma('journal_mode = WAL');
   // With WAL, NORMAL keeps every committed transaction through a crash of the process; an OS
-  // crash may lose the last ones, never consistency (decisions section 11).
+  // crash may lose the last ones, never consistency (docs/contract.md §11).
   db.pragma('synchronous = NORMAL');
   // Deleted records (a vault entry, an erased account's messages) are overwritten, not left in free pages.
   db.pragma('secure_delete = ON');

@@ -39,7 +39,7 @@ export interface StackEnv {
 
 /**
  * Environment for a process that shares another service process's records: the same DATA_DIR on
- * the embedded store (decisions section 11, several processes on one machine), its FerretDB otherwise.
+ * the embedded store (docs/contract.md §11 "Several processes on one machine"), its FerretDB otherwise.
  */
 export const storageEnvOf = (e: StackEnv): Record<string, string> => (e.databaseEngine === 'embedded' ? { DATA_DIR: e.dataDir } : {
   DATABASE_ENGINE: 'mongodb',

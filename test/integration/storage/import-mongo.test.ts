@@ -1,5 +1,5 @@
 /**
- * A MongoDB-era database moves into the embedded store (decisions section 11): records and stored
+ * A MongoDB-era database moves into the embedded store (docs/contract.md §11): records and stored
  * bytes arrive equal, user JSON byte-equal (documents from before it was kept as text too), and an
  * import run again (as after an interruption) adds nothing twice.
  */

@@ -1,6 +1,6 @@
 /**
  * A DATA_DIR written by the FerretDB-based versions starts on the embedded engine with all its data
- * (decisions section 11, "Moving existing data"), from outside: the service runs with the local
+ * (docs/contract.md §11 "Moving existing data"), from outside: the service runs with the local
  * FerretDB (DATABASE_ENGINE=mongodb, no MONGODB_URI), gets an account, devices, a rotated key,
  * messages, a directed message, a state table, a scan, a workflow run with an output by reference
  * and a transferred file through HTTP, stops, and starts again on the embedded engine on the same

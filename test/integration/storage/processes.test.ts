@@ -1,5 +1,5 @@
 /**
- * Several processes on one DATA_DIR (decisions section 11): a second full start on the stack's
+ * Several processes on one DATA_DIR (docs/contract.md §11): a second full start on the stack's
  * DATA_DIR refuses, naming the running service's pid, and the running one keeps serving; a
  * `ROLES=api` process beside it serves the same accounts, and exactly-once delivery, state merges,
  * counters and the per-key rate limit hold across the two processes.

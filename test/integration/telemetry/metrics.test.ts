@@ -1,5 +1,5 @@
 /**
- * Metrics from outside (decisions section 12): after a file scan, a payload scan, a publish, a
+ * Metrics from outside (docs/contract.md §12): after a file scan, a payload scan, a publish, a
  * poll and a workflow run, GET /metrics on METRICS_PORT has the series per route template,
  * engine, message type and run status, and the Temporal SDK's worker series; no key, account id
  * or name appears in it; and a real Prometheus (Debian's `prometheus`, started here on a free

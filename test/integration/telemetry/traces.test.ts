@@ -1,5 +1,5 @@
 /**
- * Traces from outside (decisions section 12): a service started with only the standard OTEL_*
+ * Traces from outside (docs/contract.md §12): a service started with only the standard OTEL_*
  * variables pointing at a local OTLP/HTTP receiver sends one trace from `POST
  * /api/workflows/{id}/run` (continuing the caller's traceparent) through the Temporal client call,
  * the workflow and each node's activity to the `http` node's outbound request, and the target of

@@ -1,5 +1,5 @@
 /**
- * Outbound calls carry the trace (decisions section 12): a scan webhook and an S3 operation made
+ * Outbound calls carry the trace (docs/contract.md §12): a scan webhook and an S3 operation made
  * inside a span send `traceparent` naming their own client span (S3's is signed with the
  * request), and a device's MQTT publish handled by the gateway is a span of its own.
  */

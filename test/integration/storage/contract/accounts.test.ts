@@ -1,4 +1,4 @@
-/** The account, audit and counter stores' contract, on both engines (decisions section 11); entities are entities.test.ts's. */
+/** The account, audit and counter stores' contract, on both engines (docs/contract.md §11); entities are entities.test.ts's. */
 import { isDuplicateKey } from '../../../../src/storage/errors';
 import { forEachAtomicEngine, forEachEngine, inOtherProcess, newTenant, newBarrier } from '../../../support/engines';
 import type { AuditEntry } from '../../../../src/accounts/audit';

@@ -1,4 +1,4 @@
-/** The entity store's contract (entities, entity keys, online status), on both engines (decisions section 11). */
+/** The entity store's contract (entities, entity keys, online status), on both engines (docs/contract.md §11). */
 import { isDuplicateKey } from '../../../../src/storage/errors';
 import type { EntityDoc } from '../../../../src/entities/records';
 import { forEachEngine, newTenant } from '../../../support/engines';

@@ -1,4 +1,4 @@
-/** The file-transfer store's contract, records and stored bytes, on both engines (decisions section 11). */
+/** The file-transfer store's contract, records and stored bytes, on both engines (docs/contract.md §11). */
 import { Readable } from 'node:stream';
 import { forEachEngine, newTenant } from '../../../support/engines';
 import type { FileRecord } from '../../../../src/files/records';

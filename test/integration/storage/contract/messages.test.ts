@@ -1,4 +1,4 @@
-/** The message store's contract, on both engines (decisions section 11). */
+/** The message store's contract, on both engines (docs/contract.md §11). */
 import { isDuplicateKey } from '../../../../src/storage/errors';
 import { forEachAtomicEngine, forEachEngine, inOtherProcess, newTenant, newBarrier } from '../../../support/engines';
 import type { InboxDoc, MessageDoc } from '../../../../src/messaging/records';

@@ -1,4 +1,4 @@
-/** The scan, threat-feed, vault, connector and MQTT stores' contract, on both engines (decisions section 11). */
+/** The scan, threat-feed, vault, connector and MQTT stores' contract, on both engines (docs/contract.md §11). */
 import { isDuplicateKey } from '../../../../src/storage/errors';
 import { forEachEngine, newTenant } from '../../../support/engines';
 import { newTimeOrderedId } from '../../../../src/storage/ids';

@@ -1,9 +1,9 @@
-# EXPERIMENT, not shipped (docs/detection.md, "Prompt injection: contextual encoder experiment
+# EXPERIMENT, not shipped (research/README.md, "Frozen contextual encoder"
 # (2026-11-23)"): all-MiniLM-L6-v2 sentence vectors of the texts dumped by
-# scripts/experiment-pi-encoder.ts --dump, per window of WINDOW tokens ([CLS] + WINDOW-2 + [SEP]),
+# research/experiment-pi-encoder.ts --dump, per window of WINDOW tokens ([CLS] + WINDOW-2 + [SEP]),
 # the first MAX_WINDOWS (default 4) windows of each text.
-#   python3 -m venv /work/venv-pienc && /work/venv-pienc/bin/pip install numpy tokenizers
-#   OPENBLAS_NUM_THREADS=1 nice -n 10 /work/venv-pienc/bin/python scripts/experiment-pi-encoder-embed.py \
+#   python3 -m venv VENV && VENV/bin/pip install numpy tokenizers
+#   OPENBLAS_NUM_THREADS=1 nice -n 10 VENV/bin/python research/experiment-pi-encoder-embed.py \
 #     MODEL_DIR ITEMS.jsonl OUT_BASE WINDOW [MAX_WINDOWS] [--onnx FILE]
 # --onnx: encode with onnxruntime (one thread, one window at a time) on a graph written by
 # experiment-pi-encoder-latency.py (e.g. its int8 one), to see what quantisation does to the heads.

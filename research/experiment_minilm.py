@@ -1,4 +1,4 @@
-# Experiment only (docs/detection.md, "Prompt injection: contextual encoder experiment"): a plain
+# Experiment only (research/README.md, "Frozen contextual encoder"): a plain
 # numpy forward pass of all-MiniLM-L6-v2 (sentence-transformers: BERT, 6 layers, 384 dims, mean
 # pooling over the attention mask, L2 normalised), no torch. Imported by
 # experiment-pi-encoder-embed.py and experiment-pi-encoder-latency.py; not run on its own.

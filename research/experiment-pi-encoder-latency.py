@@ -1,4 +1,4 @@
-# EXPERIMENT, not shipped (docs/detection.md, "Prompt injection: contextual encoder experiment
+# EXPERIMENT, not shipped (research/README.md, "Frozen contextual encoder"
 # (2026-11-23)"): what all-MiniLM-L6-v2 costs per window on ONE core. Three runtimes:
 #   numpy  the forward pass of experiment_minilm.py (run with OPENBLAS_NUM_THREADS=1)
 #   ort    onnxruntime CPU, intra_op_num_threads=1, on an ONNX graph built here with onnx.helper
@@ -8,8 +8,8 @@
 # (batch 1, full windows of 128 and 256 tokens cut from the dumped training texts), --n windows
 # per size after 10 warm-up runs; prints p50/p99/mean in ms, and the tokens per 10,000 characters
 # of those texts.
-#   /work/venv-pienc/bin/pip install numpy tokenizers onnx onnxruntime
-#   OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /work/venv-pienc/bin/python scripts/experiment-pi-encoder-latency.py \
+#   VENV/bin/pip install numpy tokenizers onnx onnxruntime
+#   OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 VENV/bin/python research/experiment-pi-encoder-latency.py \
 #     MODEL_DIR ITEMS.jsonl WORK_DIR [--n 300]
 import json
 import os

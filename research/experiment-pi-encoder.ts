@@ -1,19 +1,19 @@
 /**
- * EXPERIMENT, not shipped (docs/detection.md, "Prompt injection: contextual encoder experiment
+ * EXPERIMENT, not shipped (research/README.md, "Frozen contextual encoder"
  * (2026-11-23)"): does a frozen contextual sentence encoder (all-MiniLM-L6-v2, mean-pooled) with a
  * small trained head generalise to unseen sources better than the n-gram model? Same
  * leave-one-source-out protocol as the third round (commit a76a9e9, scripts/train-pi-semantic.ts).
  *
  *   npx tsx scripts/build-detection-data.ts --out DIR
- *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --dump DIR/enc-items.jsonl [--per-source 400]
- *   OPENBLAS_NUM_THREADS=1 nice -n 10 /work/venv-pienc/bin/python scripts/experiment-pi-encoder-embed.py \
+ *   npx tsx research/experiment-pi-encoder.ts --data DIR --dump DIR/enc-items.jsonl [--per-source 400]
+ *   OPENBLAS_NUM_THREADS=1 nice -n 10 VENV/bin/python research/experiment-pi-encoder-embed.py \
  *     MODEL_DIR DIR/enc-items.jsonl DIR/enc128 128          # and DIR/enc256 256
- *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --emb DIR/enc128 [--per-source 400]
+ *   npx tsx research/experiment-pi-encoder.ts --data DIR --emb DIR/enc128 [--per-source 400]
  * The full training set: --per-source 100000 in both steps (embed with --onnx for speed). The
  * n-gram scores are cached in DIR/enc-ngram-loso-<per-source>.json (delete it after a new build).
  * Another model's out-of-group logits (docs: "fine-tuned encoder experiment";
- * scripts/experiment-pi-finetune.py) against the n-gram fitted on the same groups of folds:
- *   npx tsx scripts/experiment-pi-encoder.ts --data DIR --per-source N --groups GROUPS.json --scores SCORES.json
+ * research/experiment-pi-finetune.py) against the n-gram fitted on the same groups of folds:
+ *   npx tsx research/experiment-pi-encoder.ts --data DIR --per-source N --groups GROUPS.json --scores SCORES.json
  * (n-gram scores cached in DIR/enc-ngram-groups-<per-source>-<groups file name>).
  *
  * Data: split `train` only (project seeds + public corpus, in-the-wild jailbreaks excluded as in the
@@ -31,8 +31,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, features } from '../src/scan/engines/payload/pi-classifier';
-import { balance, fit, logit, platt, sigmoid, type Fitted } from './_logreg';
-import { arg } from './build-detection-data';
+import { balance, fit, logit, platt, sigmoid, type Fitted } from '../scripts/_logreg';
+import { arg } from '../scripts/build-detection-data';
 import { HARD_BENIGN_PROMPTS } from '../test/unit/scan/detection/hard-benign-prompts';
 
 interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }

@@ -1,12 +1,12 @@
-# EXPERIMENT, not shipped (docs/detection.md, "Prompt injection: fine-tuned encoder experiment
+# EXPERIMENT, not shipped (research/README.md, "Fine-tuned encoder"
 # (2026-11-23)"): does all-MiniLM-L6-v2 FINE-TUNED end to end (mean pooling + a logistic head)
 # generalise to unseen prompt-injection sources better than the n-gram model? Grouped
 # leave-sources-out: for each group of folds, fine-tune on the other groups, score the group's
 # texts (text score = worst window) and the hard benign prompts. JAX on CPU (no torch): the
-# forward pass is scripts/experiment_minilm.py's numpy math in jax.numpy, so autodiff can train it.
-#   /work/venv-pienc/bin/pip install 'jax[cpu]==0.10.2' optax==0.2.8
-#   npx tsx scripts/experiment-pi-encoder.ts --data DIR --dump DIR/ft-items.jsonl --per-source N
-#   PY=/work/venv-pienc/bin/python; S=scripts/experiment-pi-finetune.py
+# forward pass is research/experiment_minilm.py's numpy math in jax.numpy, so autodiff can train it.
+#   VENV/bin/pip install 'jax[cpu]==0.10.2' optax==0.2.8
+#   npx tsx research/experiment-pi-encoder.ts --data DIR --dump DIR/ft-items.jsonl --per-source N
+#   PY=VENV/bin/python; S=research/experiment-pi-finetune.py
 #   $PY $S groups DIR/ft-items.jsonl DIR/ft-groups.json          # folds -> 3 groups, balanced
 #   $PY $S check M DIR/ft-items.jsonl                            # JAX forward vs numpy reference
 #   $PY $S probe M                                               # fwd+bwd seconds per batch
