@@ -55,6 +55,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
   try {
     const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
+    // The DATA_DIR's lock before anything binds a port: a second full start refuses, naming the running service.
     const claim = claimDataDir(config, logger);
     if (claim.release) stoppers.push(claim.release);
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
