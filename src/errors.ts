@@ -1,6 +1,6 @@
 /**
  * Named errors carrying an HTTP status, an optional machine code and extra body fields.
- * src/http/app.ts maps them to the area's body shape in one place; anything that is not an
+ * src/http/app.ts maps them to the dialect's body shape in one place; anything that is not an
  * AppError becomes a 500 whose internal message is logged, never sent.
  */
 import type { Entitlement, PlanTier } from './accounts/plans';

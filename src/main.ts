@@ -6,11 +6,10 @@
  * Prints one line containing `ready` once HTTP, MQTT, the database and Temporal all answer;
  * SIGINT/SIGTERM stop everything this process started.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
-import { Config, ConfigError, loadConfig, temporalUiOf, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from './config';
+import { Config, ConfigError, loadConfig, temporalUiOf, usesLocalBlobs } from './config';
 import { createLogger, Logger } from './log';
 import { loadSecrets } from './secrets';
 import { openDatabase, Database } from './storage/engine';
@@ -18,26 +17,20 @@ import { pingStorage } from './storage/mongo';
 import { createServices, Services } from './services';
 import { EnginePool } from './scan/pool';
 import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
-import { createApp, HealthReport } from './http/app';
-import { RouteRegistry } from './http/route';
-import { makeRateLimiter } from './http/limits';
-import { registerAllRoutes } from './http/routes';
 import { dashboardMiddleware } from './dashboard/routes';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
-import { startLocalStack, LocalStack } from './stack';
-import { inUseMessage, takeStackLock } from './stack/lock';
 import { canConnect } from './stack/net';
-import { connectClient, connectWorker, pingTemporal } from '../temporal/connection';
-import { installTemporalRuntime, startWorker, RunningWorker } from '../temporal/worker';
-import { ensureFileExpirySchedule } from '../temporal/schedules';
+import { healthCheck, HealthPart } from './health';
+import { connectTemporalEngines, TemporalEngines } from './roles/engines';
+import { claimDataDir } from './roles/stack';
+import { startApiRole } from './roles/api';
+import { startWorkerRole, WorkerRole } from './roles/worker';
 import { enableMetrics, watchMqttConnections, watchRunGauges } from './telemetry/metrics';
 import { startMetricsServer } from './telemetry/server';
 import { startTracing } from './telemetry/sdk';
 
 const VERSION = (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
-/** How long /healthz waits for one part (MongoDB, Temporal, ...) before reporting it down. */
-const HEALTH_PART_TIMEOUT_MS = 5_000;
 
 export interface RunningService {
   config: Config;
@@ -62,27 +55,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
   try {
     const needsTemporal = config.roles.includes('api') || config.roles.includes('worker');
-    const startMongo = usesLocalMongo(config);
-    const startBlobs = usesLocalBlobs(config);
-    const startTemporal = needsTemporal && usesLocalTemporal(config);
-    const startClamd = config.clamdHost === undefined && (config.roles.includes('api') || config.roles.includes('worker'));
     // The DATA_DIR's lock before anything binds a port: a second full start refuses, naming the running service.
-    const lock = startMongo || startBlobs || startTemporal || startClamd ? takeStackLock(config.dataDir) : undefined;
-    if (lock) {
-      if ('holder' in lock) {
-        // Another service runs this DATA_DIR's stack: a full start refuses; a process that only
-        // needs clamd beside it (ROLES=api with TEMPORAL_ADDRESS) uses the holder's, or scans
-        // without ClamAV as the holder does when it has none.
-        if (startMongo || startBlobs || startTemporal) throw new Error(inUseMessage(config.dataDir, lock.holder));
-        if (lock.holder.clamd) {
-          config.clamdHost = lock.holder.clamd.host;
-          config.clamdPort = lock.holder.clamd.port;
-        }
-        logger.info({ pid: lock.holder.pid, clamd: lock.holder.clamd }, 'sharing the local stack of the service that holds DATA_DIR');
-      } else {
-        stoppers.push(async () => lock.held.release());
-      }
-    }
+    const claim = claimDataDir(config, logger);
+    if (claim.release) stoppers.push(claim.release);
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
     // spans of the shutdown are still sent.
     if (config.traces) {
@@ -96,35 +71,18 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
     const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
-    let stack: LocalStack | undefined;
-    if (lock && 'held' in lock) {
-      const s = await startLocalStack({
-        rootDir: config.rootDir,
-        dataDir: config.dataDir,
-        mongo: startMongo ? { port: config.mongoPort } : false,
-        blobs: startBlobs ? { port: config.mongoBlobPort } : false,
-        temporal: startTemporal ? { port: config.temporalPort, uiPort: config.temporalUiPort, namespace: config.temporalNamespace } : false,
-        clamd: startClamd ? { port: config.clamdPort, signatureDirs: [path.join(config.rootDir, 'signatures', 'clamav')] } : false,
-        logger: logger.child({ component: 'local-stack' }),
-      });
-      stack = s;
-      stoppers.push(() => s.stop());
-      if (startClamd && s.clamdAddress) {
-        config.clamdHost = s.clamdAddress.host;
-        config.clamdPort = s.clamdAddress.port;
-      }
-      lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress });
-    }
+    const stack = await claim.startStack();
+    if (stack) stoppers.push(() => stack.stop());
 
     const secrets = loadSecrets(config);
     const storage: Database = await openDatabase(config, logger.child({ component: 'storage' }));
     stoppers.push(() => storage.close());
 
-    let temporal: Client | undefined;
+    let temporal: TemporalEngines | undefined;
     if (needsTemporal) {
-      temporal = await connectClient(config);
-      const t = temporal;
-      stoppers.push(() => t.connection.close());
+      const t = await connectTemporalEngines(config);
+      temporal = t;
+      stoppers.push(() => t.close());
     }
     // Processes that scan (api, worker) run the CPU-bound engines on threads; MQTT-only ones do not scan.
     let enginePool: EnginePool | undefined;
@@ -134,7 +92,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       stoppers.push(() => pool.close());
       await pool.warm();
     }
-    const services = createServices({ config, logger, storage, secrets, temporal, enginePool });
+    const services = createServices({ config, logger, storage, secrets, engines: temporal?.engines, enginePool });
     stoppers.push(() => services.expressions.close());
     watchRunGauges(() => services.admission.gauges());
     // Stoppers run last-in first: this one after HTTP and MQTT stop taking runs, before the
@@ -142,30 +100,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     stoppers.push(async () => { await services.admission.drain(); });
     if (config.roles.includes('api') || config.roles.includes('worker')) services.scans.prepareEngines();
 
-    let worker: RunningWorker | undefined;
-    if (config.roles.includes('worker')) {
-      await installTemporalRuntime(logger);
-      const connection = await connectWorker(config);
-      worker = await startWorker(config, connection, services, logger.child({ component: 'worker' }));
-      if (temporal) await ensureFileExpirySchedule(temporal, config.temporalTaskQueue);
-      const w = worker;
-      stoppers.push(async () => {
-        await w.shutdown();
-        await connection.close();
-      });
-      // Runs whose execution ended without writing its end (the 10-minute timeout) are settled here.
-      const sweep = setInterval(() => {
-        services.runs.sweep().catch((err: unknown) => logger.warn({ err }, 'workflow run sweep failed'));
-      }, 30_000);
-      sweep.unref();
-      stoppers.push(async () => clearInterval(sweep));
-      // The run queue outlives every process: this pass (at start, then every few seconds) expires
-      // runs queued for an hour, frees slots of runs whose process died and starts queued runs.
-      const promote = () => services.admission.pass().catch((err: unknown) => logger.warn({ err }, 'workflow run admission pass failed'));
-      void promote();
-      const promoter = setInterval(promote, 5_000);
-      promoter.unref();
-      stoppers.push(async () => clearInterval(promoter));
+    let worker: WorkerRole | undefined;
+    if (config.roles.includes('worker') && temporal) {
+      const w = await startWorkerRole(config, services, temporal, logger);
+      worker = w;
+      stoppers.push(() => w.stop());
     }
 
     // Embedded aedes broker when MQTT_URL is unset, else the bridge to the external broker.
@@ -178,62 +117,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const broker = mqttRole?.broker;
     if (broker) watchMqttConnections(() => broker.aedes.connectedClients);
 
-    const health = async (): Promise<HealthReport> => {
-      const parts: HealthReport['parts'] = {};
-      const check = async (name: string, fn: () => Promise<void>) => {
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          // A part that does not answer (a Temporal server that is gone retries its connection
-          // for about 20 s) is reported down in time for a load balancer's probe.
-          await Promise.race([fn(), new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`no answer within ${HEALTH_PART_TIMEOUT_MS / 1000} s`)), HEALTH_PART_TIMEOUT_MS);
-          })]);
-          parts[name] = { ok: true };
-        } catch (err) {
-          parts[name] = { ok: false, detail: err instanceof Error ? err.message : String(err) };
-        } finally {
-          clearTimeout(timer);
-        }
-      };
-      await Promise.all([
-        check(storage.engine === 'mongodb' ? 'mongodb' : 'database', () => storage.ping()),
-        // The local blobs FerretDB runs at a low priority and may be busy with an upload: that it
-        // answers on its port is what health needs, not a round trip queued behind chunk inserts.
-        startBlobs
-          ? check('blobs', async () => { if (!(await canConnect('127.0.0.1', config.mongoBlobPort))) throw new Error(`nothing answers on the blobs FerretDB's port ${config.mongoBlobPort}`); })
-          : storage.engine === 'mongodb' && config.mongodbBlobUri !== undefined ? check('blobs', () => pingStorage(storage.mongo.blobDb)) : Promise.resolve(),
-        temporal ? check('temporal', () => pingTemporal(temporal as Client, config.temporalNamespace)) : Promise.resolve(),
-        worker ? check('worker', async () => { if (worker?.worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker?.worker.getState()}`); }) : Promise.resolve(),
-        config.roles.includes('mqtt') && !config.mqttUrl
-          ? check('mqtt', async () => { if (!(await canConnect('127.0.0.1', config.mqttPort))) throw new Error(`nothing answers on MQTT port ${config.mqttPort}`); })
-          : Promise.resolve(),
-        mqttRole?.bridge
-          ? check('mqtt', async () => { if (!mqttRole?.bridge?.client.connected) throw new Error(`the bridge is not connected to ${config.mqttUrl}`); })
-          : Promise.resolve(),
-      ]);
-      const ok = Object.values(parts).every((p) => p.ok);
-      return { status: ok ? 'ok' : 'degraded', parts };
-    };
+    const health = healthCheck(() => healthParts(config, storage, usesLocalBlobs(config), temporal, worker, mqttRole));
 
     let httpServer: http.Server | undefined;
     if (config.roles.includes('api')) {
-      const registry = new RouteRegistry({
-        authenticate: (token) => services.accounts.authenticate(token),
-        rateLimit: makeRateLimiter(services.limits),
-      });
-      registerAllRoutes(registry, services);
-      const app = createApp({ logger, registry, health, version: VERSION, pages: dashboard });
-      httpServer = http.createServer(app.callback());
-      httpServer.keepAliveTimeout = 65_000;
-      const server = httpServer;
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, () => resolve());
-      });
-      stoppers.push(() => new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }));
+      const api = await startApiRole({ config, services, logger, version: VERSION, health, pages: dashboard });
+      httpServer = api.server;
+      stoppers.push(() => api.stop());
     }
 
     const report = await health();
@@ -259,6 +149,29 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     await stopAll();
     throw err;
   }
+}
+
+/** The parts this process depends on, by the roles it plays. */
+function healthParts(
+  config: Config, storage: Database, localBlobs: boolean, temporal: TemporalEngines | undefined, worker: WorkerRole | undefined, mqttRole: MqttRole | undefined,
+): HealthPart[] {
+  const parts: HealthPart[] = [{ name: storage.engine === 'mongodb' ? 'mongodb' : 'database', probe: () => storage.ping() }];
+  // The local blobs FerretDB runs at a low priority and may be busy with an upload: that it
+  // answers on its port is what health needs, not a round trip queued behind chunk inserts.
+  if (localBlobs) {
+    parts.push({ name: 'blobs', probe: async () => { if (!(await canConnect('127.0.0.1', config.mongoBlobPort))) throw new Error(`nothing answers on the blobs FerretDB's port ${config.mongoBlobPort}`); } });
+  } else if (storage.engine === 'mongodb' && config.mongodbBlobUri !== undefined) {
+    const blobDb = storage.mongo.blobDb;
+    parts.push({ name: 'blobs', probe: () => pingStorage(blobDb) });
+  }
+  if (temporal) parts.push({ name: 'temporal', probe: () => temporal.ping() });
+  if (worker) parts.push(worker.health);
+  if (config.roles.includes('mqtt') && !config.mqttUrl) {
+    parts.push({ name: 'mqtt', probe: async () => { if (!(await canConnect('127.0.0.1', config.mqttPort))) throw new Error(`nothing answers on MQTT port ${config.mqttPort}`); } });
+  }
+  const bridge = mqttRole?.bridge;
+  if (bridge) parts.push({ name: 'mqtt', probe: async () => { if (!bridge.client.connected) throw new Error(`the bridge is not connected to ${config.mqttUrl}`); } });
+  return parts;
 }
 
 async function main(): Promise<void> {

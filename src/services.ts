@@ -4,7 +4,6 @@
  * The composition root: the only module outside the stores that names the store classes (both
  * engines'); everything it hands out sees a store only through the interfaces of records.ts.
  */
-import type { Client } from '@temporalio/client';
 import type { Config } from './config';
 import type { Logger } from './log';
 import type { Secrets } from './secrets';
@@ -24,21 +23,20 @@ import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
 import { MessagingUsage } from './messaging/usage';
 import { ProfileService } from './scan/profiles';
-import { ScanService } from './scan/service';
+import { ScanService, type ScanWorkflows } from './scan/service';
 import type { FeedEntrySink } from './scan/engines/feeds';
 import { cveDatasetPath, yaraRuleDirs } from './scan/datasets';
 import type { EnginePool } from './scan/pool';
 import { VaultService } from './vault/service';
 import { ConnectorService } from './connectors/service';
-import { FileService } from './files/service';
+import { FileService, type FileWorkflows } from './files/service';
 import { ClipMaker } from './files/clip';
-import { FlowService, RunService } from './flows/service';
+import { FlowService, RunService, type RunEngine } from './flows/service';
 import { RunAdmission } from './flows/admission';
 import { DeviceEventTriggers } from './flows/triggers';
 import { NodeRunner } from './flows/node-runner';
 import { ExpressionPool } from './flows/expression-pool';
 import { objectStorage, payloadScanner, snippetRunner } from './flows/adapters';
-import { TemporalRunEngine } from '../temporal/runs';
 import { MongoAccountStore } from './accounts/store/mongo';
 import { MongoEntityStore } from './entities/store/mongo';
 import { MongoAuditStore } from './accounts/store/audit-mongo';
@@ -153,12 +151,17 @@ export interface Services {
   nodeRunner: NodeRunner;
   /** Threads for workflow expressions; started on first use, closed by the process at stop. */
   expressions: ExpressionPool;
-  /** Present in processes that talk to Temporal (api, worker). */
-  temporal?: Client;
+}
+
+/** What starts durable work, one engine per capability (temporal/engines/); absent in MQTT-only processes. */
+export interface WorkflowEngines {
+  scans: ScanWorkflows;
+  files: FileWorkflows;
+  runs: RunEngine;
 }
 
 export function createServices(opts: {
-  config: Config; logger: Logger; storage: Database; secrets: Secrets; temporal?: Client;
+  config: Config; logger: Logger; storage: Database; secrets: Secrets; engines?: WorkflowEngines;
   /** Threads for the CPU-bound scan engines; the caller owns it (starts and closes it). */
   enginePool?: EnginePool;
 }): Services {
@@ -178,8 +181,8 @@ export function createServices(opts: {
       cveDatasetPath: cveDatasetPath(config),
       pool: opts.enginePool,
     },
-    opts.temporal,
-    { taskQueue: config.temporalTaskQueue, allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
+    opts.engines?.scans,
+    { allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
     logger.child({ component: 'scan' }),
   );
   const accountStore = stores.accounts;
@@ -197,11 +200,8 @@ export function createServices(opts: {
     store: stores.files,
     scanner: scans,
     recipients: entities,
-    workflows: {
-      startFileWorkflow: async (fileId) => {
-        if (!opts.temporal) throw new Error('file transfer needs a Temporal client in this process');
-        await opts.temporal.workflow.start('fileTransfer', { taskQueue: config.temporalTaskQueue, workflowId: `file-${fileId}`, args: [{ fileId }] });
-      },
+    workflows: opts.engines?.files ?? {
+      startFileWorkflow: async () => { throw new Error('file transfer needs a Temporal client in this process'); },
     },
     clips: new ClipMaker({ concurrency: 2 }),
     logger: logger.child({ component: 'files' }),
@@ -216,7 +216,7 @@ export function createServices(opts: {
   const flows = new FlowService({ workflows: workflowStore });
   const vault = new VaultService(stores.vault, secrets.dataEncryptionKey);
   const connectors = new ConnectorService(stores.connectors, secrets.dataEncryptionKey, config.webhookAllowHosts);
-  const engine = opts.temporal ? new TemporalRunEngine(opts.temporal, config.temporalTaskQueue) : undefined;
+  const engine = opts.engines?.runs;
   const expressions = new ExpressionPool({ threads: config.expressionThreads });
   const admission = new RunAdmission({ queue: runStore, slots: stores.slots, engine, logger: logger.child({ component: 'admission' }) });
   const runs = new RunService({
@@ -254,7 +254,6 @@ export function createServices(opts: {
     mqttSignals,
     vault,
     connectors,
-    temporal: opts.temporal,
     flows,
     runs,
     admission,

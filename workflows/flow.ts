@@ -25,9 +25,9 @@ import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
 import type { NodeStat } from '../src/flows/records';
 import type { ItemRef } from '../src/flows/node-runner';
 import {
-  LIMIT_FAILURE_TYPE, RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, executionCapError, forEachCount, nodePolicy,
-  runOutputError, shouldContinueAsNew,
-} from '../temporal/limits';
+  RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, executionCapError, forEachCount, runOutputError,
+} from '../src/flows/limits';
+import { LIMIT_FAILURE_TYPE, nodePolicy, shouldContinueAsNew } from '../temporal/limits';
 
 export interface FlowRunArgs {
   runId: string;

@@ -1,14 +1,13 @@
 /** HTTP for connectors: CRUD; credentials go in, never out (`credentials.configured`). */
-import type { Services } from '../services';
 import { bodyOf, principalOf, RouteRegistry } from '../http/route';
-import { publicConnector } from './service';
+import { publicConnector, type ConnectorService } from './service';
 import { connectorCreateSchema, connectorListSchema, connectorReplaceSchema, connectorSchema, ConnectorCreate, ConnectorReplace } from './schemas';
 
 const BODY_MAX_BYTES = 16 * 1024;
 
-export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'connectors'>): void {
+export function registerConnectorRoutes(r: RouteRegistry, s: { connectors: ConnectorService }): void {
   r.add({
-    method: 'GET', path: '/api/connectors', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'none',
+    method: 'GET', path: '/api/connectors', dialect: 'scan', tags: ['connectors'], auth: 'account', rate: 'none',
     summary: 'Connectors of the account',
     responses: { 200: { description: 'Connectors', schema: connectorListSchema } },
     handler: async (ctx) => {
@@ -17,7 +16,7 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
   });
 
   r.add({
-    method: 'POST', path: '/api/connectors', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
+    method: 'POST', path: '/api/connectors', dialect: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
     summary: 'Create a connector (type aws: S3 with a region, an optional S3-compatible endpoint and an access key)',
     body: { schema: connectorCreateSchema, maxBytes: BODY_MAX_BYTES },
     responses: {
@@ -33,7 +32,7 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
   });
 
   r.add({
-    method: 'GET', path: '/api/connectors/:id', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'none',
+    method: 'GET', path: '/api/connectors/:id', dialect: 'scan', tags: ['connectors'], auth: 'account', rate: 'none',
     summary: 'One connector (credentials never shown)',
     responses: { 200: { description: 'Connector', schema: connectorSchema } },
     handler: async (ctx) => {
@@ -42,7 +41,7 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
   });
 
   r.add({
-    method: 'PUT', path: '/api/connectors/:id', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
+    method: 'PUT', path: '/api/connectors/:id', dialect: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
     summary: 'Replace a connector; access_key_id / secret_access_key left out keep their stored values',
     body: { schema: connectorReplaceSchema, maxBytes: BODY_MAX_BYTES },
     responses: { 200: { description: 'Connector', schema: connectorSchema }, 409: { description: 'Another connector has that name' } },
@@ -52,7 +51,7 @@ export function registerConnectorRoutes(r: RouteRegistry, s: Pick<Services, 'con
   });
 
   r.add({
-    method: 'DELETE', path: '/api/connectors/:id', area: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
+    method: 'DELETE', path: '/api/connectors/:id', dialect: 'scan', tags: ['connectors'], auth: 'account', rate: 'workflow-write',
     summary: 'Delete a connector',
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx) => {

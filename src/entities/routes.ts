@@ -14,7 +14,7 @@ import {
 
 export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityService }): void {
   r.add({
-    method: 'POST', path: '/api/entities/bulk', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
+    method: 'POST', path: '/api/entities/bulk', dialect: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'Register up to 1,000 devices: count + prefix, or an explicit list (which takes precedence)',
     description: 'Each device gets its own API key, shown once. A taken or invalid name, or the plan\'s entity quota, fails that entry only. One audit entry (bulk_create) per request.',
     body: { schema: bulkBodySchema, maxBytes: 512 * 1024 },
@@ -26,7 +26,7 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
   });
 
   r.add({
-    method: 'GET', path: '/api/entities', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/entities', dialect: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'Entities of the account by name',
     query: entityListQuerySchema,
     responses: { 200: { description: '{entities, next_cursor}', schema: entityListSchema } },
@@ -36,7 +36,7 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
     },
   });
   r.add({
-    method: 'GET', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/entities/:name', dialect: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'One entity',
     responses: { 200: { description: 'Entity', schema: entityViewSchema }, 404: { description: 'No such entity in this account' } },
     handler: async (ctx) => {
@@ -44,7 +44,7 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
     },
   });
   r.add({
-    method: 'PATCH', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
+    method: 'PATCH', path: '/api/entities/:name', dialect: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'Change tags, metadata (replaced), role or validation service (null removes it)',
     body: { schema: entityPatchSchema, maxBytes: 64 * 1024 },
     responses: { 200: { description: 'The entity after the change', schema: entityViewSchema }, 404: { description: 'No such entity in this account' } },
@@ -54,7 +54,7 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
     },
   });
   r.add({
-    method: 'DELETE', path: '/api/entities/:name', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
+    method: 'DELETE', path: '/api/entities/:name', dialect: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'Delete an entity: its key stops working at once (HTTP and MQTT) and its pending messages are dropped',
     responses: { 204: { description: 'Deleted' }, 404: { description: 'No such entity in this account' } },
     handler: async (ctx) => {
@@ -64,7 +64,7 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
     },
   });
   r.add({
-    method: 'POST', path: '/api/entities/:name/keys/rotate', area: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
+    method: 'POST', path: '/api/entities/:name/keys/rotate', dialect: 'messaging', tags: ['entities'], auth: 'account', rate: 'account-messaging',
     summary: 'Revoke the entity\'s key at once and issue a new one (shown once)',
     responses: { 200: { description: 'The new key', schema: rotatedKeySchema }, 404: { description: 'No such entity in this account' } },
     handler: async (ctx) => {

@@ -47,7 +47,7 @@ const binary = (contentType: string, description: string) => ({ description, con
 
 export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; scans: Pick<ScanService, 'fileSizeLimit'>; logger: Logger }): void {
   r.add({
-    method: 'POST', path: '/api/entities/files', area: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
+    method: 'POST', path: '/api/entities/files', dialect: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
     summary: 'Send a file (or a clip) to another entity; it is malware-scanned before delivery',
     description: 'Multipart. The file is stored and scanned by the scan pipeline of POST /api/scan (one scan of the account\'s monthly quota, 402 when used up), then `delivered` to `dest` (Clean or Informational) or `blocked` (its bytes deleted). `kind=clip` with `meta.format` `jpeg_burst` (a zip of JPEG frames) becomes an MP4 and poster in the account\'s gallery; a GIF clip gets a poster. Poll GET /api/entities/files/{id}. Refused with 413 as soon as the upload passes the plan\'s maximum file size.',
     rawBody: { contentType: 'multipart/form-data', schema: uploadBodySchema },
@@ -73,7 +73,7 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
   });
 
   r.add({
-    method: 'GET', path: '/api/entities/files', area: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
+    method: 'GET', path: '/api/entities/files', dialect: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
     summary: 'Inbox: delivered (clean) files addressed to the calling entity, oldest first',
     query: inboxQuerySchema,
     responses: { 200: { description: 'Files waiting for download', schema: inboxSchema } },
@@ -84,7 +84,7 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
   });
 
   r.add({
-    method: 'GET', path: '/api/entities/files/download/:id', area: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
+    method: 'GET', path: '/api/entities/files/download/:id', dialect: 'messaging', tags: ['files'], auth: 'entity', permission: 'entity:Files', rate: 'entity',
     summary: 'Download a delivered file (the recipient only); consumes it',
     description: 'Once the whole body has been sent the file is marked `downloaded` and its bytes are deleted: a second download is 404. One download at a time: a download while another of the same file is in progress is 404. A download cut short leaves the file in place. HEAD answers the headers and consumes nothing.',
     responses: { 200: binary('application/octet-stream', 'The file\'s bytes, with Content-Disposition'), 404: { description: 'Unknown, not addressed to the caller, not delivered, or already downloaded' } },
@@ -112,7 +112,7 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
   });
 
   r.add({
-    method: 'GET', path: '/api/entities/files/:id', area: 'messaging', tags: ['files'], auth: 'any', permission: 'entity:Files', rate: 'entity',
+    method: 'GET', path: '/api/entities/files/:id', dialect: 'messaging', tags: ['files'], auth: 'any', permission: 'entity:Files', rate: 'entity',
     summary: 'Status of a sent file (the sender, or the account key)',
     description: 'Statuses: `scanning` (also while a clip is being made), `delivered`, `blocked` (with the verdict; never downloadable), `downloaded`, `failed` (with `error`).',
     responses: { 200: { description: 'The file', schema: fileStatusSchema }, 404: { description: 'Unknown file, or not sent by the caller' } },
@@ -122,7 +122,7 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
   });
 
   r.add({
-    method: 'GET', path: '/api/files', area: 'messaging', tags: ['clips'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/files', dialect: 'messaging', tags: ['clips'], auth: 'account', rate: 'account-messaging',
     summary: 'The account\'s clip gallery, newest first',
     query: galleryQuerySchema,
     responses: { 200: { description: 'A page of clips', schema: gallerySchema } },
@@ -144,7 +144,7 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
   ];
   for (const { part, summary, response, description } of parts) {
     r.add({
-      method: 'GET', path: `/api/files/:id/${part}`, area: 'messaging', tags: ['clips'], auth: 'account', rate: 'account-messaging',
+      method: 'GET', path: `/api/files/:id/${part}`, dialect: 'messaging', tags: ['clips'], auth: 'account', rate: 'account-messaging',
       summary, ...(description ? { description } : {}),
       responses: part === 'video'
         ? { 200: binary('video/mp4', 'The whole video'), 206: response, 416: { description: 'Range not satisfiable' }, 404: { description: 'Unknown clip, or no video (yet)' } }

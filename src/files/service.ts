@@ -63,6 +63,7 @@ export interface TransferScanner {
     Promise<{ safetyScore: Verdict; contentType: string }>;
 }
 export interface Recipients { entity(accountId: string, name: string): Promise<unknown> }
+/** How file transfers start their durable work (Temporal, temporal/engines/files.ts). */
 export interface FileWorkflows { startFileWorkflow(fileId: string): Promise<void> }
 export interface ClipTranscoder { make(raw: Buffer, format: ClipFormat, fps: number): Promise<MadeClip> }
 

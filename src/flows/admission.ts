@@ -14,7 +14,7 @@ import { FIXED_LIMITS } from '../accounts/plans';
 import { QueueFullError } from '../errors';
 import type { Logger } from '../log';
 import { decodeUserJson } from '../storage/user-json';
-import { RUN_TIMEOUT_MS } from '../../temporal/limits';
+import { RUN_TIMEOUT_MS } from './limits';
 import type { EdgeDef, NodeDef, RunStatus } from './schemas';
 import type { RunDoc, SlotDoc } from './records';
 import type { RunEngine } from './service';

@@ -5,8 +5,7 @@
  * 256 KB) and only their size and the chosen branch return to the workflow.
  */
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
-import { CHILD_RUNS_PER_RUN, runOutputError, stepOutputError } from '../../temporal/limits';
-import type { RunLogEntry } from '../../temporal/limits';
+import { CHILD_RUNS_PER_RUN, runOutputError, stepOutputError, type RunLogEntry } from './limits';
 import { ExpressionContext, ExpressionError } from './expressions';
 import { nodeKind } from './nodes';
 import { NodeDeps, NodeFailure } from './nodes/types';

@@ -2,7 +2,7 @@
  * User workflows' records (definitions, runs, the waiting line, concurrency slots, node outputs)
  * and the store interfaces both engines implement (store/sqlite.ts, store/mongo.ts).
  */
-import type { RunLogEntry } from '../../temporal/limits';
+import type { RunLogEntry } from './limits';
 import type { RunStatus } from './schemas';
 import type { OutputRepository, RunRepository, WorkflowRepository } from './service';
 import type { RunQueue, SlotTable } from './admission';

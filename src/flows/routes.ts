@@ -44,7 +44,7 @@ const limitReached = { description: 'A plan limit is reached: `{error, code: "li
 
 const definitionBody = { contentType: 'application/json', schema: documentedDefinitionSchema };
 const invalid = { description: 'Validation Error: details name each failing path', schema: validationErrorSchema };
-const common = { area: 'workflow' as const, tags: ['workflows'], auth: 'account' as const, rate: 'none' as const };
+const common = { dialect: 'workflow' as const, tags: ['workflows'], auth: 'account' as const, rate: 'none' as const };
 
 export function registerFlowRoutes(r: RouteRegistry, s: { flows: FlowService; runs: RunService }): void {
   r.add({

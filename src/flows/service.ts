@@ -9,8 +9,7 @@ import { LimitReachedError, NotFoundError, ValidationError } from '../errors';
 import { planOf, type PlanTier } from '../accounts/plans';
 import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
-import { RUN_TIMEOUT_ERROR } from '../../temporal/limits';
-import type { RunLogEntry } from '../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from './limits';
 import { ValidationDetail, checkRunBody, compileInputSchema, validateDefinition } from './validate';
 import { FINAL_STATUSES, type EdgeDef, type NodeDef, type RunStatus, type WorkflowDefinition } from './schemas';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './records';
@@ -66,7 +65,7 @@ export interface RunStartRequest {
   deadline: number;
 }
 
-/** How runs meet the workflow engine (Temporal, temporal/runs.ts). */
+/** How runs meet the workflow engine (Temporal, temporal/engines/runs.ts). */
 export interface RunEngine {
   start(req: RunStartRequest): Promise<void>;
   /** How the execution ended, or `running`; `missing` when the engine does not know it. */

@@ -6,13 +6,14 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Logger } from '../log';
 import { AppError, MethodNotAllowedError } from '../errors';
-import type { Area, AppState, RouteRegistry } from './route';
+import type { HealthReport } from '../health';
+import type { ErrorDialect, AppState, RouteRegistry } from './route';
 import { buildOpenApi } from './openapi';
 import { observeRequests } from '../telemetry/http';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function areaOfPath(p: string): Area {
+export function dialectOfPath(p: string): ErrorDialect {
   if (p.startsWith('/api/scan') || p.startsWith('/api/account')) return 'scan';
   // Workflow-side resources answer in the scanning shape (docs/contract.md §4 "Error bodies").
   if (p.startsWith('/api/vault') || p.startsWith('/api/connectors')) return 'scan';
@@ -21,13 +22,11 @@ export function areaOfPath(p: string): Area {
   return 'system';
 }
 
-/** The error body of each area: scanning `{error, requestId, ...}`, messaging `{reason, requestId, ...}`. */
-export function errorBody(area: Area, requestId: string, message: string, code: string | undefined, extra: Record<string, unknown>): Record<string, unknown> {
-  const base = area === 'messaging' ? { reason: message } : { error: message };
+/** The error body of each dialect: scanning `{error, requestId, ...}`, messaging `{reason, requestId, ...}`. */
+export function errorBody(dialect: ErrorDialect, requestId: string, message: string, code: string | undefined, extra: Record<string, unknown>): Record<string, unknown> {
+  const base = dialect === 'messaging' ? { reason: message } : { error: message };
   return { ...base, requestId, ...(code ? { code } : {}), ...extra };
 }
-
-export interface HealthReport { status: 'ok' | 'degraded'; parts: Record<string, { ok: boolean; detail?: string }> }
 
 export function createApp(opts: {
   logger: Logger;
@@ -39,19 +38,19 @@ export function createApp(opts: {
 }): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   const log = opts.logger.child({ component: 'http' });
-  // A route sets its own area when it runs. When none ran (404, 405), the area of a path some
+  // A route sets its own dialect when it runs. When none ran (404, 405), the dialect of a path some
   // route is registered on still comes from that route (GET /api/account/notifications is
   // messaging although it sits under /api/account); other paths fall back to the prefix. Only
   // error answers pay for this lookup.
-  const areaByPattern = new Map<string, Area>();
-  for (const r of opts.registry.routes) if (!areaByPattern.has(r.path)) areaByPattern.set(r.path, r.area);
-  const errorArea = (ctx: Koa.ParameterizedContext<AppState>): Area => {
-    if ((ctx as { _matchedRoute?: unknown })._matchedRoute !== undefined) return ctx.state.area;
+  const dialectByPattern = new Map<string, ErrorDialect>();
+  for (const r of opts.registry.routes) if (!dialectByPattern.has(r.path)) dialectByPattern.set(r.path, r.dialect);
+  const errorDialectOf = (ctx: Koa.ParameterizedContext<AppState>): ErrorDialect => {
+    if ((ctx as { _matchedRoute?: unknown })._matchedRoute !== undefined) return ctx.state.dialect;
     for (const layer of opts.registry.router.match(ctx.path, ctx.method).path) {
-      const area = areaByPattern.get(layer.path as string);
-      if (area) return area;
+      const dialect = dialectByPattern.get(layer.path as string);
+      if (dialect) return dialect;
     }
-    return ctx.state.area;
+    return ctx.state.dialect;
   };
 
   // Outermost: its span holds the whole request, and it sees the status the error mapper chose.
@@ -60,19 +59,19 @@ export function createApp(opts: {
     const supplied = ctx.get('x-request-id');
     ctx.state.requestId = supplied && REQUEST_ID_RE.test(supplied) ? supplied : randomUUID();
     ctx.set('X-Request-ID', ctx.state.requestId);
-    ctx.state.area = areaOfPath(ctx.path);
+    ctx.state.dialect = dialectOfPath(ctx.path);
     const started = process.hrtime.bigint();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
+        ctx.body = errorBody(errorDialectOf(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
       }
     } catch (err) {
       if (err instanceof AppError) {
         ctx.status = err.status;
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, err.message, err.code, err.extra);
+        ctx.body = errorBody(errorDialectOf(ctx), ctx.state.requestId, err.message, err.code, err.extra);
         if (err.status >= 500) log.error({ err, requestId: ctx.state.requestId }, 'request failed');
       } else {
         // Errors from libraries that carry an HTTP status and mark themselves safe to show.
@@ -81,7 +80,7 @@ export function createApp(opts: {
         const status = typeof e.status === 'number' && e.status >= 400 && e.status < 600 ? e.status : 500;
         const message = status < 500 && e.expose ? String(e.message) : 'Internal server error';
         ctx.status = status;
-        ctx.body = errorBody(errorArea(ctx), ctx.state.requestId, message, status === 500 ? 'internal' : undefined, {});
+        ctx.body = errorBody(errorDialectOf(ctx), ctx.state.requestId, message, status === 500 ? 'internal' : undefined, {});
         if (status >= 500) log.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       }
     } finally {

@@ -32,7 +32,7 @@ export function buildOpenApi(routes: RouteDef[], version: string): Record<string
     for (const [name, schema] of Object.entries(q?.properties ?? {})) {
       params.push({ name, in: 'query', required: q?.required?.includes(name) ?? false, schema });
     }
-    const errorSchema = r.area === 'messaging' ? messagingError : scanError;
+    const errorSchema = r.dialect === 'messaging' ? messagingError : scanError;
     const responses: Record<string, unknown> = {};
     for (const [status, def] of Object.entries(r.responses)) {
       const content: Record<string, { schema: JsonSchema }> = {};

@@ -1,5 +1,5 @@
 /**
- * Route definitions: one object per endpoint says its area, auth, permission, rate class, body
+ * Route definitions: one object per endpoint says its error dialect, auth, permission, rate class, body
  * and query schemas, and responses. The same object drives the middleware chain and the
  * OpenAPI document, so the two cannot disagree.
  */
@@ -13,13 +13,13 @@ import type { RateClass } from '../limits/rates';
 import { JsonSchema, checkJsonShape, describeAjvError, validatorFor } from './schema';
 
 /** `workflow` answers errors in the scanning shape `{error, requestId, code?}` (docs/contract.md §4 "Error bodies"). */
-export type Area = 'scan' | 'messaging' | 'workflow' | 'system';
+export type ErrorDialect = 'scan' | 'messaging' | 'workflow' | 'system';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type { RateClass };
 
 export interface AppState {
   requestId: string;
-  area: Area;
+  dialect: ErrorDialect;
   principal?: Principal;
 }
 export type AppContext = Koa.ParameterizedContext<AppState> & { params: Record<string, string> };
@@ -36,7 +36,7 @@ export interface RouteDef {
   method: HttpMethod;
   /** koa-router path, e.g. /api/scan/:scanId */
   path: string;
-  area: Area;
+  dialect: ErrorDialect;
   summary: string;
   description?: string;
   tags: string[];
@@ -70,7 +70,7 @@ export class RouteRegistry {
     this.routes.push(def);
     const chain: Koa.Middleware<AppState>[] = [
       async (ctx, next) => {
-        ctx.state.area = def.area;
+        ctx.state.dialect = def.dialect;
         await next();
       },
     ];

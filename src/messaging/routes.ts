@@ -4,9 +4,11 @@ import { FIXED_LIMITS, hasEntitlement } from '../accounts/plans';
 import type { AppContext, RouteRegistry } from '../http/route';
 import { bodyOf, principalOf, queryOf } from '../http/route';
 import { ForbiddenError, PlanRequiredError } from '../errors';
-import type { Services } from '../services';
-import { exportAuditLog, exportMessages, ExportStream } from './export';
-import type { Sender } from './pipeline';
+import type { AuditLog } from '../accounts/audit';
+import type { Logger } from '../log';
+import { exportAuditLog, exportMessages, ExportStream, type MessageExport } from './export';
+import type { MessagePipeline, Sender } from './pipeline';
+import type { MessagingInfo, MessagingService } from './service';
 import { countMessage, observeMessage } from '../telemetry/metrics';
 import {
   auditExportQuerySchema, batchBodySchema, batchResultSchema, checkMessagesQuerySchema, checkMessagesResultSchema, entityInfoSchema,
@@ -30,7 +32,9 @@ function sendExport(ctx: AppContext, e: ExportStream): void {
 }
 
 /** Only the messaging services (and the audit log the audit export reads). */
-export type MessagingRouteServices = Pick<Services, 'messaging' | 'messagePipeline' | 'messagingInfo' | 'messageExport' | 'audit' | 'logger'>;
+export interface MessagingRouteServices {
+  messaging: MessagingService; messagePipeline: MessagePipeline; messagingInfo: MessagingInfo; messageExport: MessageExport; audit: AuditLog; logger: Logger;
+}
 
 export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServices): void {
   const m = s.messaging;
@@ -38,7 +42,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   // --- entity side ---------------------------------------------------------------------------
 
   r.add({
-    method: 'GET', path: '/api/entities/me', area: 'messaging', tags: ['entities'], auth: 'entity', rate: 'entity',
+    method: 'GET', path: '/api/entities/me', dialect: 'messaging', tags: ['entities'], auth: 'entity', rate: 'entity',
     summary: 'The calling entity: name, resource path, key id, and its MQTT topics',
     responses: { 200: { description: 'Entity info', schema: entityInfoSchema } },
     handler: async (ctx) => {
@@ -48,7 +52,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
 
   r.add({
-    method: 'POST', path: '/api/entities/message', area: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:Publish', rate: 'entity',
+    method: 'POST', path: '/api/entities/message', dialect: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:Publish', rate: 'entity',
     summary: 'Send one message (publish, heartbeat, state_new, state_update, client_cmd_resp)',
     description: 'A heartbeat is answered 200 with an empty body. state_new/state_update also need entity:State. A publish over the monthly data limit is refused with 429 code data_limit_exceeded; other types keep flowing. Unknown destination: 404.',
     body: { schema: messageSchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
@@ -64,7 +68,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
 
   r.add({
-    method: 'POST', path: '/api/entities/messages', area: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:Publish', rate: 'entity',
+    method: 'POST', path: '/api/entities/messages', dialect: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:Publish', rate: 'entity',
     summary: 'Send up to 100 messages; each is judged on its own',
     body: { schema: batchBodySchema, maxBytes: BATCH_BODY_BYTES },
     responses: { 200: { description: 'Positional results', schema: batchResultSchema } },
@@ -76,7 +80,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
 
   r.add({
-    method: 'GET', path: '/api/entities/status-table', area: 'messaging', tags: ['state'], auth: 'entity', permission: 'entity:State', rate: 'entity',
+    method: 'GET', path: '/api/entities/status-table', dialect: 'messaging', tags: ['state'], auth: 'entity', permission: 'entity:State', rate: 'entity',
     summary: 'The calling entity\'s state table',
     responses: { 200: { description: '{statusTable}', schema: statusTableSchema } },
     handler: async (ctx) => {
@@ -86,7 +90,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
   for (const method of ['PATCH', 'PUT'] as const) {
     r.add({
-      method, path: '/api/entities/status-table', area: 'messaging', tags: ['state'], auth: 'entity', permission: 'entity:State', rate: 'entity',
+      method, path: '/api/entities/status-table', dialect: 'messaging', tags: ['state'], auth: 'entity', permission: 'entity:State', rate: 'entity',
       summary: method === 'PATCH' ? 'Merge keys into the state table (omitted keys unchanged)' : 'Replace the whole state table',
       description: 'Immediate, without message processing (no validation, flows or data accounting). Answers the full table after the change.',
       body: { schema: statusTableBodySchema, maxBytes: FIXED_LIMITS.messageBodyBytes },
@@ -102,7 +106,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   }
 
   r.add({
-    method: 'GET', path: '/api/entities/check_messages', area: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:CheckMessages', rate: 'entity',
+    method: 'GET', path: '/api/entities/check_messages', dialect: 'messaging', tags: ['messages'], auth: 'entity', permission: 'entity:CheckMessages', rate: 'entity',
     summary: 'Take pending messages addressed to the calling entity (each is delivered once)',
     query: checkMessagesQuerySchema,
     responses: { 200: { description: '{messages}: oldest first; null when none are pending', schema: checkMessagesResultSchema } },
@@ -115,7 +119,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   // --- history (entity key with entity:ListMessages, or account key) ------------------------
 
   r.add({
-    method: 'GET', path: '/api/entities/messages', area: 'messaging', tags: ['messages'], auth: 'any', permission: 'entity:ListMessages', rate: 'account-messaging',
+    method: 'GET', path: '/api/entities/messages', dialect: 'messaging', tags: ['messages'], auth: 'any', permission: 'entity:ListMessages', rate: 'account-messaging',
     summary: 'Publish messages of the account, newest first',
     query: messageListQuerySchema,
     responses: { 200: { description: '{messages, next_cursor}', schema: messageListSchema } },
@@ -124,7 +128,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     },
   });
   r.add({
-    method: 'POST', path: '/api/entities/messages/search', area: 'messaging', tags: ['messages'], auth: 'any', permission: 'entity:ListMessages', rate: 'account-messaging',
+    method: 'POST', path: '/api/entities/messages/search', dialect: 'messaging', tags: ['messages'], auth: 'any', permission: 'entity:ListMessages', rate: 'account-messaging',
     summary: 'Search publish messages by sender, tags (any of) and time range',
     body: { schema: messageSearchSchema, maxBytes: 16 * 1024 },
     responses: { 200: { description: '{messages, next_cursor}', schema: messageListSchema } },
@@ -133,7 +137,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     },
   });
   r.add({
-    method: 'GET', path: '/api/entities/messages/:id', area: 'messaging', tags: ['messages'], auth: 'any', permission: 'entity:ListMessages', rate: 'account-messaging',
+    method: 'GET', path: '/api/entities/messages/:id', dialect: 'messaging', tags: ['messages'], auth: 'any', permission: 'entity:ListMessages', rate: 'account-messaging',
     summary: 'One publish message',
     responses: { 200: { description: 'Message', schema: messageItemSchema }, 404: { description: 'Unknown id, another account\'s, or not a publish' } },
     handler: async (ctx) => {
@@ -144,7 +148,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   // --- account side --------------------------------------------------------------------------
 
   r.add({
-    method: 'GET', path: '/api/entities/:name/status-table', area: 'messaging', tags: ['state'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/entities/:name/status-table', dialect: 'messaging', tags: ['state'], auth: 'account', rate: 'account-messaging',
     summary: 'An entity\'s state table, read by its account (the dashboard\'s device page)',
     responses: { 200: { description: '{statusTable}', schema: statusTableSchema }, 404: { description: 'No such entity in this account' } },
     handler: async (ctx) => {
@@ -153,13 +157,13 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
 
   r.add({
-    method: 'GET', path: '/api/services', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/services', dialect: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
     summary: 'Validation services of the account',
     responses: { 200: { description: '{services}', schema: serviceListSchema } },
     handler: async (ctx) => { ctx.body = await m.listServices(principalOf(ctx).account._id); },
   });
   r.add({
-    method: 'POST', path: '/api/services', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
+    method: 'POST', path: '/api/services', dialect: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
     summary: 'Create a validation service: named rules, each a JSON Schema for a publish\'s data',
     body: { schema: serviceBodySchema, maxBytes: 256 * 1024 },
     responses: { 201: { description: 'The service', schema: serviceViewSchema }, 409: { description: 'A service of that name exists' } },
@@ -170,13 +174,13 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     },
   });
   r.add({
-    method: 'GET', path: '/api/services/:id', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/services/:id', dialect: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
     summary: 'One validation service',
     responses: { 200: { description: 'The service', schema: serviceViewSchema }, 404: { description: 'Unknown or another account\'s' } },
     handler: async (ctx) => { ctx.body = await m.getService(principalOf(ctx).account._id, ctx.params.id); },
   });
   r.add({
-    method: 'PATCH', path: '/api/services/:id', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
+    method: 'PATCH', path: '/api/services/:id', dialect: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
     summary: 'Rename a service or replace its rules',
     body: { schema: servicePatchSchema, maxBytes: 256 * 1024 },
     responses: {
@@ -189,7 +193,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     },
   });
   r.add({
-    method: 'DELETE', path: '/api/services/:id', area: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
+    method: 'DELETE', path: '/api/services/:id', dialect: 'messaging', tags: ['services'], auth: 'account', rate: 'account-messaging',
     summary: 'Delete a service; entities using it are unassigned',
     responses: { 204: { description: 'Deleted' }, 404: { description: 'Unknown or another account\'s' } },
     handler: async (ctx) => {
@@ -200,14 +204,14 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
   });
 
   r.add({
-    method: 'GET', path: '/api/account/notifications', area: 'messaging', tags: ['account'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/account/notifications', dialect: 'messaging', tags: ['account'], auth: 'account', rate: 'account-messaging',
     summary: 'In-app warnings: 80% and 100% of the monthly messaging data limit, each once per month',
     responses: { 200: { description: '{notifications}, newest first', schema: notificationsSchema } },
     handler: async (ctx) => { ctx.body = await m.notifications(principalOf(ctx).account._id); },
   });
 
   r.add({
-    method: 'GET', path: '/api/messages/export', area: 'messaging', tags: ['exports'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/messages/export', dialect: 'messaging', tags: ['exports'], auth: 'account', rate: 'account-messaging',
     summary: 'Download every publish message of the account, newest first, as CSV (header row) or a JSON array',
     query: messagesExportQuerySchema,
     responses: { 200: { description: 'Attachment; CSV columns id, source, destination, msgType, data (JSON), tags (JSON), timestamp; or the same rows as a JSON array', contentType: 'text/csv', otherContent: { 'application/json': { type: 'array', items: { type: 'object' } } } } },
@@ -219,7 +223,7 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
     },
   });
   r.add({
-    method: 'GET', path: '/api/audit-log/export', area: 'messaging', tags: ['exports'], auth: 'account', rate: 'account-messaging',
+    method: 'GET', path: '/api/audit-log/export', dialect: 'messaging', tags: ['exports'], auth: 'account', rate: 'account-messaging',
     summary: 'Download the audit log (Standard and Pro), newest first, as CSV or a JSON array; writes an audit entry',
     query: auditExportQuerySchema,
     responses: { 200: { description: 'Attachment; CSV columns id, action, resourceType, resourceId, resourceName, userEmail, timestamp, details (JSON); or the same rows as a JSON array', contentType: 'text/csv', otherContent: { 'application/json': { type: 'array', items: { type: 'object' } } } } },

@@ -62,7 +62,7 @@ function givenSecret(ctx: AppContext): string | undefined {
 
 export function registerMqttAuthRoutes(r: RouteRegistry, mqtt: MqttService): void {
   if (!mqtt.brokerAuthEnabled) return;
-  const common = { area: 'messaging' as const, tags: ['mqtt-broker'], auth: 'none' as const, rate: 'none' as const };
+  const common = { dialect: 'messaging' as const, tags: ['mqtt-broker'], auth: 'none' as const, rate: 'none' as const };
 
   r.add({
     ...common, method: 'POST', path: '/api/mqtt/auth',

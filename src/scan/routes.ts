@@ -26,7 +26,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   };
 
   r.add({
-    method: 'POST', path: '/api/scan', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
+    method: 'POST', path: '/api/scan', dialect: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
     summary: 'Scan an uploaded file',
     description: 'Synchronous by default. `defer=true` (Standard and Pro) or a file over 25 MB answers 202 and is polled at GET /api/scan/{scanId}. The upload is refused with 413 as soon as it passes the plan\'s size limit; a part other than `file` and `profile_id`, or either given twice, is 400 `invalid_upload`.',
     query: scanQuerySchema,
@@ -49,7 +49,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'POST', path: '/api/scan/payload', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
+    method: 'POST', path: '/api/scan/payload', dialect: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-write',
     summary: 'Scan a raw or base64 payload with the file engines plus the content-security engines',
     query: scanQuerySchema,
     body: { schema: payloadBodySchema, maxBytes: PAYLOAD_JSON_LIMIT },
@@ -83,7 +83,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'GET', path: '/api/scan/:scanId', area: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-read',
+    method: 'GET', path: '/api/scan/:scanId', dialect: 'scan', tags: ['scanning'], auth: 'account', rate: 'scan-read',
     summary: 'Poll a scan: the pending envelope while it runs, the complete envelope with `result` when done',
     responses: { 200: { description: 'Envelope', schema: envelopeSchema }, 404: { description: 'Unknown scan (or another account\'s)' } },
     handler: async (ctx) => {
@@ -92,7 +92,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'GET', path: '/api/account/history', area: 'scan', tags: ['account'], auth: 'account', rate: 'scan-read',
+    method: 'GET', path: '/api/account/history', dialect: 'scan', tags: ['account'], auth: 'account', rate: 'scan-read',
     summary: 'Completed scans, newest first', query: historyQuerySchema,
     responses: { 200: { description: 'A page of history', schema: historySchema } },
     handler: async (ctx) => {
@@ -102,7 +102,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'GET', path: '/api/account/history/:scan_id', area: 'scan', tags: ['account'], auth: 'account', rate: 'scan-read',
+    method: 'GET', path: '/api/account/history/:scan_id', dialect: 'scan', tags: ['account'], auth: 'account', rate: 'scan-read',
     summary: 'One previous scan result',
     responses: { 200: { description: 'Stored scan result', schema: scanResultSchema }, 404: { description: 'Unknown scan' } },
     handler: async (ctx) => {
@@ -111,7 +111,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'GET', path: '/api/account/profiles', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-read',
+    method: 'GET', path: '/api/account/profiles', dialect: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-read',
     summary: 'Scan profiles of the account',
     responses: { 200: { description: 'Profiles', schema: { type: 'object', properties: { profiles: { type: 'array', items: profileSchema } } } } },
     handler: async (ctx) => {
@@ -120,7 +120,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'POST', path: '/api/account/profiles', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
+    method: 'POST', path: '/api/account/profiles', dialect: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Create a scan profile (webhooks need Starter or above)',
     body: { schema: profileCreateSchema, maxBytes: 64 * 1024 },
     responses: { 201: { description: 'Created', schema: profileSchema }, 409: { description: 'A profile of that name exists' } },
@@ -131,7 +131,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'GET', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-read',
+    method: 'GET', path: '/api/account/profiles/:id', dialect: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-read',
     summary: 'One scan profile (credentials never shown)',
     responses: { 200: { description: 'Profile', schema: profileSchema } },
     handler: async (ctx) => {
@@ -140,7 +140,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'PATCH', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
+    method: 'PATCH', path: '/api/account/profiles/:id', dialect: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Change a scan profile; `webhook: null` removes the webhook',
     body: { schema: profilePatchSchema, maxBytes: 64 * 1024 },
     responses: { 200: { description: 'Profile', schema: profileSchema }, 409: { description: 'A profile of that name exists' } },
@@ -150,7 +150,7 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
   });
 
   r.add({
-    method: 'DELETE', path: '/api/account/profiles/:id', area: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
+    method: 'DELETE', path: '/api/account/profiles/:id', dialect: 'scan', tags: ['profiles'], auth: 'account', rate: 'scan-write',
     summary: 'Delete a scan profile',
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx) => {

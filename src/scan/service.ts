@@ -5,7 +5,6 @@
  * analyze.ts and verdict.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
 import type { AccountDoc } from '../accounts/records';
 import { FIXED_LIMITS, hasEntitlement, planOf, type PlanTier } from '../accounts/plans';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../errors';
@@ -128,14 +127,20 @@ export interface ScanRecords {
   findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;
 }
 
+/** How scans start their durable work (Temporal, temporal/engines/scans.ts). */
+export interface ScanWorkflows {
+  startDeferredScan(scanId: string): Promise<void>;
+  startWebhook(scanId: string): Promise<void>;
+}
+
 export class ScanService {
   constructor(
     private readonly store: ScanRecords,
     readonly profiles: ProfileService,
     private readonly limits: LimitService,
     private readonly analyzeDeps: AnalyzeDeps,
-    private readonly temporal: Client | undefined,
-    private readonly opts: { taskQueue: string; allowHosts: readonly string[]; webhookTimeoutMs: number },
+    private readonly workflows: ScanWorkflows | undefined,
+    private readonly opts: { allowHosts: readonly string[]; webhookTimeoutMs: number },
     private readonly logger: Logger,
   ) {}
 
@@ -232,10 +237,10 @@ export class ScanService {
   }
 
   private async defer(req: ScanRequest, scanId: string, profile: ProfileDoc | null, now: Date, automatic: boolean): Promise<ScanOutcome> {
-    if (!this.temporal) throw new Error('deferred scans need a Temporal client in this process');
+    if (!this.workflows) throw new Error('deferred scans need a Temporal client in this process');
     const uploadId = await this.store.saveUpload(req.name || scanId, req.content);
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'pending', uploadId, ...(req.hashes ? { uploadHashes: req.hashes } : {}) });
-    await this.temporal.workflow.start('deferredScan', { taskQueue: this.opts.taskQueue, workflowId: `scan-${scanId}`, args: [{ scanId }] });
+    await this.workflows.startDeferredScan(scanId);
     return {
       kind: 'deferred',
       envelope: {
@@ -249,9 +254,9 @@ export class ScanService {
 
   /** Fire-and-forget: a failure to even start the delivery is logged and never affects the scan. */
   private async startWebhook(scanId: string): Promise<void> {
-    if (!this.temporal) return;
+    if (!this.workflows) return;
     try {
-      await this.temporal.workflow.start('scanWebhook', { taskQueue: this.opts.taskQueue, workflowId: `webhook-${scanId}`, args: [{ scanId }] });
+      await this.workflows.startWebhook(scanId);
     } catch (err) {
       this.logger.warn({ err, scanId }, 'webhook delivery could not be started');
     }

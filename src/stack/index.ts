@@ -136,9 +136,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       '--db-filename', path.join(dataDir, 'temporal', 'temporal.db'),
       '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort),
       '--ui-disable-news-fetch', '--log-level', 'warn',
-      // User-workflow runs carry these (temporal/runs.ts) so operators can filter them in the UI.
+      // User-workflow runs carry these (temporal/engines/runs.ts) so operators can filter them in the UI.
       ...['AccountId', 'FlowId', 'FlowName', 'Trigger'].flatMap((key) => ['--search-attribute', `${key}=Keyword`]),
-      // Runs carry their account as fairness key (temporal/runs.ts): one account's backlog does not hold up the others'.
+      // Runs carry their account as fairness key (temporal/engines/runs.ts): one account's backlog does not hold up the others'.
       '--dynamic-config-value', 'matching.enableFairness=true',
     ];
     if (namespace !== 'default') args.push('--namespace', namespace);

@@ -1,12 +1,11 @@
 /** HTTP for the vault: list, create or replace, delete. Values are never in a response. */
-import type { Services } from '../services';
 import { bodyOf, principalOf, RouteRegistry } from '../http/route';
-import { publicVaultEntry } from './service';
+import { publicVaultEntry, type VaultService } from './service';
 import { vaultEntrySchema, vaultListSchema, vaultPutSchema, VaultPut } from './schemas';
 
-export function registerVaultRoutes(r: RouteRegistry, s: Pick<Services, 'vault'>): void {
+export function registerVaultRoutes(r: RouteRegistry, s: { vault: VaultService }): void {
   r.add({
-    method: 'GET', path: '/api/vault', area: 'scan', tags: ['vault'], auth: 'account', rate: 'none',
+    method: 'GET', path: '/api/vault', dialect: 'scan', tags: ['vault'], auth: 'account', rate: 'none',
     summary: 'Vault entries of the account (names only; values are never returned)',
     responses: { 200: { description: 'Entries', schema: vaultListSchema } },
     handler: async (ctx) => {
@@ -15,7 +14,7 @@ export function registerVaultRoutes(r: RouteRegistry, s: Pick<Services, 'vault'>
   });
 
   r.add({
-    method: 'POST', path: '/api/vault', area: 'scan', tags: ['vault'], auth: 'account', rate: 'workflow-write',
+    method: 'POST', path: '/api/vault', dialect: 'scan', tags: ['vault'], auth: 'account', rate: 'workflow-write',
     summary: 'Store a secret (201), or replace the value of an existing name (200)',
     description: 'Workflows use it as `{{ vault.NAME }}`; the value is resolved only inside the activity that needs it and replaced by `[vault:NAME]` anywhere it would be reported.',
     body: { schema: vaultPutSchema, maxBytes: 64 * 1024 },
@@ -30,7 +29,7 @@ export function registerVaultRoutes(r: RouteRegistry, s: Pick<Services, 'vault'>
   });
 
   r.add({
-    method: 'DELETE', path: '/api/vault/:name', area: 'scan', tags: ['vault'], auth: 'account', rate: 'workflow-write',
+    method: 'DELETE', path: '/api/vault/:name', dialect: 'scan', tags: ['vault'], auth: 'account', rate: 'workflow-write',
     summary: 'Delete a vault entry',
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx) => {

@@ -127,7 +127,7 @@ describe('shared HTTP layer', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('answers unknown routes with the area error shape', async () => {
+  it('answers unknown routes in the error dialect of their path', async () => {
     const scan = await api('GET', '/api/account/nothing-here');
     expect(scan.status).toBe(404);
     expect(scan.body.error).toBeDefined();

@@ -11,7 +11,7 @@ import { FIXED_LIMITS } from '../../accounts/plans';
 import { chunkedSource } from '../../storage/gridfs';
 import { COLLECTIONS } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
-import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../limits';
 import { observeRunEnded } from '../../telemetry/metrics';
 import { FINAL_STATUSES, RunStatus } from '../schemas';
 import type { LineEntry, NodeStat, OutputDoc, OutputStore, RunDoc, RunStore, SlotDoc, SlotStore, WorkflowDoc, WorkflowStore } from '../records';

@@ -8,7 +8,7 @@
 import { FIXED_LIMITS } from '../../accounts/plans';
 import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
 import { DocTable, immediate, placeholders, SqliteDatabase } from '../../storage/sqlite';
-import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../../../temporal/limits';
+import { RUN_TIMEOUT_ERROR, type RunLogEntry } from '../limits';
 import { observeRunEnded } from '../../telemetry/metrics';
 import { FINAL_STATUSES, RunStatus } from '../schemas';
 import type { LineEntry, NodeStat, OutputDoc, OutputStore, RunDoc, RunStore, SlotDoc, SlotStore, WorkflowDoc, WorkflowStore } from '../records';

@@ -13,7 +13,7 @@ import { ExpressionPool } from '../../../src/flows/expression-pool';
 import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from '../../../src/flows/records';
 import { RunService, FlowService, RunEngine } from '../../../src/flows/service';
 import type { FlowRunArgs } from '../../../workflows/flow';
-import { RUN_TIMEOUT_ERROR } from '../../../temporal/limits';
+import { RUN_TIMEOUT_ERROR } from '../../../src/flows/limits';
 import { createLogger } from '../../../src/log';
 
 jest.setTimeout(180_000);

@@ -1,8 +1,6 @@
-/** temporal/limits.ts: one test per product limit mapped to Temporal options. */
-import {
-  shouldContinueAsNew,
-  WORKER_ACTIVITY_SLOTS, childDepthError, executionCapError, forEachCount, nodePolicy, runOutputError, runStartOptions, stepOutputError,
-} from '../../../temporal/limits';
+/** src/flows/limits.ts and temporal/limits.ts: one test per product limit and its Temporal option. */
+import { childDepthError, executionCapError, forEachCount, runOutputError, stepOutputError } from '../../../src/flows/limits';
+import { shouldContinueAsNew, WORKER_ACTIVITY_SLOTS, nodePolicy, runStartOptions } from '../../../temporal/limits';
 
 const T0 = Date.UTC(2026, 0, 1);
 const TEN_MIN = 600_000;

@@ -1,6 +1,6 @@
 /**
  * src/http in-process: the Koa app from createApp with a RouteRegistry of test routes, on an
- * ephemeral port, spoken to with node's http and raw sockets. Covers the one error mapper (area
+ * ephemeral port, spoken to with node's http and raw sockets. Covers the one error mapper (dialect
  * shapes, internal errors never leak), X-Request-ID echo and validation, bearer parsing and
  * key kinds, JSON body limits (declared, chunked, gzip), content type, malformed JSON, nesting
  * depth, prototype keys and NUL keys. No database.
@@ -10,7 +10,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
-import { createApp, areaOfPath, errorBody } from '../../../src/http/app';
+import { createApp, dialectOfPath, errorBody } from '../../../src/http/app';
 import { PlanRequiredError, RateLimitedError, AppError } from '../../../src/errors';
 import { RouteRegistry, bodyOf, RouteDef } from '../../../src/http/route';
 import { checkJsonShape } from '../../../src/http/schema';
@@ -43,34 +43,34 @@ beforeAll(async () => {
     authenticate: async (t) => principals[t],
     rateLimit: async (ctx, rate) => { rateCalls.push(`${rate}:${ctx.path}`); },
   });
-  const route = (d: Partial<RouteDef> & Pick<RouteDef, 'method' | 'path' | 'area' | 'handler'>) =>
+  const route = (d: Partial<RouteDef> & Pick<RouteDef, 'method' | 'path' | 'dialect' | 'handler'>) =>
     registry.add({ summary: 's', tags: ['t'], auth: 'none', rate: 'none', responses: { 200: { description: 'ok' } }, ...d });
-  for (const area of ['scan', 'messaging'] as const) {
-    const base = area === 'scan' ? '/api/scan/t' : '/api/entities/t';
-    route({ method: 'GET', path: `${base}/internal`, area, handler: async () => internal() });
-    route({ method: 'GET', path: `${base}/undefined`, area, handler: async () => { throw undefined; } });
-    route({ method: 'GET', path: `${base}/null`, area, handler: async () => Promise.reject(null) });
-    route({ method: 'GET', path: `${base}/string`, area, handler: async () => { throw SECRET_TEXT; } });
-    route({ method: 'GET', path: `${base}/plan`, area, handler: async () => { throw new PlanRequiredError('async_scanning', 'free'); } });
-    route({ method: 'GET', path: `${base}/rate`, area, handler: async () => { throw new RateLimitedError(0.2); } });
-    route({ method: 'GET', path: `${base}/exposed400`, area, handler: async () => { throw Object.assign(new Error('Bad range header'), { status: 400, expose: true }); } });
-    route({ method: 'GET', path: `${base}/exposed500`, area, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 500, expose: true }); } });
-    route({ method: 'GET', path: `${base}/exposed503`, area, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 503, expose: true }); } });
-    route({ method: 'GET', path: `${base}/status999`, area, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 999, expose: true }); } });
-    route({ method: 'GET', path: `${base}/unexposed400`, area, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 400 }); } });
-    route({ method: 'GET', path: `${base}/apperror500`, area, handler: async () => { throw new AppError(500, 'Scan store unavailable', { code: 'store_down', cause: new Error(SECRET_TEXT) }); } });
-    route({ method: 'GET', path: `${base}/account`, area, auth: 'account', rate: area === 'scan' ? 'scan-read' : 'account-messaging', handler: async (ctx) => { ctx.body = { ok: true }; } });
+  for (const dialect of ['scan', 'messaging'] as const) {
+    const base = dialect === 'scan' ? '/api/scan/t' : '/api/entities/t';
+    route({ method: 'GET', path: `${base}/internal`, dialect, handler: async () => internal() });
+    route({ method: 'GET', path: `${base}/undefined`, dialect, handler: async () => { throw undefined; } });
+    route({ method: 'GET', path: `${base}/null`, dialect, handler: async () => Promise.reject(null) });
+    route({ method: 'GET', path: `${base}/string`, dialect, handler: async () => { throw SECRET_TEXT; } });
+    route({ method: 'GET', path: `${base}/plan`, dialect, handler: async () => { throw new PlanRequiredError('async_scanning', 'free'); } });
+    route({ method: 'GET', path: `${base}/rate`, dialect, handler: async () => { throw new RateLimitedError(0.2); } });
+    route({ method: 'GET', path: `${base}/exposed400`, dialect, handler: async () => { throw Object.assign(new Error('Bad range header'), { status: 400, expose: true }); } });
+    route({ method: 'GET', path: `${base}/exposed500`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 500, expose: true }); } });
+    route({ method: 'GET', path: `${base}/exposed503`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 503, expose: true }); } });
+    route({ method: 'GET', path: `${base}/status999`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 999, expose: true }); } });
+    route({ method: 'GET', path: `${base}/unexposed400`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 400 }); } });
+    route({ method: 'GET', path: `${base}/apperror500`, dialect, handler: async () => { throw new AppError(500, 'Scan store unavailable', { code: 'store_down', cause: new Error(SECRET_TEXT) }); } });
+    route({ method: 'GET', path: `${base}/account`, dialect, auth: 'account', rate: dialect === 'scan' ? 'scan-read' : 'account-messaging', handler: async (ctx) => { ctx.body = { ok: true }; } });
   }
-  route({ method: 'GET', path: '/api/entities/t/me', area: 'messaging', auth: 'entity', permission: 'entity:Publish', rate: 'entity', handler: async (ctx) => { ctx.body = { ok: true }; } });
-  route({ method: 'GET', path: '/api/entities/t/list', area: 'messaging', auth: 'any', permission: 'entity:ListMessages', rate: 'entity', handler: async (ctx) => { ctx.body = { ok: true }; } });
-  route({ method: 'GET', path: '/api/account/notifications', area: 'messaging', handler: async (ctx) => { ctx.body = { notifications: [] }; } });
+  route({ method: 'GET', path: '/api/entities/t/me', dialect: 'messaging', auth: 'entity', permission: 'entity:Publish', rate: 'entity', handler: async (ctx) => { ctx.body = { ok: true }; } });
+  route({ method: 'GET', path: '/api/entities/t/list', dialect: 'messaging', auth: 'any', permission: 'entity:ListMessages', rate: 'entity', handler: async (ctx) => { ctx.body = { ok: true }; } });
+  route({ method: 'GET', path: '/api/account/notifications', dialect: 'messaging', handler: async (ctx) => { ctx.body = { notifications: [] }; } });
   const echo = (ctx: Parameters<RouteDef['handler']>[0]) => { ctx.body = { got: bodyOf<unknown>(ctx) }; return Promise.resolve(); };
-  route({ method: 'POST', path: '/api/entities/t/echo', area: 'messaging', body: { schema: { type: 'object' }, maxBytes: 1024 }, handler: echo });
-  route({ method: 'PATCH', path: '/api/entities/t/echo', area: 'messaging', body: { schema: { type: 'object' }, maxBytes: 1024 }, handler: echo });
-  route({ method: 'POST', path: '/api/scan/t/echo', area: 'scan', body: { schema: { type: 'object', required: ['payload'], properties: { payload: { type: 'string' } }, additionalProperties: false }, maxBytes: 1024 }, handler: echo });
-  route({ method: 'POST', path: '/api/entities/t/big', area: 'messaging', body: { schema: {}, maxBytes: 4 << 20 }, handler: echo });
-  route({ method: 'GET', path: '/api/entities/t/:name', area: 'messaging', handler: async (ctx) => { ctx.body = { name: ctx.params.name }; } });
-  route({ method: 'POST', path: '/api/entities/t/authed', area: 'messaging', auth: 'account', rate: 'account-messaging', body: { schema: { type: 'object' }, maxBytes: 64 }, handler: echo });
+  route({ method: 'POST', path: '/api/entities/t/echo', dialect: 'messaging', body: { schema: { type: 'object' }, maxBytes: 1024 }, handler: echo });
+  route({ method: 'PATCH', path: '/api/entities/t/echo', dialect: 'messaging', body: { schema: { type: 'object' }, maxBytes: 1024 }, handler: echo });
+  route({ method: 'POST', path: '/api/scan/t/echo', dialect: 'scan', body: { schema: { type: 'object', required: ['payload'], properties: { payload: { type: 'string' } }, additionalProperties: false }, maxBytes: 1024 }, handler: echo });
+  route({ method: 'POST', path: '/api/entities/t/big', dialect: 'messaging', body: { schema: {}, maxBytes: 4 << 20 }, handler: echo });
+  route({ method: 'GET', path: '/api/entities/t/:name', dialect: 'messaging', handler: async (ctx) => { ctx.body = { name: ctx.params.name }; } });
+  route({ method: 'POST', path: '/api/entities/t/authed', dialect: 'messaging', auth: 'account', rate: 'account-messaging', body: { schema: { type: 'object' }, maxBytes: 64 }, handler: echo });
 
   const app = createApp({ logger, registry, health: async () => ({ status: 'ok', parts: {} }), version: 'test' });
   app.silent = true;
@@ -119,11 +119,11 @@ const json = (v: unknown) => ({ headers: { 'content-type': 'application/json' },
 const nested = (depth: number, leaf: unknown = 1): unknown => { let v: unknown = leaf; for (let i = 0; i < depth; i++) v = { a: v }; return v; };
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-function expectShape(res: Res, area: 'scan' | 'messaging', status: number, code?: string) {
+function expectShape(res: Res, dialect: 'scan' | 'messaging', status: number, code?: string) {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
-  const msgField = area === 'scan' ? 'error' : 'reason';
-  const other = area === 'scan' ? 'reason' : 'error';
+  const msgField = dialect === 'scan' ? 'error' : 'reason';
+  const other = dialect === 'scan' ? 'reason' : 'error';
   expect(typeof res.json[msgField]).toBe('string');
   expect(res.json[msgField].length).toBeGreaterThan(0);
   expect(res.json).not.toHaveProperty(other);
@@ -139,28 +139,28 @@ function expectNoLeak(res: Res) {
 }
 
 describe('error mapper', () => {
-  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: an internal error is a 500 in the area shape, logged with its message, never sent', async (area, base) => {
-    const res = await req('GET', `${base}/internal`, { headers: { 'x-request-id': `leak-${area}` } });
-    expectShape(res, area, 500, 'internal');
-    expect(res.json[area === 'scan' ? 'error' : 'reason']).toBe('Internal server error');
-    expect(Object.keys(res.json).sort()).toEqual([area === 'scan' ? 'error' : 'reason', 'code', 'requestId'].sort());
+  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: an internal error is a 500 in the dialect shape, logged with its message, never sent', async (dialect, base) => {
+    const res = await req('GET', `${base}/internal`, { headers: { 'x-request-id': `leak-${dialect}` } });
+    expectShape(res, dialect, 500, 'internal');
+    expect(res.json[dialect === 'scan' ? 'error' : 'reason']).toBe('Internal server error');
+    expect(Object.keys(res.json).sort()).toEqual([dialect === 'scan' ? 'error' : 'reason', 'code', 'requestId'].sort());
     expectNoLeak(res);
-    const logged = logLines.find((l) => l.requestId === `leak-${area}` && l.level === 50);
+    const logged = logLines.find((l) => l.requestId === `leak-${dialect}` && l.level === 50);
     expect(JSON.stringify(logged)).toContain('hunter2');
   });
 
-  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: a thrown string is a 500 that does not echo it', async (area, base) => {
+  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: a thrown string is a 500 that does not echo it', async (dialect, base) => {
     const res = await req('GET', `${base}/string`);
-    expectShape(res, area, 500, 'internal');
+    expectShape(res, dialect, 500, 'internal');
     expectNoLeak(res);
   });
 
   test.each([
     ['exposed500', 500], ['exposed503', 503], ['unexposed400', 400], ['status999', 500],
   ] as const)('a library error (%s) hides its message', async (name, status) => {
-    for (const [area, base] of [['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const) {
+    for (const [dialect, base] of [['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const) {
       const res = await req('GET', `${base}/${name}`);
-      expectShape(res, area, status);
+      expectShape(res, dialect, status);
       expectNoLeak(res);
     }
   });
@@ -178,31 +178,31 @@ describe('error mapper', () => {
     expectNoLeak(res);
   });
 
-  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: plan_required carries feature, current_plan and upgrade', async (area, base) => {
+  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: plan_required carries feature, current_plan and upgrade', async (dialect, base) => {
     const res = await req('GET', `${base}/plan`);
-    expectShape(res, area, 403, 'plan_required');
+    expectShape(res, dialect, 403, 'plan_required');
     expect(res.json).toMatchObject({ feature: 'async_scanning', current_plan: 'free', upgrade: true });
   });
 
-  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: 429 carries Retry-After of at least 1 and code rate_limited', async (area, base) => {
+  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: 429 carries Retry-After of at least 1 and code rate_limited', async (dialect, base) => {
     const res = await req('GET', `${base}/rate`);
-    expectShape(res, area, 429, 'rate_limited');
+    expectShape(res, dialect, 429, 'rate_limited');
     expect(res.headers['retry-after']).toBe('1');
   });
 
   // Regression (fixed): a rejection with no value (`throw undefined`, `Promise.reject()`,
   // `reject(null)`) made the mapper itself throw, so Koa's fallback answered a text/plain
-  // "Internal Server Error" without the area's JSON body or the X-Request-ID header.
+  // "Internal Server Error" without the dialect's JSON body or the X-Request-ID header.
   it.each([['scan', '/api/scan/t', 'undefined'], ['messaging', '/api/entities/t', 'null']] as const)(
-    '%s: a rejection without a value (%s) is still a 500 in the area shape with X-Request-ID', async (area, base, what) => {
+    '%s: a rejection without a value (%s) is still a 500 in the dialect shape with X-Request-ID', async (dialect, base, what) => {
       const res = await req('GET', `${base}/${what}`, { headers: { 'x-request-id': 'nil-1' } });
       expect(res.status).toBe(500);
       expect(res.headers['x-request-id']).toBe('nil-1');
-      expectShape(res, area, 500, 'internal');
+      expectShape(res, dialect, 500, 'internal');
     },
   );
 
-  test('unknown routes are 404 not_found in the shape of the path\'s area', async () => {
+  test('unknown routes are 404 not_found in the shape of the path\'s dialect', async () => {
     expectShape(await req('GET', '/api/scan/nope/nope'), 'scan', 404, 'not_found');
     expectShape(await req('GET', '/api/account/nope'), 'scan', 404, 'not_found');
     expectShape(await req('GET', '/api/entities/nope/x'), 'messaging', 404, 'not_found');
@@ -245,12 +245,12 @@ describe('error mapper', () => {
     expectShape(res, 'messaging', 405, 'method_not_allowed');
   });
 
-  test('errorBody: fields of the area, code only when set, extra fields kept', () => {
+  test('errorBody: fields of the dialect, code only when set, extra fields kept', () => {
     expect(errorBody('scan', 'r', 'm', undefined, {})).toEqual({ error: 'm', requestId: 'r' });
     expect(errorBody('messaging', 'r', 'm', 'c', { feature: 'x' })).toEqual({ reason: 'm', requestId: 'r', code: 'c', feature: 'x' });
-    expect(areaOfPath('/api/scan')).toBe('scan');
-    expect(areaOfPath('/api/entities/me')).toBe('messaging');
-    expect(areaOfPath('/healthz')).toBe('system');
+    expect(dialectOfPath('/api/scan')).toBe('scan');
+    expect(dialectOfPath('/api/entities/me')).toBe('messaging');
+    expect(dialectOfPath('/healthz')).toBe('system');
   });
 });
 
@@ -308,11 +308,11 @@ describe('authentication header and key kinds', () => {
     ['two tokens', 'Bearer acct extra', 'messaging'],
     ['unknown key', 'Bearer nope', 'messaging'],
     ['token without scheme', 'acct', 'messaging'],
-  ])('%s is a 401 unauthorized in the area shape, before the rate limiter', async (_w, header, area) => {
+  ])('%s is a 401 unauthorized in the dialect shape, before the rate limiter', async (_w, header, dialect) => {
     rateCalls.length = 0;
-    const path = area === 'scan' ? '/api/scan/t/account' : '/api/entities/t/account';
+    const path = dialect === 'scan' ? '/api/scan/t/account' : '/api/entities/t/account';
     const res = await req('GET', path, { headers: header ? { authorization: header } : {} });
-    expectShape(res, area as 'scan' | 'messaging', 401, 'unauthorized');
+    expectShape(res, dialect as 'scan' | 'messaging', 401, 'unauthorized');
     expect(rateCalls).toEqual([]);
   });
 
@@ -389,7 +389,7 @@ describe('JSON bodies', () => {
     ['two documents', '{}{}'],
     ['NaN', '{"a":NaN}'],
     ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])],
-  ])('malformed or non-object JSON (%s) is 400 invalid_json in the area shape', async (_w, body) => {
+  ])('malformed or non-object JSON (%s) is 400 invalid_json in the dialect shape', async (_w, body) => {
     const res = await req('POST', '/api/scan/t/echo', { headers: { 'content-type': 'application/json' }, body });
     if (_w === 'invalid UTF-8') {
       // Decoded with replacement characters it is valid JSON: then the schema decides (200 or 400), never 500.

@@ -13,6 +13,7 @@ import type { AnalysisResult, AnalyzeDeps } from '../../../src/scan/analyze';
 import type { ProfileService, WebhookTarget } from '../../../src/scan/profiles';
 import { buildEngines } from '../../../src/scan/registry';
 import { publicResult, resultForStorage, ScanService, type ScanResult } from '../../../src/scan/service';
+import { TemporalScanEngine } from '../../../temporal/engines/scans';
 import { round2Deep } from '../../../src/scan/rounding';
 import { numbers, strings } from '../scan/support/values';
 import type { ProfileDoc, ScanStore, StoredScan } from '../../../src/scan/records';
@@ -158,7 +159,7 @@ function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?
   const deps: AnalyzeDeps = { clamd: { host: '127.0.0.1', port: 1 }, engines: ENGINES };
   const svc = new ScanService(
     store as unknown as ScanStore, profiles as unknown as ProfileService, { reserveScan } as unknown as LimitService, deps,
-    temporal as unknown as Client, { taskQueue: 'q', allowHosts: [], webhookTimeoutMs: 500 }, logger as unknown as Logger,
+    new TemporalScanEngine(temporal as unknown as Client, 'q'), { allowHosts: [], webhookTimeoutMs: 500 }, logger as unknown as Logger,
   );
   return { svc, store, reserveScan, starts, logger };
 }

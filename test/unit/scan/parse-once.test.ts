@@ -105,7 +105,7 @@ describe('one identification, one parse, one string pass per file', () => {
       { reserveScan: async () => true } as unknown as LimitService,
       { engines },
       undefined,
-      { taskQueue: 'q', allowHosts: [], webhookTimeoutMs: 500 },
+      { allowHosts: [], webhookTimeoutMs: 500 },
       { info: jest.fn(), warn: jest.fn(), error: jest.fn() } as unknown as Logger,
     );
     const account: AccountDoc = { _id: 'acc-1', name: 'acme', plan: 'pro', region: 'local', entityCount: 0, createdAt: new Date(0) };

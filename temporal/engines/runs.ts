@@ -6,9 +6,9 @@
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
-import type { RunEngine, RunStartRequest } from '../src/flows/service';
-import type { FlowRunArgs } from '../workflows/flow';
-import { runStartOptions } from './limits';
+import type { RunEngine, RunStartRequest } from '../../src/flows/service';
+import type { FlowRunArgs } from '../../workflows/flow';
+import { runStartOptions } from '../limits';
 
 export const RUN_SEARCH_ATTRIBUTES = {
   AccountId: defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD),
@@ -16,6 +16,9 @@ export const RUN_SEARCH_ATTRIBUTES = {
   FlowName: defineSearchAttributeKey('FlowName', SearchAttributeType.KEYWORD),
   Trigger: defineSearchAttributeKey('Trigger', SearchAttributeType.KEYWORD),
 };
+
+/** The interpreter (workflows/flow.ts). */
+const RUN_WORKFLOW = 'flowRun';
 
 export const runWorkflowId = (runId: string): string => `run-${runId}`;
 
@@ -28,7 +31,7 @@ export class TemporalRunEngine implements RunEngine {
       depth: 0, deadline: req.deadline, record: true,
     };
     try {
-      await this.client.workflow.start('flowRun', {
+      await this.client.workflow.start(RUN_WORKFLOW, {
         taskQueue: this.taskQueue,
         workflowId: runWorkflowId(req.runId),
         args: [args],
