@@ -22,6 +22,8 @@ import type { FlowActivities } from '../activities/flows';
 import { Walk, WalkState } from '../src/flows/walker';
 import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
 import type { ItemRef, NodeOutcome, NodeRef } from '../src/flows/node-runner';
+import type { FlowCallConfig } from '../src/flows/nodes/flow-call';
+import type { ForEachConfig, ForEachDoNode } from '../src/flows/nodes/for-each';
 import {
   LIMIT_FAILURE_TYPE, RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, forEachCount, nodePolicy, NodePolicy, shouldContinueAsNew,
 } from '../temporal/limits';
@@ -152,7 +154,7 @@ async function flowCall(s: Step): Promise<NodeOutcome> {
   const { args, node: n, ref } = s;
   const tooDeep = childDepthError(args.depth + 1, 'flow.call');
   if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
-  const cfg = n.config as { workflow_id: string; input?: unknown };
+  const cfg = n.config as FlowCallConfig;
   const childRunId = `${args.runId}.${n.id}.${s.execution}`;
   const child = await bookkeeping.prepareChildRun({ ...ref, workflowId: cfg.workflow_id, input: cfg.input, childRunId });
   await reserveChildRuns(args, 1);
@@ -175,8 +177,6 @@ async function flowCall(s: Step): Promise<NodeOutcome> {
   }
   return bookkeeping.adoptChildOutput({ ...ref, childRunId, startedAt: s.started });
 }
-
-type ForEachConfig = { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } | { workflow_id: string } };
 
 /** forEach step 1 (an activity): the items, stored; how many the forEach takes (capped, logged). */
 async function forEachItems(s: Step, cfg: ForEachConfig): Promise<{ count: number; itemsKey: string }> {
@@ -237,7 +237,7 @@ async function forEachRunsOf(s: Step, cfg: ForEachConfig, workflowId: string): P
 }
 
 /** forEach over a node: chunk activities of 100 items, 10 at a time (at most the node's share), then the outputs joined. */
-async function forEachChunks(s: Step, cfg: ForEachConfig, doNode: { type: string; config: Record<string, unknown> }): Promise<NodeOutcome> {
+async function forEachChunks(s: Step, cfg: ForEachConfig, doNode: ForEachDoNode): Promise<NodeOutcome> {
   const { args, ref, policy } = s;
   const { count } = await forEachItems(s, cfg);
   const doRef = { ...ref, contextKeys: s.walk.contextKeys(doNode) };

@@ -9,6 +9,7 @@ import { CHILD_RUNS_PER_RUN, runOutputError, stepOutputError } from '../../tempo
 import type { RunLogEntry } from '../../temporal/limits';
 import { ExpressionContext, ExpressionError } from './expressions';
 import { nodeKind } from './nodes';
+import type { ForEachDoNode } from './nodes/for-each';
 import { NodeDeps, NodeFailure } from './nodes/types';
 import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
@@ -199,7 +200,7 @@ export class NodeRunner {
    * time; the chunk's outputs are stored together. `continueOnError` keeps a failed item as
    * `{error}` instead of failing the node.
    */
-  async runForEachChunk(ref: NodeRef & { doNode: { type: string; config: Record<string, unknown> }; from: number; to: number; chunk: number; continueOnError: boolean }, beat: () => void, signal: AbortSignal): Promise<{ bytes: number }> {
+  async runForEachChunk(ref: NodeRef & { doNode: ForEachDoNode; from: number; to: number; chunk: number; continueOnError: boolean }, beat: () => void, signal: AbortSignal): Promise<{ bytes: number }> {
     const [items, base] = await Promise.all([this.items(ref), this.context(ref)]);
     const outputs: unknown[] = new Array(ref.to - ref.from);
     let next = ref.from;

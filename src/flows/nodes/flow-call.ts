@@ -15,7 +15,9 @@ export const flowCallConfigSchema = {
   },
 } as const;
 
-export const flowCallNode = defineKind<{ workflow_id: string; input?: unknown }>({
+export type FlowCallConfig = { workflow_id: string; input?: unknown };
+
+export const flowCallNode = defineKind<FlowCallConfig>({
   type: 'flow.call',
   summary: 'Runs another workflow of the account as a child run; its run output is this node\'s output',
   configSchema: flowCallConfigSchema,

@@ -34,11 +34,15 @@ export const forEachConfigSchema = {
   },
 } as const;
 
-export interface ForEachConfig {
+/** The node a forEach applies to each item (`do: {type, config}`). */
+export type ForEachDoNode = { type: string; config: Record<string, unknown> };
+
+/** A type alias (not an interface), so a node's stored config (a plain record) can be read as one. */
+export type ForEachConfig = {
   items: string;
   max_items?: number;
-  do: { type: string; config: Record<string, unknown> } | { workflow_id: string };
-}
+  do: ForEachDoNode | { workflow_id: string };
+};
 
 export const forEachNode = defineKind<ForEachConfig>({
   type: 'forEach',

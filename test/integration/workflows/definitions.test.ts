@@ -100,6 +100,7 @@ it('the OpenAPI document carries every node kind\'s config schema', async () => 
   expect(kinds).toEqual(['http', 'transform', 'condition', 'switch', 'forEach', 'delay', 'flow.call', 'device.send', 'scan', 'python', 'aws.s3']);
   const http = body.properties.nodes.items.oneOf[0];
   expect(http.properties.config.required).toEqual(['method', 'url']);
+  expect(body.description).toMatch(/every node reachable from a start node/);
   expect(doc.body.paths['/api/workflows/runs/{runId}'].get).toBeDefined();
 });
 
