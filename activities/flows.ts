@@ -6,6 +6,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { NodeFailure } from '../src/flows/nodes/types';
 import type { NodeRunner, NodeRef, RunNodeArgs } from '../src/flows/node-runner';
+import { adoptChildOutput } from '../src/flows/nodes/flow-call';
+import { assembleForEach, assembleForEachRuns, prepareForEach, runForEachChunk } from '../src/flows/nodes/for-each';
 
 /** Failure details the interpreter reads: the attempt that failed and the run-log lines it wrote. */
 export interface NodeFailureDetails { attempt: number; log?: NodeFailure['log'] }
@@ -28,14 +30,14 @@ export function createFlowActivities(runner: NodeRunner) {
       return guarded(() => runner.runNode({ ...args, attempt: Context.current().info.attempt }, Context.current().cancellationSignal));
     },
     async prepareForEach(args: NodeRef & { items: string }) {
-      return guarded(() => runner.prepareForEach(args));
+      return guarded(() => prepareForEach(runner, args));
     },
-    async runForEachChunk(args: Parameters<NodeRunner['runForEachChunk']>[0]) {
+    async runForEachChunk(args: Parameters<typeof runForEachChunk>[1]) {
       const ctx = Context.current();
-      return guarded(() => runner.runForEachChunk(args, () => ctx.heartbeat(), ctx.cancellationSignal));
+      return guarded(() => runForEachChunk(runner, args, () => ctx.heartbeat(), ctx.cancellationSignal));
     },
-    async assembleForEach(args: Omit<Parameters<NodeRunner['assembleForEach']>[0], 'attempt'>) {
-      return guarded(() => runner.assembleForEach({ ...args, attempt: Context.current().info.attempt }));
+    async assembleForEach(args: Omit<Parameters<typeof assembleForEach>[1], 'attempt'>) {
+      return guarded(() => assembleForEach(runner, { ...args, attempt: Context.current().info.attempt }));
     },
     async prepareChildRun(args: Parameters<NodeRunner['prepareChildRun']>[0]) {
       return guarded(() => runner.prepareChildRun(args));
@@ -43,11 +45,11 @@ export function createFlowActivities(runner: NodeRunner) {
     async reserveChildRuns(args: Parameters<NodeRunner['reserveChildRuns']>[0]) {
       return runner.reserveChildRuns(args);
     },
-    async assembleForEachRuns(args: Omit<Parameters<NodeRunner['assembleForEachRuns']>[0], 'attempt'>) {
-      return guarded(() => runner.assembleForEachRuns({ ...args, attempt: Context.current().info.attempt }));
+    async assembleForEachRuns(args: Omit<Parameters<typeof assembleForEachRuns>[1], 'attempt'>) {
+      return guarded(() => assembleForEachRuns(runner, { ...args, attempt: Context.current().info.attempt }));
     },
-    async adoptChildOutput(args: Omit<Parameters<NodeRunner['adoptChildOutput']>[0], 'attempt'>) {
-      return guarded(() => runner.adoptChildOutput({ ...args, attempt: Context.current().info.attempt }));
+    async adoptChildOutput(args: Omit<Parameters<typeof adoptChildOutput>[1], 'attempt'>) {
+      return guarded(() => adoptChildOutput(runner, { ...args, attempt: Context.current().info.attempt }));
     },
     async saveFlowProgress(args: Parameters<NodeRunner['saveProgress']>[0]) {
       return runner.saveProgress(args);

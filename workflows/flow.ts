@@ -1,15 +1,14 @@
 /**
- * The user-workflow interpreter: one Temporal workflow that walks a definition's graph (the
- * DSL-interpreter pattern). Node kinds whose work is I/O run as one activity per execution with
- * that node's timeout and retry policy (temporal/limits.ts); `delay`, `forEach` and `flow.call`
- * are sequenced here (a durable timer, chunked activities, a child workflow).
+ * The user-workflow interpreter: one Temporal workflow that runs what the graph walk
+ * (src/flows/walker.ts, pure and unit-tested: joins, skips, error and loop edges, the execution
+ * cap) hands it (the DSL-interpreter pattern). Node kinds whose work is I/O run as one activity
+ * per execution with that node's timeout and retry policy (temporal/limits.ts); `delay`,
+ * `forEach` and `flow.call` are sequenced here (a durable timer, chunked activities, child
+ * workflows), each in one function below.
  *
- * Graph rules (docs/contract.md §7): a run starts at every node with no incoming edge; a node
- * runs once every forward incoming edge has been decided and at least one was taken (join);
- * a node whose incoming edges were all not taken is skipped and passes "not taken" on. An edge
- * that closes a loop re-runs its target when taken; each node runs at most 100 times per run.
  * Outputs stay in MongoDB; only sizes and branch labels reach this code, so history stays small,
- * and the run continues-as-new every 2,000 events or sooner when Temporal suggests it.
+ * and the run continues-as-new every 2,000 events or sooner when Temporal suggests it, carrying
+ * the walk's state.
  *
  * Tenants share the workers, so a top-level run's whole tree is bounded here: child runs (of
  * flow.call and forEach) count toward one depth and one budget, and the run's width (node
@@ -20,14 +19,15 @@ import {
   executeChild, isCancellation, proxyActivities, sleep, workflowInfo,
 } from '@temporalio/workflow';
 import type { FlowActivities } from '../activities/flows';
-import { analyzeGraph } from '../src/flows/graph';
+import { Walk, WalkState } from '../src/flows/walker';
 import type { EdgeDef, NodeDef, RunStatus } from '../src/flows/schemas';
-import type { NodeStat } from '../src/flows/records';
-import type { ItemRef } from '../src/flows/node-runner';
+import type { ItemRef, NodeOutcome, NodeRef } from '../src/flows/node-runner';
+import type { FlowCallConfig } from '../src/flows/nodes/flow-call';
+import type { ForEachConfig, ForEachDoNode } from '../src/flows/nodes/for-each';
 import {
-  RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, executionCapError, forEachCount, runOutputError,
+  RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, forEachCount,
 } from '../src/flows/limits';
-import { LIMIT_FAILURE_TYPE, nodePolicy, shouldContinueAsNew } from '../temporal/limits';
+import { LIMIT_FAILURE_TYPE, NodePolicy, nodePolicy, shouldContinueAsNew } from '../temporal/limits';
 
 export interface FlowRunArgs {
   runId: string;
@@ -41,23 +41,14 @@ export interface FlowRunArgs {
   deadline: number;
   /** Top-level runs keep a run record; child runs hand their output to the parent. */
   record: boolean;
-  /** Carried across continue-as-new. */
-  state?: InterpreterState;
+  /** The walk, carried across continue-as-new. */
+  state?: WalkState;
   /** A forEach child run: its input is this item of the parent's items. */
   inputFrom?: ItemRef;
   /** The top-level run of this run's tree, whose record holds the tree's child-run budget; absent on the top-level run. */
   root?: string;
   /** Node executions in flight at once, this run's child runs included; absent = RUN_WIDTH (a top-level run). */
   width?: number;
-}
-
-export interface InterpreterState {
-  signals: Record<number, 'taken' | 'not_taken'>;
-  fresh: number[];
-  stats: Record<string, NodeStat>;
-  ready: string[];
-  log: RunLogEntry[];
-  outputBytes: number;
 }
 
 export interface FlowRunResult { status: RunStatus; outputBytes: number }
@@ -85,7 +76,7 @@ const bookkeeping = proxyActivities<FlowActivities>({
 
 interface ChildRunCount { started: number; failed: number }
 
-/** `limit`: a run limit (child-run depth or budget), which ends the whole tree whatever on_error says. */
+/** `limit`: a run limit (child-run depth or budget), which ends the whole tree whatever on_error says (the walk's NodeFailure). */
 class NodeError extends Error {
   constructor(message: string, readonly attempts: number, readonly log: RunLogEntry[] = [], readonly limit = false, readonly childRuns?: ChildRunCount) {
     super(message);
@@ -112,303 +103,224 @@ function runFailure(message: string, root: string, limit: boolean, childRuns?: C
   return ApplicationFailure.create({ message, type: limit ? LIMIT_FAILURE_TYPE : 'FlowRunFailed', nonRetryable: true, details: [{ root, childRuns }] });
 }
 
-export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
-  const { nodes, edges } = args;
-  const shape = analyzeGraph(nodes, edges);
-  const byId = new Map(nodes.map((n) => [n.id, n]));
-  const forwardIn = new Map(nodes.map((n) => [n.id, (shape.incoming.get(n.id) ?? []).filter((i) => !shape.backEdges.has(i))]));
-  const state: InterpreterState = args.state ?? {
-    signals: {}, fresh: [], log: [], outputBytes: 0, ready: [...shape.starts],
-    stats: Object.fromEntries(nodes.map((n) => [n.id, { status: 'pending', executions: 0, attempts: 0, durationMs: 0, outputBytes: 0 } as NodeStat])),
+/** One node execution handed out by the walk, with what it runs under. */
+interface Step {
+  args: FlowRunArgs;
+  walk: Walk;
+  node: NodeDef;
+  execution: number;
+  /** The width units the node holds; a flow.call or forEach spends them on its child runs. */
+  share: number;
+  started: number;
+  policy: NodePolicy;
+  ref: NodeRef;
+}
+
+const remaining = (args: FlowRunArgs) => args.deadline - Date.now();
+const treeRootOf = (args: FlowRunArgs) => args.root ?? args.runId;
+
+/** Takes child runs from the tree's budget (on the top-level run's record) before any starts. */
+async function reserveChildRuns(args: FlowRunArgs, count: number): Promise<void> {
+  if (count > 0 && !(await bookkeeping.reserveChildRuns({ rootRunId: treeRootOf(args), count }))) throw new NodeError(childBudgetError(count), 1, [], true);
+}
+
+const childRunsOf = (s: Step): ChildRunCount => (s.walk.state.stats[s.node.id].childRuns ??= { started: 0, failed: 0 });
+
+async function execute(args: FlowRunArgs, walk: Walk, node: NodeDef, execution: number, share: number): Promise<NodeOutcome> {
+  const started = Date.now();
+  const policy = nodePolicy(node, node.id, remaining(args), started);
+  walk.state.log.push(...policy.log);
+  const ref: NodeRef = {
+    runId: args.runId, accountId: args.accountId, flowId: args.flowId, nodeId: node.id, execution,
+    record: args.record, contextKeys: walk.contextKeys(node.config), timeoutMs: policy.timeoutMs, inputFrom: args.inputFrom,
   };
-  const fresh = new Set(state.fresh);
+  const step: Step = { args, walk, node, execution, share, started, policy, ref };
+  switch (node.type) {
+    case 'delay':
+      await sleep((node.config as { ms: number }).ms);
+      return { bytes: 0, durationMs: Date.now() - started, attempt: 1 };
+    case 'flow.call':
+      return flowCall(step);
+    case 'forEach': {
+      const cfg = node.config as ForEachConfig;
+      return 'workflow_id' in cfg.do ? forEachRunsOf(step, cfg, cfg.do.workflow_id) : forEachChunks(step, cfg, cfg.do);
+    }
+    default:
+      return proxyActivities<FlowActivities>(policy.activity).runFlowNode({ ...ref, type: node.type, config: node.config as Record<string, unknown> });
+  }
+}
+
+/** flow.call: the child run of another workflow, whose output becomes the node's. */
+async function flowCall(s: Step): Promise<NodeOutcome> {
+  const { args, node: n, ref } = s;
+  const tooDeep = childDepthError(args.depth + 1, 'flow.call');
+  if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
+  const cfg = n.config as FlowCallConfig;
+  const childRunId = `${args.runId}.${n.id}.${s.execution}`;
+  const child = await bookkeeping.prepareChildRun({ ...ref, workflowId: cfg.workflow_id, input: cfg.input, childRunId });
+  await reserveChildRuns(args, 1);
+  const count = childRunsOf(s);
+  count.started++;
+  try {
+    await executeChild(flowRun, {
+      workflowId: `run-${childRunId}`,
+      args: [{
+        runId: childRunId, accountId: args.accountId, flowId: cfg.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
+        deadline: args.deadline, record: false, root: treeRootOf(args), width: s.share,
+      }],
+      workflowExecutionTimeout: Math.max(1_000, remaining(args)),
+      cancellationType: CHILD_CANCELLATION,
+      memo: { workflowName: child.name },
+    });
+  } catch (err) {
+    if (!isCancellation(err)) count.failed++;
+    throw err;
+  }
+  return bookkeeping.adoptChildOutput({ ...ref, childRunId, startedAt: s.started });
+}
+
+/** forEach step 1 (an activity): the items, stored; how many the forEach takes (capped, logged). */
+async function forEachItems(s: Step, cfg: ForEachConfig): Promise<{ count: number; itemsKey: string }> {
+  const { length, itemsKey } = await bookkeeping.prepareForEach({ ...s.ref, items: cfg.items });
+  const counted = forEachCount(length, cfg.max_items, s.node.id, Date.now());
+  s.walk.state.log.push(...counted.log);
+  return { count: counted.count, itemsKey };
+}
+
+/** forEach over a workflow: a child run per item, in batch workflows of 500 (forEachRuns below), one batch at a time. */
+async function forEachRunsOf(s: Step, cfg: ForEachConfig, workflowId: string): Promise<NodeOutcome> {
+  const { args, node: n, ref } = s;
+  const tooDeep = childDepthError(args.depth + 1, 'forEach');
+  if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
+  const { count: items, itemsKey } = await forEachItems(s, cfg);
+  const child = await bookkeeping.prepareChildRun({ ...ref, workflowId });
+  await reserveChildRuns(args, items);
+  const prefix = `${args.runId}.${n.id}.${s.execution}`;
+  const count = childRunsOf(s);
+  const before = { ...count };
+  try {
+    for (let b = 0; b * RUNS_PER_BATCH < items; b++) {
+      try {
+        const done = await executeChild(forEachRuns, {
+          workflowId: `run-${prefix}.batch-${b}`,
+          workflowExecutionTimeout: Math.max(1_000, remaining(args)),
+          args: [{
+            base: {
+              accountId: args.accountId, flowId: workflowId, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
+              deadline: args.deadline, record: false, root: treeRootOf(args), width: 1,
+            },
+            prefix, items: { runId: args.runId, key: itemsKey }, from: b * RUNS_PER_BATCH, to: Math.min(items, (b + 1) * RUNS_PER_BATCH),
+            continueOnError: n.on_error === 'continue', inFlight: s.share,
+          }],
+        });
+        count.started += done.started;
+        count.failed += done.failed;
+        if (done.cancelled) {
+          // Cancelled with this run (the counts are in): the cancellation goes on from here.
+          const scope = CancellationScope.current();
+          if (scope.consideredCancelled) await scope.cancelRequested;
+          throw new NodeError('its batch of child runs was cancelled', 1);
+        }
+      } catch (err) {
+        const f = failureOf(err, 1);
+        count.started += f.childRuns?.started ?? 0;
+        count.failed += f.childRuns?.failed ?? 0;
+        throw isCancellation(err) ? err : f;
+      }
+    }
+  } finally {
+    s.walk.state.log.push({
+      level: count.failed > before.failed ? 'warn' : 'info', node: n.id, at: new Date(Date.now()).toISOString(),
+      message: `forEach started ${count.started - before.started} child runs of workflow ${workflowId}; ${count.failed - before.failed} failed`,
+    });
+  }
+  return bookkeeping.assembleForEachRuns({ ...ref, childRunPrefix: prefix, count: items, startedAt: s.started });
+}
+
+/** forEach over a node: chunk activities of 100 items, 10 at a time (at most the node's share), then the outputs joined. */
+async function forEachChunks(s: Step, cfg: ForEachConfig, doNode: ForEachDoNode): Promise<NodeOutcome> {
+  const { args, ref, policy } = s;
+  const { count } = await forEachItems(s, cfg);
+  const doRef = { ...ref, contextKeys: s.walk.contextKeys(doNode) };
+  const chunks = Math.ceil(count / ITEMS_PER_CHUNK);
+  const chunkActivity = proxyActivities<FlowActivities>({
+    startToCloseTimeout: Math.max(1_000, remaining(args)),
+    heartbeatTimeout: Math.min(policy.timeoutMs + 30_000, Math.max(1_000, remaining(args))),
+    retry: policy.activity.retry,
+  });
+  let nextChunk = 0;
+  const worker = async () => {
+    while (nextChunk < chunks) {
+      const c = nextChunk++;
+      await chunkActivity.runForEachChunk({
+        ...doRef, doNode, chunk: c, from: c * ITEMS_PER_CHUNK, to: Math.min(count, (c + 1) * ITEMS_PER_CHUNK),
+        continueOnError: s.node.on_error === 'continue',
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks, s.share) }, worker));
+  return bookkeeping.assembleForEach({ ...ref, chunks, startedAt: s.started });
+}
+
+/** Walks the graph: starts what the walk hands out while width allows, until nothing is in flight. */
+export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
+  const walk = new Walk(args.nodes, args.edges, args.state, () => Date.now());
   const inflight = new Map<string, Promise<void>>();
-  let failure: string | undefined;
-  /** The error at the origin of the failure, handed to a parent run as is. */
-  let root: string | undefined;
-  /** A run limit was hit: the run stops now, without waiting for what is in flight. */
-  let limited = false;
   const width = args.width ?? RUN_WIDTH;
   /** Width units held by the node executions in flight. */
   let used = 0;
-  const treeRoot = args.root ?? args.runId;
-
-  const now = () => Date.now();
-  const remaining = () => args.deadline - now();
-  /** Outputs a node may read: the nodes its config names (an id is a plain word, so text search finds every use). */
-  const contextKeys = (n: NodeDef | { config: unknown }): string[] => {
-    const text = JSON.stringify(n.config);
-    return nodes.filter((m) => text.includes(m.id) && state.stats[m.id].executions > 0).map((m) => m.id);
-  };
-  const ref = (n: NodeDef, execution: number, timeoutMs: number) => ({
-    runId: args.runId, accountId: args.accountId, flowId: args.flowId, nodeId: n.id, execution,
-    record: args.record, contextKeys: contextKeys(n), timeoutMs, inputFrom: args.inputFrom,
-  });
-
-  const signal = (edgeIndex: number, taken: boolean) => {
-    state.signals[edgeIndex] = taken ? 'taken' : 'not_taken';
-    fresh.add(edgeIndex);
-    consider(edges[edgeIndex].to);
-  };
-
-  const consider = (id: string) => {
-    if (inflight.has(id) || state.ready.includes(id)) return;
-    if ((forwardIn.get(id) ?? []).some((i) => state.signals[i] === undefined)) return;
-    const arrived = (shape.incoming.get(id) ?? []).filter((i) => fresh.has(i));
-    if (arrived.length === 0) return;
-    for (const i of arrived) fresh.delete(i);
-    if (arrived.some((i) => state.signals[i] === 'taken')) {
-      state.ready.push(id);
-    } else if (state.stats[id].status === 'pending') {
-      state.stats[id].status = 'skipped';
-      for (const i of shape.outgoing.get(id) ?? []) signal(i, false);
-    }
-  };
-
-  /** Edges taken after a success with `branch` (condition: "true"/"false"; switch: the value). */
-  const decideEdges = (id: string, branch: string | undefined) => {
-    const outs = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when !== 'error');
-    const matched = branch !== undefined && outs.some((i) => edges[i].when === branch);
-    for (const i of shape.outgoing.get(id) ?? []) {
-      const when = edges[i].when;
-      const taken = when === undefined || (when !== 'error' && (when === branch || (!matched && branch !== undefined && when === 'default' && byId.get(id)?.type === 'switch')));
-      signal(i, taken);
-    }
-  };
-
-  const onSuccess = (id: string, outcome: { bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }) => {
-    if (outcome.log) state.log.push(...outcome.log);
-    const s = state.stats[id];
-    Object.assign(s, { status: 'completed', attempts: outcome.attempt, durationMs: s.durationMs + outcome.durationMs, outputBytes: outcome.bytes });
-    delete s.error;
-    state.outputBytes += outcome.bytes;
-    const over = runOutputError(state.outputBytes);
-    if (over) {
-      failure ??= over;
-      return;
-    }
-    decideEdges(id, outcome.branch);
-  };
-
-  const onFailure = (id: string, err: NodeError) => {
-    const n = byId.get(id) as NodeDef;
-    const s = state.stats[id];
-    state.log.push(...err.log);
-    Object.assign(s, { status: 'failed', attempts: err.attempts, error: err.message });
-    if (err.limit) {
-      state.log.push({ level: 'error', node: id, message: err.message, at: new Date(now()).toISOString() });
-      root ??= err.message;
-      failure ??= `Node "${id}" failed: ${err.message}`;
-      limited = true;
-      return;
-    }
-    const errorEdges = (shape.outgoing.get(id) ?? []).filter((i) => edges[i].when === 'error');
-    if (errorEdges.length) {
-      state.log.push({ level: 'warn', node: id, message: `failed, following its error edges: ${err.message}`, at: new Date(now()).toISOString() });
-      for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === 'error');
-    } else if (n.on_error === 'continue') {
-      state.log.push({ level: 'warn', node: id, message: `failed, continuing (on_error: continue): ${err.message}`, at: new Date(now()).toISOString() });
-      for (const i of shape.outgoing.get(id) ?? []) signal(i, edges[i].when === undefined);
-    } else {
-      state.log.push({ level: 'error', node: id, message: err.message, at: new Date(now()).toISOString() });
-      root ??= err.message;
-      failure ??= `Node "${id}" failed: ${err.message}`;
-    }
-  };
-
-  /** Takes child runs from the tree's budget (on the top-level run's record) before any starts. */
-  const reserveChildRuns = async (count: number) => {
-    if (count > 0 && !(await bookkeeping.reserveChildRuns({ rootRunId: treeRoot, count }))) throw new NodeError(childBudgetError(count), 1, [], true);
-  };
-  const childRunsOf = (id: string): ChildRunCount => (state.stats[id].childRuns ??= { started: 0, failed: 0 });
-
-  /** `share`: the width units the node holds; a flow.call or forEach spends them on its child runs. */
-  const execute = async (n: NodeDef, execution: number, share: number): Promise<{ bytes: number; branch?: string; durationMs: number; attempt: number; log?: RunLogEntry[] }> => {
-    const started = now();
-    const policy = nodePolicy(n, n.id, remaining(), started);
-    state.log.push(...policy.log);
-    const r = ref(n, execution, policy.timeoutMs);
-    switch (n.type) {
-      case 'delay': {
-        await sleep((n.config as { ms: number }).ms);
-        return { bytes: 0, durationMs: now() - started, attempt: 1 };
-      }
-      case 'flow.call': {
-        const tooDeep = childDepthError(args.depth + 1, 'flow.call');
-        if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
-        const cfg = n.config as { workflow_id: string; input?: unknown };
-        const childRunId = `${args.runId}.${n.id}.${execution}`;
-        const child = await bookkeeping.prepareChildRun({ ...r, workflowId: cfg.workflow_id, input: cfg.input, childRunId });
-        await reserveChildRuns(1);
-        const count = childRunsOf(n.id);
-        count.started++;
-        try {
-          await executeChild(flowRun, {
-            workflowId: `run-${childRunId}`,
-            args: [{
-              runId: childRunId, accountId: args.accountId, flowId: cfg.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
-              deadline: args.deadline, record: false, root: treeRoot, width: share,
-            }],
-            workflowExecutionTimeout: Math.max(1_000, remaining()),
-            cancellationType: CHILD_CANCELLATION,
-            memo: { workflowName: child.name },
-          });
-        } catch (err) {
-          if (!isCancellation(err)) count.failed++;
-          throw err;
-        }
-        return bookkeeping.adoptChildOutput({ ...r, childRunId, startedAt: started });
-      }
-      case 'forEach': {
-        const cfg = n.config as { items: string; max_items?: number; do: { type: string; config: Record<string, unknown> } | { workflow_id: string } };
-        const does = cfg.do;
-        const tooDeep = 'workflow_id' in does ? childDepthError(args.depth + 1, 'forEach') : undefined;
-        if (tooDeep) throw new NodeError(tooDeep, 1, [], true);
-        const { length, itemsKey } = await bookkeeping.prepareForEach({ ...r, items: cfg.items });
-        const counted = forEachCount(length, cfg.max_items, n.id, now());
-        state.log.push(...counted.log);
-        if ('workflow_id' in does) {
-          const child = await bookkeeping.prepareChildRun({ ...r, workflowId: does.workflow_id });
-          await reserveChildRuns(counted.count);
-          const prefix = `${args.runId}.${n.id}.${execution}`;
-          const count = childRunsOf(n.id);
-          const before = { ...count };
-          try {
-            for (let b = 0; b * RUNS_PER_BATCH < counted.count; b++) {
-              try {
-                const done = await executeChild(forEachRuns, {
-                  workflowId: `run-${prefix}.batch-${b}`,
-                  workflowExecutionTimeout: Math.max(1_000, remaining()),
-                  args: [{
-                    base: {
-                      accountId: args.accountId, flowId: does.workflow_id, nodes: child.nodes, edges: child.edges, depth: args.depth + 1,
-                      deadline: args.deadline, record: false, root: treeRoot, width: 1,
-                    },
-                    prefix, items: { runId: args.runId, key: itemsKey }, from: b * RUNS_PER_BATCH, to: Math.min(counted.count, (b + 1) * RUNS_PER_BATCH),
-                    continueOnError: n.on_error === 'continue', inFlight: share,
-                  }],
-                });
-                count.started += done.started;
-                count.failed += done.failed;
-                if (done.cancelled) {
-                  // Cancelled with this run (the counts are in): the cancellation goes on from here.
-                  const scope = CancellationScope.current();
-                  if (scope.consideredCancelled) await scope.cancelRequested;
-                  throw new NodeError('its batch of child runs was cancelled', 1);
-                }
-              } catch (err) {
-                const f = failureOf(err, 1);
-                count.started += f.childRuns?.started ?? 0;
-                count.failed += f.childRuns?.failed ?? 0;
-                throw isCancellation(err) ? err : f;
-              }
-            }
-          } finally {
-            state.log.push({
-              level: count.failed > before.failed ? 'warn' : 'info', node: n.id, at: new Date(now()).toISOString(),
-              message: `forEach started ${count.started - before.started} child runs of workflow ${does.workflow_id}; ${count.failed - before.failed} failed`,
-            });
-          }
-          return bookkeeping.assembleForEachRuns({ ...r, childRunPrefix: prefix, count: counted.count, startedAt: started });
-        }
-        const doNode = does;
-        const doRef = { ...r, contextKeys: contextKeys({ config: doNode }) };
-        const chunks = Math.ceil(counted.count / ITEMS_PER_CHUNK);
-        const chunkActivity = proxyActivities<FlowActivities>({
-          startToCloseTimeout: Math.max(1_000, remaining()),
-          heartbeatTimeout: Math.min(policy.timeoutMs + 30_000, Math.max(1_000, remaining())),
-          retry: policy.activity.retry,
-        });
-        let nextChunk = 0;
-        const worker = async () => {
-          while (nextChunk < chunks) {
-            const c = nextChunk++;
-            await chunkActivity.runForEachChunk({
-              ...doRef, doNode, chunk: c, from: c * ITEMS_PER_CHUNK, to: Math.min(counted.count, (c + 1) * ITEMS_PER_CHUNK),
-              continueOnError: n.on_error === 'continue',
-            });
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks, share) }, worker));
-        return bookkeeping.assembleForEach({ ...r, chunks, startedAt: started });
-      }
-      default: {
-        const act = proxyActivities<FlowActivities>(policy.activity);
-        return act.runFlowNode({ ...r, type: n.type, config: n.config as Record<string, unknown> });
-      }
-    }
-  };
 
   /**
    * Top-level runs write their progress (changed nodes, new log entries) at most every 2 s, in
-   * the background, so the API shows a running run's nodes without a write per node.
+   * the background, so the API shows a running run's nodes without a write per node. The first
+   * write goes out at once, so a long first node (a delay) shows as running.
    */
-  const dirty = new Set<string>();
-  let logSaved = state.log.length;
-  // The first progress write goes out at once, so a long first node (a delay) shows as running.
   let lastSave = -Infinity;
   let saving: Promise<void> | undefined;
-  const saveProgress = (force = false) => {
-    if (!args.record || saving || (!force && now() - lastSave < PROGRESS_EVERY_MS) || (dirty.size === 0 && logSaved === state.log.length)) return;
-    const changed = Object.fromEntries([...dirty].map((id) => [id, { ...state.stats[id] }]));
-    const log = state.log.slice(logSaved);
-    dirty.clear();
-    logSaved = state.log.length;
-    lastSave = now();
-    saving = bookkeeping.saveFlowProgress({ runId: args.runId, nodes: changed, log, outputBytes: state.outputBytes, temporalRunId: workflowInfo().firstExecutionRunId })
+  const saveProgress = () => {
+    if (!args.record || saving || Date.now() - lastSave < PROGRESS_EVERY_MS) return;
+    const changed = walk.progress();
+    if (!changed) return;
+    lastSave = Date.now();
+    saving = bookkeeping.saveFlowProgress({ runId: args.runId, ...changed, outputBytes: walk.state.outputBytes, temporalRunId: workflowInfo().firstExecutionRunId })
       .catch(() => undefined)
       .finally(() => { saving = undefined; });
   };
 
-  const launch = (id: string) => {
-    const s = state.stats[id];
-    const execution = s.executions + 1;
-    const capped = executionCapError(id, execution);
-    if (capped) {
-      state.log.push({ level: 'error', node: id, message: capped, at: new Date(now()).toISOString() });
-      failure ??= capped;
-      return;
-    }
-    s.executions = execution;
-    s.status = 'running';
-    dirty.add(id);
-    const n = byId.get(id) as NodeDef;
+  const launch = (node: NodeDef, execution: number) => {
     // Nodes that start child runs take every free unit for them; any other node takes one.
-    const share = n.type === 'flow.call' || n.type === 'forEach' ? Math.max(1, width - used) : 1;
+    const share = node.type === 'flow.call' || node.type === 'forEach' ? Math.max(1, width - used) : 1;
     used += share;
-    const p = execute(n, execution, share)
-      .then((outcome) => onSuccess(id, outcome), (err: unknown) => {
+    const p = execute(args, walk, node, execution, share)
+      .then((outcome) => walk.succeeded(node.id, outcome), (err: unknown) => {
         if (isCancellation(err)) throw err;
-        onFailure(id, failureOf(err, 1));
+        walk.failed(node.id, failureOf(err, 1));
       })
       .finally(() => {
         used -= share;
-        inflight.delete(id);
-        dirty.add(id);
+        inflight.delete(node.id);
+        walk.settled(node.id);
         saveProgress();
-        // Signals that arrived while it ran (a loop coming round) are looked at now.
-        consider(id);
       });
-    inflight.set(id, p);
+    inflight.set(node.id, p);
   };
 
   const finish = async (status: RunStatus, error: string | null) => {
     if (saving) await saving;
-    for (const s of Object.values(state.stats)) {
-      if (s.status === 'pending') s.status = 'skipped';
-      // In flight when the run was cancelled or stopped by a run limit.
-      if (s.status === 'running') s.status = 'cancelled';
-    }
-    const terminals = nodes.filter((n) => (shape.outgoing.get(n.id) ?? []).length === 0 && state.stats[n.id].status === 'completed').map((n) => n.id);
-    await bookkeeping.finishFlowRun({ runId: args.runId, record: args.record, status, error, nodes: state.stats, log: state.log, outputBytes: state.outputBytes, terminals });
+    const terminals = walk.close();
+    const { stats: nodes, log, outputBytes } = walk.state;
+    await bookkeeping.finishFlowRun({ runId: args.runId, record: args.record, status, error, nodes, log, outputBytes, terminals });
   };
 
   let draining = false;
   try {
     for (;;) {
-      while (!failure && !draining && state.ready.length && used < width) launch(state.ready.shift() as string);
+      while (!walk.failure && !draining && walk.hasReady && used < width) {
+        const next = walk.take();
+        if (next) launch(next.node, next.execution);
+      }
       // A run limit stops the tree now: what is in flight is abandoned (child runs are terminated with this run).
-      if (inflight.size === 0 || limited) break;
+      if (inflight.size === 0 || walk.limited) break;
       saveProgress();
       await Promise.race(inflight.values());
       if (shouldContinueAsNew(workflowInfo())) draining = true;
@@ -418,19 +330,18 @@ export async function flowRun(args: FlowRunArgs): Promise<FlowRunResult> {
       await CancellationScope.nonCancellable(() => finish('cancelled', null));
       throw err;
     }
-    failure ??= err instanceof Error ? err.message : String(err);
+    walk.failure ??= err instanceof Error ? err.message : String(err);
   }
-  if (!failure && draining && state.ready.length) {
+  if (!walk.failure && draining && walk.hasReady) {
     // Temporal asked for a fresh history: the walk goes on in a new execution of this run.
-    state.fresh = [...fresh];
-    await continueAsNew<typeof flowRun>({ ...args, state });
+    await continueAsNew<typeof flowRun>({ ...args, state: walk.snapshot() });
   }
-  if (failure) {
-    await finish('failed', failure);
-    throw runFailure(failure, root ?? failure, limited);
+  if (walk.failure) {
+    await finish('failed', walk.failure);
+    throw runFailure(walk.failure, walk.root ?? walk.failure, walk.limited);
   }
   await finish('completed', null);
-  return { status: 'completed', outputBytes: state.outputBytes };
+  return { status: 'completed', outputBytes: walk.state.outputBytes };
 }
 
 export interface ForEachRunsArgs {

@@ -1,14 +1,15 @@
 /**
  * What the interpreter's activities do: run one node execution (templates resolved, the kind's
- * executor called, the output stored), the forEach steps, child-run preparation and the final
- * write of a run. Outputs never travel back through Temporal: they are stored here (GridFS above
- * 256 KB) and only their size and the chosen branch return to the workflow.
+ * executor called, the output stored), the child-run budget, progress and the final write of a
+ * run; forEach's and flow.call's steps live in their kinds' files over this runner (StepRunner).
+ * Outputs never travel back through Temporal: they are stored here (GridFS above 256 KB) and only
+ * their size and the chosen branch return to the workflow.
  */
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
 import { CHILD_RUNS_PER_RUN, runOutputError, stepOutputError, type RunLogEntry } from './limits';
 import { ExpressionContext, ExpressionError } from './expressions';
 import { nodeKind } from './nodes';
-import { NodeDeps, NodeFailure } from './nodes/types';
+import { NodeDeps, NodeFailure, NodeRef, NodeResult, StepRunner } from './nodes/types';
 import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
 import type { OutputDoc, NodeStat, WorkflowDoc } from './records';
@@ -45,24 +46,7 @@ export interface NodeRunnerDeps {
   runEnded?: (runId: string) => Promise<void>;
 }
 
-/** Identifies one node execution of one run. */
-export interface NodeRef {
-  runId: string;
-  accountId: string;
-  flowId: string;
-  nodeId: string;
-  execution: number;
-  /** Top-level runs have a run record to keep current; child runs (flow.call, forEach) do not. */
-  record: boolean;
-  /** Node ids whose outputs the node's config may read (`nodes.<id>`). */
-  contextKeys: string[];
-  timeoutMs: number;
-  /** A forEach child run reads its input from the parent's items instead of its own `#input`. */
-  inputFrom?: ItemRef;
-}
-
-/** One item of a forEach's stored items. */
-export interface ItemRef { runId: string; key: string; index: number }
+export type { ItemRef, NodeRef } from './nodes/types';
 
 export interface RunNodeArgs extends NodeRef {
   type: string;
@@ -76,12 +60,12 @@ export interface NodeOutcome { bytes: number; branch?: string; durationMs: numbe
 const ITEMS_CACHE = 4;
 const INPUT_CACHE = 200;
 
-export class NodeRunner {
+export class NodeRunner implements StepRunner {
   /** The last few forEach item arrays, so the chunks of one forEach read it once per worker. */
   private readonly itemsCache = new Map<string, unknown[]>();
   private readonly inputCache = new Map<string, unknown>();
 
-  constructor(private readonly deps: NodeRunnerDeps) {}
+  constructor(readonly deps: NodeRunnerDeps) {}
 
   async context(ref: Pick<NodeRef, 'runId' | 'flowId' | 'nodeId' | 'execution' | 'contextKeys' | 'inputFrom' | 'record'>): Promise<ExpressionContext> {
     const nodes: Record<string, unknown> = {};
@@ -99,7 +83,7 @@ export class NodeRunner {
    * never read as a template). The output, the error and the lines written to `log` come back
    * with every revealed value redacted.
    */
-  private async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number, log: RunLogEntry[] = []) {
+  async execute(type: string, rawConfig: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number, log: RunLogEntry[] = []): Promise<NodeResult> {
     const kind = nodeKind(type);
     if (!kind?.execute) throw new NodeFailure(`node kind "${type}" does not run as an activity`, false);
     const execute = kind.execute;
@@ -127,7 +111,7 @@ export class NodeRunner {
   }
 
   /** Stores a node's output; fails the node above 10 MB. */
-  private async store(ref: NodeRef, key: string, value: unknown): Promise<number> {
+  async store(ref: NodeRef, key: string, value: unknown): Promise<number> {
     const json = encodeUserJson(value);
     const bytes = Buffer.byteLength(json);
     const tooBig = stepOutputError(ref.nodeId, bytes);
@@ -153,21 +137,6 @@ export class NodeRunner {
     }
   }
 
-  /** forEach step 1: the items array, stored for the chunks or child runs; returns its length and where it is. */
-  async prepareForEach(ref: NodeRef & { items: string }): Promise<{ length: number; itemsKey: string }> {
-    const ctx = await this.context(ref);
-    let items: unknown;
-    try {
-      items = await this.deps.nodes.expressions.evaluate(ref.accountId, ref.items, ctx, ref.timeoutMs);
-    } catch (err) {
-      throw new NodeFailure(`items expression failed: ${(err as Error).message}`, false);
-    }
-    if (items === null) items = [];
-    if (!Array.isArray(items)) throw new NodeFailure(`items must yield an array, not ${typeof items}`, false);
-    await this.deps.outputs.save(ref.runId, itemsKey(ref), encodeUserJson(items));
-    return { length: items.length, itemsKey: itemsKey(ref) };
-  }
-
   /** A top-level run's input is on its record (read once per worker); a child run's under `#input`. */
   private async runInput(ref: Pick<NodeRef, 'runId' | 'record'>): Promise<unknown> {
     if (!ref.record) return decodeUserJson(await this.deps.outputs.load(ref.runId, '#input'));
@@ -179,11 +148,7 @@ export class NodeRunner {
     return this.inputCache.get(key);
   }
 
-  private items(ref: NodeRef): Promise<unknown[]> {
-    return this.storedItems(ref.runId, itemsKey(ref));
-  }
-
-  private async storedItems(runId: string, itemsKeyOf: string): Promise<unknown[]> {
+  async storedItems(runId: string, itemsKeyOf: string): Promise<unknown[]> {
     const key = `${runId}/${itemsKeyOf}`;
     const cached = this.itemsCache.get(key);
     if (cached) return cached;
@@ -194,57 +159,9 @@ export class NodeRunner {
   }
 
   /**
-   * forEach step 2: the `do` node over items [from, to), each with the node timeout, ten at a
-   * time; the chunk's outputs are stored together. `continueOnError` keeps a failed item as
-   * `{error}` instead of failing the node.
-   */
-  async runForEachChunk(ref: NodeRef & { doNode: { type: string; config: Record<string, unknown> }; from: number; to: number; chunk: number; continueOnError: boolean }, beat: () => void, signal: AbortSignal): Promise<{ bytes: number }> {
-    const [items, base] = await Promise.all([this.items(ref), this.context(ref)]);
-    const outputs: unknown[] = new Array(ref.to - ref.from);
-    let next = ref.from;
-    const worker = async () => {
-      while (next < ref.to) {
-        const i = next++;
-        const itemSignal = AbortSignal.any([signal, AbortSignal.timeout(ref.timeoutMs)]);
-        try {
-          const r = await this.execute(ref.doNode.type, ref.doNode.config, { ...base, item: items[i], index: i }, ref, itemSignal, i);
-          outputs[i - ref.from] = r.output;
-        } catch (err) {
-          if (!ref.continueOnError) throw new NodeFailure(`item ${i}: ${(err as Error).message}`, !(err instanceof NodeFailure) || err.retryable);
-          outputs[i - ref.from] = { error: (err as Error).message };
-        }
-        beat();
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(10, ref.to - ref.from) }, worker));
-    const json = encodeUserJson(outputs);
-    const bytes = Buffer.byteLength(json);
-    const tooBig = stepOutputError(ref.nodeId, bytes);
-    if (tooBig) throw new NodeFailure(tooBig, false);
-    await this.deps.outputs.save(ref.runId, `${itemsKey(ref)}#chunk-${ref.chunk}`, json);
-    return { bytes };
-  }
-
-  /** forEach step 3: the chunks joined in order become the node's output. */
-  async assembleForEach(ref: NodeRef & { chunks: number; attempt: number; startedAt: number }): Promise<NodeOutcome> {
-    const parts: string[] = [];
-    let total = 0;
-    for (let c = 0; c < ref.chunks; c++) {
-      const text = (await this.deps.outputs.load(ref.runId, `${itemsKey(ref)}#chunk-${c}`)) ?? '[]';
-      total += text.length;
-      const tooBig = stepOutputError(ref.nodeId, total);
-      if (tooBig) throw new NodeFailure(tooBig, false);
-      const inner = text.slice(1, -1);
-      if (inner) parts.push(inner);
-    }
-    const value = decodeUserJson(`[${parts.join(',')}]`);
-    const bytes = await this.store(ref, ref.nodeId, value);
-    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
-  }
-
-  /**
-   * flow.call: the child workflow's definition, and its input stored under the child run id.
-   * forEach child runs (`childRunId` absent) read their input from the items instead.
+   * A child run of another workflow (flow.call, or forEach over a workflow): that workflow's
+   * definition, and a flow.call's input stored under the child run id. forEach child runs
+   * (`childRunId` absent) read their input from the items instead.
    */
   async prepareChildRun(ref: NodeRef & { workflowId: string; input?: unknown; childRunId?: string }): Promise<{ nodes: NodeDef[]; edges: EdgeDef[]; name: string }> {
     const doc = await this.deps.workflows.get(ref.accountId, ref.workflowId);
@@ -261,31 +178,6 @@ export class NodeRunner {
     }
     await this.deps.outputs.save(ref.childRunId, '#input', encodeUserJson(input));
     return { nodes: def.nodes, edges: def.edges, name: doc.name };
-  }
-
-  /**
-   * forEach with child runs: the outputs of runs `<prefix>.0` ... `<prefix>.<count - 1>` in order;
-   * a child that failed (kept with on_error: continue) is `{error}`.
-   */
-  async assembleForEachRuns(ref: NodeRef & { childRunPrefix: string; count: number; attempt: number; startedAt: number }): Promise<NodeOutcome> {
-    const parts: string[] = [];
-    let total = 0;
-    for (let i = 0; i < ref.count; i++) {
-      const text = (await this.deps.outputs.load(`${ref.childRunPrefix}.${i}`, '#output')) ?? '{"error":"the child run failed"}';
-      total += text.length + 1;
-      const tooBig = stepOutputError(ref.nodeId, total);
-      if (tooBig) throw new NodeFailure(tooBig, false);
-      parts.push(text);
-    }
-    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(`[${parts.join(',')}]`));
-    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
-  }
-
-  /** flow.call: the child run's output becomes this node's output. */
-  async adoptChildOutput(ref: NodeRef & { childRunId: string; attempt: number; startedAt: number }): Promise<NodeOutcome> {
-    const text = (await this.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
-    const bytes = await this.store(ref, ref.nodeId, decodeUserJson(text));
-    return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
   }
 
   /** Child runs taken from the budget of the tree whose top-level run is `rootRunId`; false when refused. */
@@ -321,5 +213,3 @@ export class NodeRunner {
     await this.deps.outputs.save(args.runId, '#output', json);
   }
 }
-
-const itemsKey = (ref: Pick<NodeRef, 'nodeId' | 'execution'>) => `${ref.nodeId}#${ref.execution}#items`;

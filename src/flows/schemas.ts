@@ -75,7 +75,7 @@ export type EdgeDef = FromSchema<typeof edgeSchema>;
 /** For OpenAPI: the definition with each node kind's config schema spelled out. */
 export const documentedDefinitionSchema = {
   ...definitionSchema,
-  description: `Limits: ${L.workflowMaxNodes} nodes, ${L.workflowMaxEdges} edges, graph depth ${L.workflowMaxDepth}, ${L.workflowMaxOutEdges} outgoing edges per node, JSON nesting ${L.jsonNestingDepth}, ${L.workflowDefinitionBytes} bytes. A violation answers 422 {error: "Validation Error", details: [{path, message}]}.`,
+  description: `Limits: ${L.workflowMaxNodes} nodes, ${L.workflowMaxEdges} edges, graph depth ${L.workflowMaxDepth}, ${L.workflowMaxOutEdges} outgoing edges per node, JSON nesting ${L.jsonNestingDepth}, ${L.workflowDefinitionBytes} bytes; every node reachable from a start node (a node with no incoming edge). A violation answers 422 {error: "Validation Error", details: [{path, message}]}.`,
   properties: {
     ...definitionSchema.properties,
     nodes: {

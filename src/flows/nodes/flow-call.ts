@@ -1,6 +1,11 @@
-/** `flow.call`: another workflow of the account as a child run; nesting depth at most 10 (forEach child runs count too). */
+/**
+ * `flow.call`: another workflow of the account as a child run; nesting depth at most 10 (forEach
+ * child runs count too). The workflow starts the child run (workflows/flow.ts) after the node
+ * runner prepared it (NodeRunner.prepareChildRun, shared with forEach); adopting its output is here.
+ */
 import { FIXED_LIMITS } from '../../accounts/plans';
-import { defineKind } from './types';
+import { decodeUserJson } from '../../storage/user-json';
+import { defineKind, NodeRef, StepOutcome, StepRunner } from './types';
 
 export const flowCallConfigSchema = {
   type: 'object',
@@ -15,9 +20,18 @@ export const flowCallConfigSchema = {
   },
 } as const;
 
-export const flowCallNode = defineKind<{ workflow_id: string; input?: unknown }>({
+export type FlowCallConfig = { workflow_id: string; input?: unknown };
+
+export const flowCallNode = defineKind<FlowCallConfig>({
   type: 'flow.call',
   summary: 'Runs another workflow of the account as a child run; its run output is this node\'s output',
   configSchema: flowCallConfigSchema,
   example: { workflow_id: 'wf_3f2a…', input: { orderId: '{{ input.orderId }}' } },
 });
+
+/** flow.call: the child run's output becomes this node's output. */
+export async function adoptChildOutput(io: StepRunner, ref: NodeRef & { childRunId: string; attempt: number; startedAt: number }): Promise<StepOutcome> {
+  const text = (await io.deps.outputs.load(ref.childRunId, '#output')) ?? '{}';
+  const bytes = await io.store(ref, ref.nodeId, decodeUserJson(text));
+  return { bytes, durationMs: Date.now() - ref.startedAt, attempt: ref.attempt };
+}

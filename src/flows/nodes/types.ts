@@ -2,7 +2,8 @@
  * One node kind = one file in this folder: its config schema (ajv, `as const`, also in the
  * OpenAPI document), an example for the docs, and, for kinds whose work is I/O, the executor the
  * node activity calls. Kinds the interpreter itself runs (delay, forEach, flow.call) have no
- * executor. Adding a kind is one file plus one line in ./index.ts.
+ * executor; forEach and flow.call keep their data steps (activities) in their files instead.
+ * Adding a kind is one file plus one line in ./index.ts.
  */
 import type { Logger } from '../../log';
 import type { ExpressionContext, TemplateOptions } from '../expressions';
@@ -66,6 +67,44 @@ export interface NodeDeps {
   snippets: SnippetRunner;
   storage: ObjectStorage;
   logger: Logger;
+}
+
+/** One item of a forEach's stored items. */
+export interface ItemRef { runId: string; key: string; index: number }
+
+/** Identifies one node execution of one run. */
+export interface NodeRef {
+  runId: string;
+  accountId: string;
+  flowId: string;
+  nodeId: string;
+  execution: number;
+  /** Top-level runs have a run record to keep current; child runs (flow.call, forEach) do not. */
+  record: boolean;
+  /** Node ids whose outputs the node's config may read (`nodes.<id>`). */
+  contextKeys: string[];
+  timeoutMs: number;
+  /** A forEach child run reads its input from the parent's items instead of its own `#input`. */
+  inputFrom?: ItemRef;
+}
+
+/** What a forEach or flow.call step that ends the node hands back (the node-runner's NodeOutcome). */
+export interface StepOutcome { bytes: number; durationMs: number; attempt: number }
+
+/**
+ * What the forEach and flow.call steps (in their kinds' files) use of the node runner
+ * (node-runner.ts): a node's context, a kind's executor and stored outputs.
+ */
+export interface StepRunner {
+  readonly deps: {
+    outputs: { save(runId: string, key: string, json: string): Promise<number>; load(runId: string, key: string): Promise<string | undefined> };
+    nodes: Pick<NodeDeps, 'expressions'>;
+  };
+  context(ref: NodeRef): Promise<ExpressionContext>;
+  execute(type: string, config: Record<string, unknown>, ctx: ExpressionContext, ref: NodeRef, signal: AbortSignal, index?: number): Promise<NodeResult>;
+  /** Stores a node's output; fails the node above 10 MB. */
+  store(ref: NodeRef, key: string, value: unknown): Promise<number>;
+  storedItems(runId: string, key: string): Promise<unknown[]>;
 }
 
 /** `branch` picks the outgoing edges of condition (`true`/`false`) and switch (a case label). */

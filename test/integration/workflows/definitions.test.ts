@@ -100,6 +100,7 @@ it('the OpenAPI document carries every node kind\'s config schema', async () => 
   expect(kinds).toEqual(['http', 'transform', 'condition', 'switch', 'forEach', 'delay', 'flow.call', 'device.send', 'scan', 'python', 'aws.s3']);
   const http = body.properties.nodes.items.oneOf[0];
   expect(http.properties.config.required).toEqual(['method', 'url']);
+  expect(body.description).toMatch(/every node reachable from a start node/);
   expect(doc.body.paths['/api/workflows/runs/{runId}'].get).toBeDefined();
 });
 
@@ -155,7 +156,7 @@ it('offset=1e400 (or any absurd offset) is a 400 in the error shape on every pag
   expect((await api('GET', '/api/workflows?offset=1000000', { key })).status).toBe(200);
 });
 
-it('a definition with a node no start node reaches is 422 naming the node; so is one with no start node', async () => {
+it('a definition with a node no start node reaches is 422 naming the node; so is one with no start node (a ring, a single self-loop)', async () => {
   const island = await api('POST', '/api/workflows', {
     key, body: { name: 'island', nodes: [transform('a', '1'), transform('b', '2')], edges: [{ from: 'b', to: 'b' }] },
   });
@@ -167,4 +168,7 @@ it('a definition with a node no start node reaches is 422 naming the node; so is
   expect(ring.status).toBe(422);
   expect(ring.body.details.map((d: { path: string }) => d.path)).toEqual(['nodes[0]', 'nodes[1]']);
   expect(ring.body.details[0].message).toMatch(/no start node/);
+  const self = await api('POST', '/api/workflows', { key, body: { name: 'self', nodes: [transform('only', '1')], edges: [{ from: 'only', to: 'only' }] } });
+  expect(self.status).toBe(422);
+  expect(self.body.details).toEqual([{ path: 'nodes[0]', message: 'node "only" can never run: the workflow has no start node (every node has an incoming edge)' }]);
 });
