@@ -17,7 +17,7 @@ import { LimitService } from './limits/service';
 import { MessagingInfo, MessagingService } from './messaging/service';
 import { EntityService } from './entities/service';
 import { MessagePipeline, MessagingEvents } from './messaging/pipeline';
-import type { MessageExport } from './messaging/export';
+import type { MessageExport, MessageStore } from './messaging/records';
 import { MqttSignals } from './mqtt/signals';
 import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
@@ -62,7 +62,6 @@ import { SqliteOutputStore, SqliteRunStore, SqliteSlotStore, SqliteWorkflowStore
 import type { AccountStore, AuditStore } from './accounts/records';
 import type { EntityStore } from './entities/records';
 import type { CounterStore } from './limits/records';
-import type { MessageStore } from './messaging/records';
 import type { MqttStore } from './mqtt/records';
 import type { FeedStore, ScanStore } from './scan/records';
 import type { VaultStore } from './vault/records';

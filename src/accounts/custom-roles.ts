@@ -9,7 +9,7 @@ import type { AuditLog } from './audit';
 import { hasEntitlement } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission } from './roles';
 import { isDuplicateKey } from '../storage/errors';
-import type { AccountDoc, RoleDoc } from './records';
+import type { AccountDoc, RoleDoc, RoleRecords } from './records';
 
 const ROLE_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -18,14 +18,6 @@ export interface RoleView { name: string; permissions: Permission[]; builtIn: bo
 const view = (r: RoleDoc): RoleView => ({ name: r.name, permissions: r.permissions, builtIn: false, createdAt: r.createdAt.toISOString() });
 const DEFAULT_VIEW: RoleView = { name: DEFAULT_ROLE, permissions: [...DEFAULT_ROLE_PERMISSIONS], builtIn: true, createdAt: null };
 
-/** Where custom roles are kept (accounts/records.ts). */
-export interface RoleRecords {
-  listRoles(accountId: string): Promise<RoleDoc[]>;
-  findRole(accountId: string, name: string): Promise<RoleDoc | null>;
-  insertRole(doc: RoleDoc): Promise<void>;
-  setRolePermissions(accountId: string, name: string, permissions: Permission[]): Promise<RoleDoc | null>;
-  deleteRole(accountId: string, name: string): Promise<boolean>;
-}
 
 /** Whether any entity still holds a role (the entity store, entities/records.ts). */
 export interface RoleHolders { roleInUse(accountId: string, role: string): Promise<boolean> }

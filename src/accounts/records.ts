@@ -6,8 +6,6 @@
  */
 import type { PlanTier } from './plans';
 import type { Permission } from './roles';
-import type { AccountRecords } from './service';
-import type { RoleRecords } from './custom-roles';
 import type { AuditEntries } from './audit';
 
 export interface AccountDoc {
@@ -33,6 +31,29 @@ export interface RoleDoc {
   name: string;
   permissions: Permission[];
   createdAt: Date;
+}
+
+/** Where accounts and their keys are kept (accounts/records.ts). */
+export interface AccountRecords {
+  insertAccount(doc: AccountDoc): Promise<void>;
+  findAccount(id: string): Promise<AccountDoc | null>;
+  /** False when there is no such account. */
+  setPlan(id: string, plan: PlanTier): Promise<boolean>;
+  insertApiKey(doc: ApiKeyDoc): Promise<void>;
+  findApiKey(id: string): Promise<ApiKeyDoc | null>;
+  /** Reserves one entity slot under `max`; false when the account is full. */
+  reserveEntitySlot(accountId: string, max: number): Promise<boolean>;
+  releaseEntitySlot(accountId: string): Promise<void>;
+  findRole(accountId: string, name: string): Promise<RoleDoc | null>;
+}
+
+/** Where custom roles are kept (accounts/records.ts). */
+export interface RoleRecords {
+  listRoles(accountId: string): Promise<RoleDoc[]>;
+  findRole(accountId: string, name: string): Promise<RoleDoc | null>;
+  insertRole(doc: RoleDoc): Promise<void>;
+  setRolePermissions(accountId: string, name: string, permissions: Permission[]): Promise<RoleDoc | null>;
+  deleteRole(accountId: string, name: string): Promise<boolean>;
 }
 
 /** Accounts, their keys and custom roles. */

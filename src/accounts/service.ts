@@ -10,7 +10,7 @@ import type { Secrets } from '../secrets';
 import { hashesEqual, looksLikeJwt, newAccountKey, parseAccountKey, sha256Hex, EntityKeyClaims, verifyEntityKey } from './keys';
 import { PlanTier, hasEntitlement, isPlanTier } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission, PERMISSIONS, isPermission } from './roles';
-import type { AccountDoc, ApiKeyDoc, RoleDoc } from './records';
+import type { AccountDoc, AccountRecords } from './records';
 import type { EntityDoc, EntityStore } from '../entities/records';
 
 /** How long an account document (plan) may be served from a process's cache. */
@@ -41,19 +41,6 @@ export class AccountEvents extends EventEmitter {}
 
 const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 
-/** Where accounts and their keys are kept (accounts/records.ts). */
-export interface AccountRecords {
-  insertAccount(doc: AccountDoc): Promise<void>;
-  findAccount(id: string): Promise<AccountDoc | null>;
-  /** False when there is no such account. */
-  setPlan(id: string, plan: PlanTier): Promise<boolean>;
-  insertApiKey(doc: ApiKeyDoc): Promise<void>;
-  findApiKey(id: string): Promise<ApiKeyDoc | null>;
-  /** Reserves one entity slot under `max`; false when the account is full. */
-  reserveEntitySlot(accountId: string, max: number): Promise<boolean>;
-  releaseEntitySlot(accountId: string): Promise<void>;
-  findRole(accountId: string, name: string): Promise<RoleDoc | null>;
-}
 
 /** What authentication reads of entities and their keys (entities/records.ts). */
 export type EntityKeyRecords = Pick<EntityStore, 'findEntity' | 'findEntityKey' | 'deadEntityKeys'>;

@@ -7,7 +7,8 @@ import type { ScanService } from '../scan/service';
 import {
   acceptedSchema, fileStatusSchema, galleryQuerySchema, GalleryQuery, gallerySchema, inboxQuerySchema, inboxSchema, uploadBodySchema,
 } from './schemas';
-import type { BlobPart, FileCaller, FileService, PartHeaders, StoredPart } from './service';
+import type { FileCaller, FileService, PartHeaders, StoredPart } from './service';
+import type { BlobPart } from './records';
 
 const UPLOAD_FIELDS = textFieldsOf(uploadBodySchema);
 

@@ -17,42 +17,12 @@ import { clipFormatOf, MadeClip } from './clip';
 import { ClipRejected } from './frames';
 import { parseRange, RangeAnswer } from './range';
 import {
-  ClipFormat, FileStatus, FileStatusView, GalleryQuery, uploadFieldsSchema, UploadFields,
+  ClipFormat, FileStatusView, GalleryQuery, uploadFieldsSchema, UploadFields,
 } from './schemas';
-import type { BlobRange, FileRecord, Verdict } from './records';
+import type { BlobPart, FileRecord, FileRecords, Verdict } from './records';
 
-export type BlobPart = 'raw' | 'video' | 'poster';
 export const BLOB_PARTS: readonly BlobPart[] = ['raw', 'video', 'poster'];
 
-/** The records and bytes of files (records.ts); a fake in unit tests. */
-export interface FileRecords {
-  insert(doc: FileRecord): Promise<void>;
-  find(accountId: string, id: string): Promise<FileRecord | null>;
-  findById(id: string): Promise<FileRecord | null>;
-  /** Moves a file from one status to another exactly once; false when it was not in `from`. */
-  transition(id: string, from: FileStatus, set: Partial<FileRecord>): Promise<boolean>;
-  /** Records the verdict of a clip still being processed (status stays `scanning`). */
-  setVerdict(id: string, verdict: Verdict, contentType: string): Promise<void>;
-  /** Delivered files of a recipient, oldest first. */
-  inbox(accountId: string, dest: string, limit: number): Promise<FileRecord[]>;
-  /** The gallery, newest first. */
-  clips(accountId: string, opts: { source?: string; offset: number; limit: number }): Promise<FileRecord[]>;
-  expiredIds(now: Date, limit: number): Promise<string[]>;
-  /** Removes the record (and any download claim on it). */
-  remove(id: string): Promise<void>;
-  /** Takes the file's single download claim unless a claim valid at `now` is held; true when taken. */
-  claimDownload(id: string, token: string, until: Date, now: Date): Promise<boolean>;
-  renewDownloadClaim(id: string, token: string, until: Date): Promise<void>;
-  releaseDownloadClaim(id: string, token: string): Promise<void>;
-  /** Streams bytes in as the file's `part`, replacing an earlier attempt's; returns the size. */
-  saveBlob(id: string, part: BlobPart, source: Readable): Promise<number>;
-  blobSize(id: string, part: BlobPart): Promise<number | undefined>;
-  /** The bytes of a part, or of `range` (end inclusive) of it; undefined when the part is gone. */
-  openBlob(id: string, part: BlobPart, range?: BlobRange): Promise<Readable | undefined>;
-  readBlob(id: string, part: BlobPart): Promise<Buffer | undefined>;
-  /** Idempotent. */
-  deleteBlob(id: string, part: BlobPart): Promise<void>;
-}
 
 /** The scan pipeline as file transfer uses it (src/scan/service.ts). */
 export interface TransferScanner {

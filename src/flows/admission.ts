@@ -16,8 +16,8 @@ import type { Logger } from '../log';
 import { decodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_MS } from './limits';
 import type { EdgeDef, NodeDef, RunStatus } from './schemas';
-import type { RunDoc, SlotDoc } from './records';
-import type { RunEngine } from './service';
+import type { RunDoc, RunQueue, SlotTable } from './records';
+import type { RunEngine } from './engine';
 
 export const QUEUE_EXPIRED_ERROR = 'The run waited in the queue for over an hour and expired';
 /** Retry-After of a full queue: about when a slot of a short run frees. */
@@ -29,30 +29,6 @@ const TOTAL_COUNT_TTL_MS = 1_000;
 /** A `running` record this old whose execution never reported is looked up in the engine. */
 const RELAUNCH_AFTER_MS = 60_000;
 
-/** Run records as admission sees them, and the waiting line of queued ones. */
-export interface RunQueue {
-  /** A run admitted straight to a slot: its record, already `running`. */
-  insert(run: RunDoc): Promise<void>;
-  /** A run that waits: its `queued` record, then its entry in the line. */
-  enqueue(run: RunDoc): Promise<void>;
-  /** Whether anybody of the account waits (one lookup in the line, never a scan of the records). */
-  hasQueued(accountId: string): Promise<boolean>;
-  /** Queued records that lost their line entry (a process died between the two writes) get it back. */
-  restoreLine(): Promise<number>;
-  countQueued(accountId?: string): Promise<number>;
-  oldestQueued(accountId: string): Promise<RunDoc | null>;
-  accountsWithQueued(): Promise<string[]>;
-  /** Queued → running, by `_id` and only from `queued`; the line entry goes either way. */
-  claimQueued(runId: string, startedAt: Date, deadline: Date): Promise<RunDoc | null>;
-  expireQueued(before: Date, finishedAt: Date, error: string, runId?: string): Promise<number>;
-  finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date }): Promise<boolean>;
-  statuses(runIds: string[]): Promise<Array<Pick<RunDoc, '_id' | 'status'>>>;
-  /**
-   * `running` records started before `before` and not past their deadline whose execution has
-   * not reported yet (no Temporal run id): launches lost with their process, or slow ones.
-   */
-  unlaunched(before: Date, now: Date, limit: number): Promise<RunDoc[]>;
-}
 
 /** The month's run a manual start takes, given back when the run is refused before it is recorded. */
 export interface RunReservation {
@@ -61,13 +37,6 @@ export interface RunReservation {
   release(): Promise<void>;
 }
 
-/** Concurrency slots held by running runs. */
-export interface SlotTable {
-  claim(accountId: string, runId: string, limit: number, now: Date): Promise<boolean>;
-  release(runId: string): Promise<string | undefined>;
-  all(limit: number): Promise<SlotDoc[]>;
-  count(accountId: string): Promise<number>;
-}
 
 export class RunAdmission {
   constructor(private readonly deps: {

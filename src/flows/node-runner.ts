@@ -12,23 +12,9 @@ import { nodeKind } from './nodes';
 import { NodeDeps, NodeFailure, NodeRef, NodeResult, StepRunner } from './nodes/types';
 import { NotFoundError } from '../errors';
 import type { EdgeDef, NodeDef, RunStatus, WorkflowDefinition } from './schemas';
-import type { OutputDoc, NodeStat, WorkflowDoc } from './records';
+import type { NodeOutputs, NodeStat, RunProgress, WorkflowDoc } from './records';
 
-/** Node outputs as the interpreter's activities use them (flows/records.ts). */
-export interface NodeOutputs {
-  save(runId: string, key: string, json: string): Promise<number>;
-  load(runId: string, key: string): Promise<string | undefined>;
-  read(doc: OutputDoc): Promise<string>;
-  find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
-}
 
-/** A running run's record: its input, live progress and final state (flows/records.ts). */
-export interface RunProgress {
-  recordProgress(runId: string, nodes: Record<string, NodeStat>, log: RunLogEntry[], outputBytes: number, temporalRunId?: string): Promise<void>;
-  input(runId: string): Promise<string | undefined>;
-  finish(runId: string, fields: { status: RunStatus; error: string | null; finishedAt: Date; nodes: Record<string, NodeStat>; log: RunLogEntry[]; outputBytes: number }): Promise<boolean>;
-  reserveChildRuns(runId: string, count: number, limit: number): Promise<boolean>;
-}
 
 export interface NodeRunnerDeps {
   outputs: NodeOutputs;

@@ -11,29 +11,13 @@ import type { RunAdmission } from './admission';
 import { decodeUserJson, encodeUserJson } from '../storage/user-json';
 import { RUN_TIMEOUT_ERROR, type RunLogEntry } from './limits';
 import { ValidationDetail, checkRunBody, compileInputSchema, validateDefinition } from './validate';
-import { FINAL_STATUSES, type EdgeDef, type NodeDef, type RunStatus, type WorkflowDefinition } from './schemas';
-import type { NodeStat, OutputDoc, RunDoc, WorkflowDoc } from './records';
+import { FINAL_STATUSES, type RunStatus, type WorkflowDefinition } from './schemas';
+import type { NodeStat, OutputRepository, RunDoc, RunRepository, WorkflowDoc, WorkflowRepository } from './records';
+import type { RunEngine, RunStartRequest } from './engine';
 
-/** Where definitions live. */
-export interface WorkflowRepository {
-  insert(doc: WorkflowDoc): Promise<void>;
-  get(accountId: string, id: string): Promise<WorkflowDoc | null>;
-  list(accountId: string, offset: number, limit: number): Promise<WorkflowDoc[]>;
-  replace(accountId: string, id: string, fields: Omit<WorkflowDoc, '_id' | 'accountId' | 'createdAt'>): Promise<WorkflowDoc | null>;
-  remove(accountId: string, id: string): Promise<boolean>;
-  count(accountId: string): Promise<number>;
-  /** Enabled, exposed workflows whose trigger names one of the tags, oldest first. */
-  triggeredBy(accountId: string, tags: string[], limit: number): Promise<WorkflowDoc[]>;
-}
+export type { RunEngine, RunStartRequest };
 
-/** Where run records live. */
-export interface RunRepository {
-  get(accountId: string, runId: string): Promise<RunDoc | null>;
-  list(accountId: string, workflowId: string, offset: number, limit: number): Promise<RunDoc[]>;
-  /** `from`: only a record in that status changes (default: any not final). */
-  finish(runId: string, fields: Partial<Pick<RunDoc, 'nodes' | 'log' | 'outputBytes'>> & { status: RunStatus; error: string | null; finishedAt: Date }, appendLog?: RunLogEntry[], from?: RunStatus): Promise<boolean>;
-  overdue(before: Date, limit: number): Promise<RunDoc[]>;
-}
+
 
 /** Who starts a run: the account and its plan. */
 export interface RunAccount { id: string; plan: PlanTier }
@@ -46,32 +30,6 @@ export interface RunQuota {
   workflowUsage(accountId: string): Promise<{ runs: number; computeUnits: number }>;
 }
 
-/** Where node outputs live. */
-export interface OutputRepository {
-  save(runId: string, key: string, json: string): Promise<number>;
-  read(doc: OutputDoc): Promise<string>;
-  find(runId: string, keys: readonly string[]): Promise<OutputDoc[]>;
-}
-
-/** What the interpreter needs to start a run. */
-export interface RunStartRequest {
-  runId: string;
-  accountId: string;
-  flowId: string;
-  flowName: string;
-  trigger: 'manual' | 'device_event';
-  nodes: NodeDef[];
-  edges: EdgeDef[];
-  deadline: number;
-}
-
-/** How runs meet the workflow engine (Temporal, temporal/engines/runs.ts). */
-export interface RunEngine {
-  start(req: RunStartRequest): Promise<void>;
-  /** How the execution ended, or `running`; `missing` when the engine does not know it. */
-  outcome(runId: string): Promise<'running' | 'completed' | 'failed' | 'timed_out' | 'terminated' | 'cancelled' | 'missing'>;
-  cancel(runId: string): Promise<void>;
-}
 
 export interface PublicWorkflow extends WorkflowDefinition {
   id: string;

@@ -5,13 +5,13 @@
  * first; the rest are logged), 60 triggers per minute per workflow. Such runs do not count toward
  * the month's runs but pass the same compute, concurrency and queue admission as manual ones.
  */
-import { FIXED_LIMITS } from '../accounts/plans';
-import type { PlanTier } from '../accounts/plans';
+import { FIXED_LIMITS, type PlanTier } from '../accounts/plans';
 import type { Logger } from '../log';
 import type { DeviceEvent, FlowTrigger } from '../messaging/pipeline';
 import type { LimitService } from '../limits/service';
 import { allowWorkflowTrigger } from '../limits/rates';
-import type { RunAccount, RunService, WorkflowRepository } from './service';
+import type { RunAccount, RunService } from './service';
+import type { WorkflowRepository } from './records';
 
 export class DeviceEventTriggers implements FlowTrigger {
   constructor(private readonly deps: {

@@ -2,7 +2,6 @@
  * Counters (rate windows, monthly and daily usage) and the store interface both engines implement
  * (store/sqlite.ts, store/mongo.ts). Every API process sees the same numbers.
  */
-import type { Counters } from './service';
 
 export interface UsageDoc {
   _id: string; // `${accountId}:${period}` where period is YYYY-MM or YYYY-MM-DD
@@ -19,5 +18,18 @@ export interface UsageDoc {
 
 /** The counters of a usage document. */
 export type UsageField = 'scans' | 'messagingBytes' | 'workflowRuns' | 'computeUnits';
+
+/** Where counters are kept, shared by every replica (limits/records.ts). */
+export interface Counters {
+  /** Adds the amounts to the named counters of the window and returns the new values. */
+  hitWindow(id: string, amounts: Record<string, number>, expiresAt: Date): Promise<Record<string, number>>;
+  /** Removes windows that ended before `now`. */
+  sweepWindows(now: Date): Promise<void>;
+  /** Adds `amount` only while the counter stays at or below `max`; the new value, or undefined when it would pass. */
+  incrementUsageBounded(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number, max: number): Promise<number | undefined>;
+  incrementUsage(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number): Promise<number>;
+  getUsage(id: string): Promise<UsageDoc | null>;
+  listDaily(accountId: string, fromDate: string, toDate: string): Promise<UsageDoc[]>;
+}
 
 export type CounterStore = Counters;

@@ -3,7 +3,7 @@
  * Every limit number comes from accounts/plans.ts.
  */
 import { GroupCommit } from '../storage/group-commit';
-import type { UsageDoc, UsageField } from './records';
+import type { Counters } from './records';
 
 export interface WindowRule { name: string; limit: number }
 export interface WindowVerdict { allowed: boolean; retryAfterSeconds: number; exceeded?: string; counts: Record<string, number> }
@@ -12,18 +12,6 @@ export const monthKey = (d: Date): string => d.toISOString().slice(0, 7);
 export const dayKey = (d: Date): string => d.toISOString().slice(0, 10);
 export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 
-/** Where counters are kept, shared by every replica (limits/records.ts). */
-export interface Counters {
-  /** Adds the amounts to the named counters of the window and returns the new values. */
-  hitWindow(id: string, amounts: Record<string, number>, expiresAt: Date): Promise<Record<string, number>>;
-  /** Removes windows that ended before `now`. */
-  sweepWindows(now: Date): Promise<void>;
-  /** Adds `amount` only while the counter stays at or below `max`; the new value, or undefined when it would pass. */
-  incrementUsageBounded(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number, max: number): Promise<number | undefined>;
-  incrementUsage(doc: Omit<UsageDoc, UsageField>, field: UsageField, amount: number): Promise<number>;
-  getUsage(id: string): Promise<UsageDoc | null>;
-  listDaily(accountId: string, fromDate: string, toDate: string): Promise<UsageDoc[]>;
-}
 
 export class LimitService {
   private lastSweep = 0;

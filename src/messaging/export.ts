@@ -10,8 +10,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { AuditEntry, AuditFilter, AuditLog } from '../accounts/audit';
 import { FIXED_LIMITS } from '../accounts/plans';
 import type { Logger } from '../log';
-import type { UserJsonText } from '../storage/user-json';
-import type { MessageDoc, MessageFilter } from './records';
+import type { ExportedMessage, ExportSource, MessageExport } from './records';
 
 export type ExportFormat = 'csv' | 'json';
 
@@ -20,20 +19,8 @@ export const AUDIT_EXPORT_COLUMNS = ['id', 'action', 'resourceType', 'resourceId
 
 export interface ExportStream { body: Readable; contentType: string; filename: string }
 
-/**
- * A publish message as exports read it: `data` is the JSON text it is stored as (storage/user-json.ts:
- * JSON.stringify's output), written out as it is instead of parsed and written again.
- */
-export type ExportedMessage = Pick<MessageDoc, '_id' | 'source' | 'destination' | 'msgType' | 'tags' | 'timestamp'> & { data: UserJsonText | undefined };
 
-/** What an export reads: pages of records pulled one at a time, closed when the client goes away. */
-export type ExportSource<D> = AsyncIterable<D[]> & { close(): Promise<void> };
 
-/** Message history as an export reads it (messaging/records.ts). */
-export interface MessageExport {
-  /** The account's publish messages newest first, in pages of `batchSize` at most. */
-  exportCursor(f: MessageFilter, batchSize: number): ExportSource<ExportedMessage>;
-}
 
 /** Marks the cell that holds JSON text: written unquoted into a JSON row, as a JSON cell in CSV. */
 class JsonText {

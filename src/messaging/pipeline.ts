@@ -33,7 +33,7 @@ import { checkJsonShape, describeAjvError, jsonShapeProblem, validatorFor } from
 import type { Logger } from '../log';
 import { isDuplicateKey } from '../storage/errors';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
-import type { DeliveredMessage, InboxDoc, MessageDoc, ValidationOutcome } from './records';
+import type { DeliveredMessage, InboxDoc, MessageBox, ValidationOutcome } from './records';
 import type { ServiceValidator } from './validation';
 import type { MessagingUsage } from './usage';
 
@@ -92,15 +92,6 @@ const validateMessage = validatorFor(messageSchema);
 /** Message ids sort by creation time. */
 const newMessageId = newTimeOrderedId;
 
-/** What the pipeline writes: history, the inbox and state tables (messaging/records.ts). */
-export interface MessageBox {
-  insertMessage(doc: MessageDoc): Promise<void>;
-  enqueue(doc: InboxDoc): Promise<void>;
-  /** The new table, or undefined when the entity is gone. */
-  replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
-  /** Shallow merge of `patch`; the new table, or undefined when the entity is gone. */
-  mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
-}
 
 export class MessagePipeline {
   /** Set by the workflow capability; unset means publishes trigger no flows. */

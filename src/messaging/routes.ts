@@ -1,12 +1,12 @@
 /** HTTP for the messaging API: translates requests to the pipeline and MessagingService and back (entity management: entities/routes.ts). */
 import { actorOf } from '../accounts/service';
 import { FIXED_LIMITS, hasEntitlement } from '../accounts/plans';
-import type { AppContext, RouteRegistry } from '../http/route';
-import { bodyOf, principalOf, queryOf } from '../http/route';
+import { type AppContext, bodyOf, principalOf, queryOf, type RouteRegistry } from '../http/route';
 import { ForbiddenError, PlanRequiredError } from '../errors';
 import type { AuditLog } from '../accounts/audit';
 import type { Logger } from '../log';
-import { exportAuditLog, exportMessages, ExportStream, type MessageExport } from './export';
+import { exportAuditLog, exportMessages, ExportStream } from './export';
+import type { MessageExport } from './records';
 import type { MessagePipeline, Sender } from './pipeline';
 import type { MessagingInfo, MessagingService } from './service';
 import { countMessage, observeMessage } from '../telemetry/metrics';

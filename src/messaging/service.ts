@@ -9,10 +9,10 @@ import type { EntityService } from '../entities/service';
 import type { AccountDoc } from '../accounts/records';
 import type { EntityDoc } from '../entities/records';
 import { isDuplicateKey } from '../storage/errors';
-import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError } from '../errors';
 import { MessagingEvents } from './pipeline';
 import type { MessageSearch, ServiceInput } from './schemas';
-import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, NotificationDoc, ServiceDoc } from './records';
+import type { DeliveredMessage, MessageDoc, MessageFilter, MessagingRecords, ServiceDoc } from './records';
 import type { ServiceValidator } from './validation';
 import { topicsOf } from './topics';
 
@@ -46,26 +46,6 @@ export class MessagingInfo {
 /** Who acts, for audit entries: this service has no dashboard users. */
 export type Actor = string;
 
-/** What messaging reads and changes outside the pipeline (messaging/records.ts). */
-export interface MessagingRecords {
-  /** Publish messages newest first, one page by offset. */
-  listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]>;
-  findPublished(accountId: string, id: string): Promise<MessageDoc | null>;
-  /** Takes the oldest pending message of an entity, or null; exactly once however many race. */
-  claimNext(accountId: string, dest: string): Promise<InboxDoc | null>;
-  /** Takes one named pending message; null when another claim took it. */
-  claimForDelivery(messageId: string): Promise<InboxDoc | null>;
-  getStatusTable(accountId: string, name: string): Promise<Record<string, unknown> | undefined>;
-  replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
-  mergeStatusTable(accountId: string, name: string, patch: Record<string, unknown>): Promise<Record<string, unknown> | undefined>;
-  insertService(doc: ServiceDoc): Promise<void>;
-  findService(accountId: string, id: string): Promise<ServiceDoc | null>;
-  listServices(accountId: string): Promise<ServiceDoc[]>;
-  /** Bumps the version; the service after, or null when there is none. */
-  updateService(accountId: string, id: string, set: Partial<Pick<ServiceDoc, 'name' | 'rules'>>): Promise<ServiceDoc | null>;
-  deleteService(accountId: string, id: string): Promise<boolean>;
-  listNotifications(accountId: string): Promise<NotificationDoc[]>;
-}
 
 export class MessagingService {
   constructor(private readonly deps: {

@@ -7,11 +7,10 @@
 import type { AccountDoc } from '../accounts/records';
 import { planOf } from '../accounts/plans';
 import { AppError } from '../errors';
-import type { LimitService } from '../limits/service';
-import { monthKey, startOfNextMonthUtc } from '../limits/service';
+import { type LimitService, monthKey, startOfNextMonthUtc } from '../limits/service';
 import type { Logger } from '../log';
 import { GroupCommit } from '../storage/group-commit';
-import type { NotificationDoc, NotificationKind } from './records';
+import type { NotificationKind, NotificationLog } from './records';
 
 export class DataLimitExceededError extends AppError {
   constructor(limitBytes: number, plan: string, retryAfterSeconds: number) {
@@ -22,11 +21,6 @@ export class DataLimitExceededError extends AppError {
   }
 }
 
-/** In-app notifications, each raised once (messaging/records.ts). */
-export interface NotificationLog {
-  /** Inserts the notification unless it exists already; true when it was new. */
-  raiseNotification(doc: NotificationDoc): Promise<boolean>;
-}
 
 export class MessagingUsage {
   /** Notifications this process already knows exist, so crossing traffic does not re-insert them. */

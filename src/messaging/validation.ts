@@ -8,16 +8,12 @@ import type { ValidateFunction } from 'ajv';
 import { userSchemaAjv } from '../json-schema';
 import { BadRequestError } from '../errors';
 import type { ServiceRule } from './schemas';
-import type { ActionResult, ServiceDoc, ValidationOutcome } from './records';
+import type { ActionResult, ServiceDefinitions, ServiceDoc, ValidationOutcome } from './records';
 
 interface CompiledService { version: number; rules: Array<{ name: string; validate: ValidateFunction }> }
 
 const MAX_CACHED_SERVICES = 1_000;
 
-/** Where validation services are read from (messaging/records.ts). */
-export interface ServiceDefinitions {
-  findService(accountId: string, id: string): Promise<ServiceDoc | null>;
-}
 
 export class ServiceValidator {
   private readonly cache = new Map<string, CompiledService>();

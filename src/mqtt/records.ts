@@ -3,8 +3,6 @@
  * the store interface both engines implement (store/sqlite.ts, store/mongo.ts).
  */
 import type { DeviceIdentity } from './acl';
-import type { DevicePresence } from './service';
-import type { SignalLog } from './signals';
 
 export type MqttSignal =
   | { kind: 'revoked'; apiKeyId: string }
@@ -16,5 +14,21 @@ export interface SignalDoc { _id: string; at: Date; origin: string; signal: Mqtt
 
 /** External-broker mode: the device subscribed to its messages topic, as far as we know until expiresAt. */
 export interface PresenceDoc { _id: string; device: DeviceIdentity; subscribedAt: Date; expiresAt: Date }
+
+/** External-broker mode: which device listens on its messages topic, until its presence expires. */
+export interface DevicePresence {
+  markSubscribed(device: DeviceIdentity, at: Date, ttlMs: number): Promise<void>;
+  refreshPresence(device: DeviceIdentity, at: Date, ttlMs: number): Promise<void>;
+  subscribedDevice(accountId: string, entityName: string, now: Date): Promise<DeviceIdentity | undefined>;
+  dropPresence(filter: { apiKeyId: string }): Promise<void>;
+}
+
+/** The shared log of signals every process writes and MQTT processes poll (mqtt/records.ts). */
+export interface SignalLog {
+  addSignal(origin: string, signal: MqttSignal, at: Date): Promise<void>;
+  /** Signals at or after `since`, oldest first. */
+  signalsSince(since: Date, limit: number): Promise<SignalDoc[]>;
+  sweepSignals(before: Date): Promise<void>;
+}
 
 export interface MqttStore extends SignalLog, DevicePresence {}

@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AccountService } from '../accounts/service';
 import { UnauthorizedError } from '../errors';
 import { authenticateDevice, deviceOfKey, DeviceIdentity, mayPublish, maySubscribe, parseDeviceTopic } from './acl';
-import type { MqttSignal } from './records';
+import type { DevicePresence, MqttSignal } from './records';
 
 /** What a broker may let a client do; `superuser` only for the bridge. */
 export interface BrokerDecision { allowed: boolean; superuser: boolean; reason: string }
@@ -21,13 +21,6 @@ export interface DeviceStatus {
   recordDisconnect(accountId: string, entityName: string, at: Date): Promise<void>;
 }
 
-/** External-broker mode: which device listens on its messages topic, until its presence expires. */
-export interface DevicePresence {
-  markSubscribed(device: DeviceIdentity, at: Date, ttlMs: number): Promise<void>;
-  refreshPresence(device: DeviceIdentity, at: Date, ttlMs: number): Promise<void>;
-  subscribedDevice(accountId: string, entityName: string, now: Date): Promise<DeviceIdentity | undefined>;
-  dropPresence(filter: { apiKeyId: string }): Promise<void>;
-}
 
 export interface MqttSettings {
   /** MQTT_AUTH_SECRET: the external broker's proof; unset = the broker endpoints are off. */

@@ -8,18 +8,11 @@ import { randomUUID } from 'node:crypto';
 import type { AccountEvents } from '../accounts/service';
 import type { Logger } from '../log';
 import type { MessagingEvents } from '../messaging/pipeline';
-import type { MqttSignal, SignalDoc } from './records';
+import type { MqttSignal, SignalLog } from './records';
 
 /** How long signals are kept before the sweep removes them. */
 export const SIGNAL_KEEP_MS = 10 * 60_000;
 
-/** The shared log of signals every process writes and MQTT processes poll (mqtt/records.ts). */
-export interface SignalLog {
-  addSignal(origin: string, signal: MqttSignal, at: Date): Promise<void>;
-  /** Signals at or after `since`, oldest first. */
-  signalsSince(since: Date, limit: number): Promise<SignalDoc[]>;
-  sweepSignals(before: Date): Promise<void>;
-}
 
 export class MqttSignals {
   /** Identifies this process's signals so it does not act on them twice. */

@@ -13,7 +13,7 @@ import { BadRequestError, ConflictError, NotFoundError, PlanRequiredError } from
 import { checkOutboundUrl } from '../net/safe-target';
 import { FILE_TYPES } from './types';
 import { REGISTRY } from './registry';
-import type { ProfileDoc, WebhookConfigDoc } from './records';
+import type { ProfileDoc, ScanProfiles, WebhookConfigDoc } from './records';
 import type { ProfileInput, WebhookInput } from './schemas';
 
 export type { ProfileInput, WebhookInput };
@@ -56,19 +56,6 @@ function isHeaderValue(value: string): boolean {
   }
 }
 
-/** Where scan profiles are kept (scan/records.ts). */
-export interface ScanProfiles {
-  insertProfile(doc: ProfileDoc): Promise<void>;
-  findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;
-  findDefaultProfile(accountId: string): Promise<ProfileDoc | null>;
-  /** Oldest first. */
-  listProfiles(accountId: string): Promise<ProfileDoc[]>;
-  /** Sets `set` and removes the `unset` fields; the profile after, or null when there is none. */
-  updateProfile(accountId: string, id: string, set: Partial<ProfileDoc>, unset?: string[]): Promise<ProfileDoc | null>;
-  /** The account's other profiles stop being the default. */
-  clearDefault(accountId: string, exceptId: string): Promise<void>;
-  deleteProfile(accountId: string, id: string): Promise<boolean>;
-}
 
 export class ProfileService {
   constructor(private readonly store: ScanProfiles, private readonly key: Buffer, private readonly allowHosts: readonly string[]) {}

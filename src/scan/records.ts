@@ -4,8 +4,6 @@
  * store/mongo.ts).
  */
 import type { ScanType } from './types';
-import type { ScanRecords } from './service';
-import type { ScanProfiles } from './profiles';
 import type { FeedEntrySink, FeedLookup } from './engines/feeds';
 
 export interface StoredScan {
@@ -51,6 +49,40 @@ export interface ProfileDoc {
   webhook?: WebhookConfigDoc;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** Where scans, their deferred uploads and the profiles they name are kept (scan/records.ts). */
+export interface ScanRecords {
+  insertScan(scan: StoredScan): Promise<void>;
+  findScan(accountId: string, scanId: string): Promise<StoredScan | null>;
+  findScanById(scanId: string): Promise<StoredScan | null>;
+  /** Completes a pending scan exactly once; false when it was already complete. */
+  completeScan(scanId: string, result: Record<string, unknown>, at: Date): Promise<boolean>;
+  /** Claims the webhook send of a scan; false when it was already claimed. */
+  claimWebhook(scanId: string, at: Date): Promise<boolean>;
+  clearUpload(scanId: string): Promise<void>;
+  /** Complete scans newest first, one page. */
+  history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }>;
+  /** Keeps the bytes of a deferred scan; returns their id. */
+  saveUpload(filename: string, content: Buffer): Promise<string>;
+  readUpload(id: string): Promise<Buffer>;
+  /** Idempotent. */
+  deleteUpload(id: string): Promise<void>;
+  findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;
+}
+
+/** Where scan profiles are kept (scan/records.ts). */
+export interface ScanProfiles {
+  insertProfile(doc: ProfileDoc): Promise<void>;
+  findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;
+  findDefaultProfile(accountId: string): Promise<ProfileDoc | null>;
+  /** Oldest first. */
+  listProfiles(accountId: string): Promise<ProfileDoc[]>;
+  /** Sets `set` and removes the `unset` fields; the profile after, or null when there is none. */
+  updateProfile(accountId: string, id: string, set: Partial<ProfileDoc>, unset?: string[]): Promise<ProfileDoc | null>;
+  /** The account's other profiles stop being the default. */
+  clearDefault(accountId: string, exceptId: string): Promise<void>;
+  deleteProfile(accountId: string, id: string): Promise<boolean>;
 }
 
 export interface ScanStore extends ScanRecords, ScanProfiles {}

@@ -13,7 +13,7 @@ import { isDuplicateKey } from '../storage/errors';
 import type { Logger } from '../log';
 import { analyze, AnalysisResult, AnalyzeDeps, notScannedResult, prepareEngines } from './analyze';
 import { identify, type FileTypeInfo } from './filetype';
-import type { ProfileDoc, StoredScan } from './records';
+import type { ProfileDoc, ScanRecords, StoredScan } from './records';
 import type { ProfileService } from './profiles';
 import { deliverWebhook, webhookPayload } from './webhook';
 import type { ScanResult } from './schemas';
@@ -23,8 +23,6 @@ import type { Finding, ScanType } from './types';
 
 /** Fields of the payload-scan report that docs/contract.md §5 "Payload scans" names at the top level of a payload result. */
 const PAYLOAD_FIELDS = ['codeExtraction', 'promptInjection', 'sensitiveData', 'toolCallAnalysis'] as const;
-/** Fields that quote scanned content; persisted only cut to this many characters. */
-const EXCERPT_KEYS = new Set(['match', 'excerpt', 'evidence', 'redacted']);
 
 export type { ScanResult };
 
@@ -107,25 +105,6 @@ export function publicResult(analysis: AnalysisResult, meta: { scanId: string; r
   });
 }
 
-/** Where scans, their deferred uploads and the profiles they name are kept (scan/records.ts). */
-export interface ScanRecords {
-  insertScan(scan: StoredScan): Promise<void>;
-  findScan(accountId: string, scanId: string): Promise<StoredScan | null>;
-  findScanById(scanId: string): Promise<StoredScan | null>;
-  /** Completes a pending scan exactly once; false when it was already complete. */
-  completeScan(scanId: string, result: Record<string, unknown>, at: Date): Promise<boolean>;
-  /** Claims the webhook send of a scan; false when it was already claimed. */
-  claimWebhook(scanId: string, at: Date): Promise<boolean>;
-  clearUpload(scanId: string): Promise<void>;
-  /** Complete scans newest first, one page. */
-  history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }>;
-  /** Keeps the bytes of a deferred scan; returns their id. */
-  saveUpload(filename: string, content: Buffer): Promise<string>;
-  readUpload(id: string): Promise<Buffer>;
-  /** Idempotent. */
-  deleteUpload(id: string): Promise<void>;
-  findProfile(accountId: string, id: string): Promise<ProfileDoc | null>;
-}
 
 /** How scans start their durable work (Temporal, temporal/engines/scans.ts). */
 export interface ScanWorkflows {

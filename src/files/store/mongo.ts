@@ -8,10 +8,8 @@ import { pipeline } from 'node:stream/promises';
 import { Collection, Db, GridFSBucket } from 'mongodb';
 import { BUCKETS, COLLECTIONS } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
-import type { UserJsonText } from '../../storage/user-json';
 import type { FileStatus } from '../schemas';
-import type { BlobPart } from '../service';
-import type { BlobRange, FileRecord, FileStore, Verdict } from '../records';
+import type { BlobPart, BlobRange, FileRecord, FileStore, Verdict } from '../records';
 
 /** A download in progress; `until` lets another process take over a claim whose holder died. */
 interface DownloadClaim { _id: string; token: string; until: Date }

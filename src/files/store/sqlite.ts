@@ -9,8 +9,7 @@ import type { Readable } from 'node:stream';
 import { BLOB_KEYS, BlobFiles } from '../../storage/blob-files';
 import { DocTable, immediate, SqliteDatabase } from '../../storage/sqlite';
 import type { FileStatus } from '../schemas';
-import type { BlobPart } from '../service';
-import type { BlobRange, FileRecord, FileStore, Verdict } from '../records';
+import type { BlobPart, BlobRange, FileRecord, FileStore, Verdict } from '../records';
 
 /** A download in progress; `until` lets another process take over a claim whose holder died. */
 interface DownloadClaim { _id: string; token: string; until: Date }

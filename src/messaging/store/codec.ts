@@ -5,8 +5,7 @@
  */
 import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
 import type { ServiceRule } from '../schemas';
-import type { ExportedMessage } from '../export';
-import type { DeliveredMessage, InboxDoc, MessageDoc, ServiceDoc } from '../records';
+import type { DeliveredMessage, ExportedMessage, InboxDoc, MessageDoc, ServiceDoc } from '../records';
 
 /** As stored: the user-controlled parts are JSON text (older documents: native). */
 export type Stored<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] | UserJsonText };

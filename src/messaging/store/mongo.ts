@@ -22,8 +22,7 @@ import { encodeUserJson, UserJsonText } from '../../storage/user-json';
 import { decoded, encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 import { ConflictError } from '../../errors';
 import type { EntityDoc } from '../../entities/records';
-import type { ExportedMessage, ExportSource } from '../export';
-import type { DeliveredMessage, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
+import type { ExportedMessage, ExportSource, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 
 type StoredState = Omit<EntityDoc, 'statusTable'> & { statusTable?: EntityDoc['statusTable'] | UserJsonText; stateVersion?: number };
 

@@ -10,8 +10,7 @@ import { DocTable, placeholders, SqliteDatabase } from '../../storage/sqlite';
 import { isDuplicateKey } from '../../storage/errors';
 import { decodeUserJson, encodeUserJson } from '../../storage/user-json';
 import type { StoredEntity } from '../../entities/store/sqlite';
-import type { ExportedMessage, ExportSource } from '../export';
-import type { InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
+import type { ExportedMessage, ExportSource, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
 import { encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
 
 /**

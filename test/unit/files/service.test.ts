@@ -7,8 +7,8 @@ import { Readable } from 'node:stream';
 import type { AccountDoc } from '../../../src/accounts/records';
 import { NotFoundError, QuotaExceededError } from '../../../src/errors';
 import { ClipRejected } from '../../../src/files/frames';
-import { BlobPart, FileRecords, FileService, parseUploadFields } from '../../../src/files/service';
-import type { FileRecord } from '../../../src/files/records';
+import { FileService, parseUploadFields } from '../../../src/files/service';
+import type { BlobPart, FileRecord, FileRecords } from '../../../src/files/records';
 import type { Logger } from '../../../src/log';
 
 const account: AccountDoc = { _id: 'acc', name: 'acme', plan: 'pro', region: 'local', entityCount: 0, createdAt: new Date(0) };

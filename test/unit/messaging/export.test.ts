@@ -10,10 +10,8 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import type { AuditEntry, AuditLog } from '../../../src/accounts/audit';
 import type { Logger } from '../../../src/log';
-import {
-  AUDIT_EXPORT_COLUMNS, ExportedMessage, exportAuditLog, exportMessages, ExportSource, MESSAGE_EXPORT_COLUMNS,
-} from '../../../src/messaging/export';
-import type { MessageStore } from '../../../src/messaging/records';
+import { AUDIT_EXPORT_COLUMNS, exportAuditLog, exportMessages, MESSAGE_EXPORT_COLUMNS } from '../../../src/messaging/export';
+import type { ExportedMessage, ExportSource, MessageStore } from '../../../src/messaging/records';
 
 /** Pages of `pageSize` records from `source`; `read` counts records handed out. */
 function fakeCursor<T>(source: Iterable<T>, opts: { failAfter?: number; pageSize?: number } = {}) {
