@@ -81,45 +81,50 @@ export function describeAjvError(where: string, errors: ErrorObject[] | null | u
   return `${at} ${e.message ?? 'is invalid'}`;
 }
 
-/**
- * The structural checks every JSON request body and every MQTT message passes before its schema:
- * nesting depth (one walk without recursion, so hostile input cannot blow the stack), and no NUL character in an object
- * key. BSON cannot encode such a key, so storing it would fail late, after the message had been
- * charged, as an internal error.
- */
-export function checkJsonShape(value: unknown): void {
-  const limit = FIXED_LIMITS.jsonNestingDepth;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop() as [unknown, number];
-    if (v === null || typeof v !== 'object') continue;
-    if (d > limit) throw new BadRequestError(`JSON nesting exceeds ${limit} levels`, undefined, 'json_too_deep');
-    if (Array.isArray(v)) {
-      for (const child of v) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
-      continue;
-    }
-    for (const child of Object.values(v as Record<string, unknown>)) {
-      if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
-    }
-  }
-}
-
 /** One problem in a request, as the 422 answers list them (`nodes[3].config.url`, `data.reading`). */
 export interface ValidationDetail { path: string; message: string }
 
+/** A place in the walked value; the path is built from the chain only when a problem is found. */
+interface Frame { v: unknown; d: number; up?: Frame; key?: string | number }
+const pathOf = (f: Frame): string => {
+  let p = '';
+  for (let at: Frame | undefined = f; at?.up; at = at.up) p = typeof at.key === 'number' ? `[${at.key}]${p}` : `${at.up.up ? '.' : ''}${at.key}${p}`;
+  return p;
+};
+
 /**
- * The first place nested deeper than the JSON nesting limit, or holding a number JSON cannot keep
- * (`1e309` parses as Infinity and would be stored as null), walked without recursion.
+ * The first place nested deeper than the JSON nesting limit or, with `numbers` (the default),
+ * holding a number JSON cannot keep (`1e309` parses as Infinity, which would be stored and
+ * delivered as null). One walk without recursion, so hostile input cannot blow the stack.
  */
-export function jsonShapeProblem(value: unknown, limit = FIXED_LIMITS.jsonNestingDepth): ValidationDetail | undefined {
-  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
+export function jsonShapeProblem(value: unknown, opts: { numbers?: boolean } = {}): (ValidationDetail & { code: 'json_too_deep' | 'number_out_of_range' }) | undefined {
+  const limit = FIXED_LIMITS.jsonNestingDepth;
+  const numbers = opts.numbers ?? true;
+  const stack: Frame[] = [{ v: value, d: 1 }];
   while (stack.length) {
-    const [v, d, p] = stack.pop() as [unknown, number, string];
-    if (typeof v === 'number' && !Number.isFinite(v)) return { path: p, message: 'must be a finite number' };
+    const f = stack.pop() as Frame;
+    const v = f.v;
+    if (typeof v === 'number') {
+      if (numbers && !Number.isFinite(v)) return { path: pathOf(f), message: 'must be a finite number', code: 'number_out_of_range' };
+      continue;
+    }
     if (v === null || typeof v !== 'object') continue;
-    if (d > limit) return { path: p, message: `JSON nesting exceeds ${limit} levels` };
-    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, d + 1, `${p}[${i}]`]));
-    else for (const [k, c] of Object.entries(v as Record<string, unknown>)) stack.push([c, d + 1, p ? `${p}.${k}` : k]);
+    if (f.d > limit) return { path: pathOf(f), message: `JSON nesting exceeds ${limit} levels`, code: 'json_too_deep' };
+    if (Array.isArray(v)) v.forEach((c, i) => { if (typeof c === 'object' || (numbers && typeof c === 'number')) stack.push({ v: c, d: f.d + 1, up: f, key: i }); });
+    else for (const [k, c] of Object.entries(v as Record<string, unknown>)) if (typeof c === 'object' || (numbers && typeof c === 'number')) stack.push({ v: c, d: f.d + 1, up: f, key: k });
   }
   return undefined;
+}
+
+/**
+ * The structural checks every JSON request body and every MQTT message passes before its schema,
+ * as a 400: nesting depth (`json_too_deep`) and, with `numbers`, numbers JSON cannot keep
+ * (`number_out_of_range`, naming the path). Routes leave numbers to their schemas (ajv's
+ * strictNumbers); the message pipeline asks for them, since `data` is free-form.
+ */
+export function checkJsonShape(value: unknown, opts: { numbers?: boolean } = {}): void {
+  const problem = jsonShapeProblem(value, { numbers: opts.numbers ?? false });
+  if (!problem) return;
+  if (problem.code === 'json_too_deep') throw new BadRequestError(problem.message, undefined, 'json_too_deep');
+  throw new BadRequestError(`${problem.path || 'value'} ${problem.message}: a number such as 1e309 cannot be stored`, { path: problem.path }, 'number_out_of_range');
 }

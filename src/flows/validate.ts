@@ -77,7 +77,7 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
     return { details: [{ path: '', message: `definition is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
   }
   const shapeProblem = jsonShapeProblem(raw);
-  if (shapeProblem) return { details: [shapeProblem] };
+  if (shapeProblem) return { details: [{ path: shapeProblem.path, message: shapeProblem.message }] };
   if (!validateStructure(raw)) return { details: (validateStructure.errors ?? []).map((e) => ajvDetail('', e)) };
   const def = raw as WorkflowDefinition;
 
@@ -120,7 +120,7 @@ export function checkRunBody(raw: unknown, sizeBytes: number): { details: Valida
     return { details: [{ path: '', message: `body is ${sizeBytes} bytes; at most ${L.workflowDefinitionBytes} bytes (1 MB)` }] };
   }
   const shapeProblem = jsonShapeProblem(raw);
-  if (shapeProblem) return { details: [shapeProblem] };
+  if (shapeProblem) return { details: [{ path: shapeProblem.path, message: shapeProblem.message }] };
   if (!validateRunBody(raw)) return { details: (validateRunBody.errors ?? []).map((e) => ajvDetail('', e)) };
   return { details: [], body: raw as RunBody };
 }

@@ -477,5 +477,8 @@ describe('JSON bodies', () => {
     expect(() => checkJsonShape({ wide: Array.from({ length: 100_000 }, (_, i) => ({ i })) })).not.toThrow();
     expect(() => checkJsonShape([[[['\u0000']]]])).not.toThrow();
     expect(() => checkJsonShape(null)).not.toThrow();
+    // Numbers only when asked (the message pipeline): routes leave them to their schemas.
+    expect(() => checkJsonShape({ a: [1, Infinity] })).not.toThrow();
+    expect(() => checkJsonShape({ a: [1, { b: Infinity }] }, { numbers: true })).toThrow(/^a\[1\]\.b must be a finite number/);
   });
 });
