@@ -99,7 +99,7 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   console.log(' per engine (finding of medium or worse):');
   for (const [k, t] of [...perEngine].sort()) if (t.tp + t.fp > 0) console.log(line(k, t));
   for (const m of misses) console.log(`   ${m}`);
-  if (peer) await sideBySide(recs, hits, grouped, peerMax);
+  if (peer) await sideBySide(recs, hits, grouped, peerMax, by);
 }
 
 /** NanoGuard's recall and FPR on a set of rows, at a threshold. */
@@ -113,9 +113,10 @@ function peerCounts(recs: Rec[], scores: number[], keep: (r: Rec) => boolean, t:
  * NanoGuard on the same rows, side by side with this service at equal false-positive rates: for
  * each line its threshold is the lowest that flags no larger share of that line's benign rows than
  * the service does (per source: the threshold of all rows). Also NanoGuard alone at its default
- * threshold 0.5 and at 3% and 5% FPR over all rows.
+ * threshold 0.5 and at 3% and 5% FPR over all rows. With `--by`, a line per category too (at the
+ * threshold of all rows: a category such as an attack style may hold no benign row to match on).
  */
-async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[string, string[]]>, maxNew: number): Promise<void> {
+async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[string, string[]]>, maxNew: number, by: Categories): Promise<void> {
   const why = installNanoGuard();
   if (why) {
     console.log(`\n NanoGuard not run: pip could not install it (${why})`);
@@ -151,6 +152,8 @@ async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[str
     console.log(row(name, keep, matched(keep)));
   }
   for (const source of [...new Set(recs.map((r) => r.source))].sort()) console.log(row(source, (r) => r.source === source, tAll));
+  const categories = [...new Set(recs.flatMap((r) => Object.entries(by[r.id] ?? {}).map(([field, value]) => `${field}=${value}`)))].sort();
+  for (const key of categories) console.log(row(key, (r) => Object.entries(by[r.id] ?? {}).some(([field, value]) => `${field}=${value}` === key), tAll));
   const benign = recs.flatMap((r, i) => (r.label === 0 ? [scores[i]] : []));
   for (const [label, t] of [['NanoGuard at its default 0.5', 0.5], ['NanoGuard at 3% FPR (all rows)', thresholdAtFpr(benign, 0.03)], ['NanoGuard at 5% FPR (all rows)', thresholdAtFpr(benign, 0.05)]] as const) {
     console.log(`  ${label.padEnd(30)} ${line('', peerCounts(recs, scores, every, t)).trim()} (threshold ${t.toFixed(4)})`);

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parquetReadObjects } from 'hyparquet';
 import { parse as parseYaml } from 'yaml';
+import { hash, nearCopy, shingleIndex, shingles, type ShingleIndex } from './_near-copy';
 
 const ROOT = path.join(__dirname, '..');
 export const DEFAULT_OUT = path.join(ROOT, '.tools', 'data', 'detection');
@@ -91,8 +92,6 @@ class Repo {
   }
 }
 
-const norm = (t: string): string => t.toLowerCase().replace(/\s+/g, ' ').trim();
-const hash = (t: string): string => createHash('sha256').update(norm(t)).digest('hex').slice(0, 16);
 
 /** Deterministic sample of n items (stable order by hash of a salt and the item id). */
 function sample<T>(xs: T[], n: number, key: (x: T) => string, salt: string): T[] {
@@ -133,38 +132,6 @@ function pytestPrompts(py: string): Array<[string, boolean]> {
     out.push([parts.join(''), m[2] === 'True']);
   }
   return out;
-}
-
-/** Word 6-gram shingles of a text (hashed), at most 4,000. */
-function shingles(t: string): Set<string> {
-  const w = norm(t).split(' ');
-  const out = new Set<string>();
-  for (let i = 0; i + 6 <= w.length && out.size < 4000; i++) out.add(w.slice(i, i + 6).join(' '));
-  if (w.length < 6) out.add(w.join(' '));
-  return out;
-}
-
-interface ShingleIndex { byShingle: Map<string, number[]>; sizes: number[]; exact: Set<string> }
-
-function shingleIndex(texts: string[]): ShingleIndex {
-  const byShingle = new Map<string, number[]>();
-  const sizes: number[] = [];
-  texts.forEach((t, i) => {
-    const sh = shingles(t);
-    sizes.push(sh.size);
-    for (const s of sh) byShingle.set(s, [...(byShingle.get(s) ?? []), i]);
-  });
-  return { byShingle, sizes, exact: new Set(texts.map(hash)) };
-}
-
-/** True when the text equals a held-out text or shares half the shingles of the smaller one. */
-function nearCopy(t: string, idx: ShingleIndex): boolean {
-  if (idx.exact.has(hash(t))) return true;
-  const sh = shingles(t);
-  const counts = new Map<number, number>();
-  for (const s of sh) for (const i of idx.byShingle.get(s) ?? []) counts.set(i, (counts.get(i) ?? 0) + 1);
-  for (const [i, c] of counts) if (c >= 0.5 * Math.min(sh.size, idx.sizes[i])) return true;
-  return false;
 }
 
 const sources: SourceEntry[] = [];

@@ -8,6 +8,9 @@
  *                                       leave sources out, another seed-model share, write elsewhere
  *     [--score a,b]   # leave-source-out check: also report these sources (never fitted on) at the validation threshold
  *     [--max-scored-fpr F]   # and pick the threshold so that none of them exceeds F false positives
+ *     [--seeds styles]   # also the project-written style and language seeds (datasets/pi-seeds/styles.jsonl,
+ *                          scripts/pi-style-seeds.ts), counted as project seeds, a fifth of their groups in validation
+ *     [--seeds-weight W]   # a style seed counts W times (default 3, as the payload fixtures)
  *
  * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
  * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
@@ -25,8 +28,10 @@ import path from 'node:path';
 import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
 import { arg, dataDir } from './build-detection-data';
+import { STYLE_SEEDS } from './pi-style-seeds';
 
-interface Rec { id: string; split: string; group?: string; source?: string; label: number; evasion?: string | null; text: string }
+/** `seedSet` names a project-written seed file other than the payload fixtures (for the per-source report). */
+interface Rec { id: string; split: string; group?: string; source?: string; seedSet?: string; label: number; evasion?: string | null; text: string }
 
 const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'payload', 'prompt-injection.jsonl');
 const PUBLIC = path.join(dataDir(), 'pi.jsonl');
@@ -89,6 +94,15 @@ const SCORE = new Set(arg('--score', '').split(',').filter(Boolean));
 const MAX_SCORED_FPR = Number(arg('--max-scored-fpr', '1'));
 const WITHOUT = new Set([...arg('--without', '').split(',').filter(Boolean), ...SCORE]);
 const OUT = arg('--out', MODEL_PATH);
+/**
+ * `--seeds styles`: the style and language seeds of issue 31 (written for this project, so they are
+ * project seeds: counted PROJECT_WEIGHT times and in the seed-only model). Off by default, so a plain
+ * run still reproduces the shipped weights.
+ */
+const SEED_SETS = new Set(arg('--seeds', '').split(',').filter(Boolean));
+/** Weight of one style seed (`--seeds-weight`, for comparisons); the payload fixtures keep PROJECT_WEIGHT. */
+const STYLE_SEED_WEIGHT = Number(arg('--seeds-weight', String(PROJECT_WEIGHT)));
+for (const s of SEED_SETS) if (s !== 'styles') throw new Error(`--seeds: unknown seed set ${s} (known: styles)`);
 
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const keyOf = (r: Rec): string => r.group ?? r.id;
@@ -100,7 +114,7 @@ function examplesOf(recs: Rec[]): Example[] {
   for (const r of recs) {
     if (r.label === 1 && r.evasion && OPAQUE.has(r.evasion)) continue;
     const t = classifierText(r.text);
-    const w = r.source ? 1 : PROJECT_WEIGHT;
+    const w = r.source ? 1 : r.seedSet ? STYLE_SEED_WEIGHT : PROJECT_WEIGHT;
     if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c), y: 0, w });
     else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS)), y: r.label, w });
   }
@@ -125,7 +139,8 @@ function ensemble(recs: Rec[]): Fitted {
 const worstLogit = (m: Fitted, text: string): number => Math.max(...chunks(classifierText(text)).map((c) => logit(m, features(c))), -50);
 
 function main(): void {
-  const project = read(FIXTURES).filter((r) => r.split === 'train');
+  const styleSeeds = SEED_SETS.has('styles') ? read(STYLE_SEEDS).map((r): Rec => ({ id: r.id, split: 'train', group: r.group, seedSet: 'style seeds', label: r.label, text: r.text })) : [];
+  const project = [...read(FIXTURES).filter((r) => r.split === 'train'), ...styleSeeds];
   const pool = existsSync(PUBLIC) ? read(PUBLIC) : [];
   const publicRecs = pool.filter((r) => r.split === 'train' && !EXCLUDED_SOURCES.has(r.source ?? '') && !WITHOUT.has(r.source ?? ''));
   if (publicRecs.length === 0) console.warn(`no public training data at ${PUBLIC}: training on the project seeds only (run scripts/build-detection-data.ts)`);
@@ -133,7 +148,7 @@ function main(): void {
   const valRecs = all.filter(isValidation);
   const m0 = ensemble(all.filter((r) => !isValidation(r)));
   // Validation is scored per text (worst chunk), as the engine scores a payload.
-  const raw = valRecs.map((r) => ({ z: worstLogit(m0, r.text), y: r.label, source: r.source ?? 'project seeds' }));
+  const raw = valRecs.map((r) => ({ z: worstLogit(m0, r.text), y: r.label, source: r.source ?? r.seedSet ?? 'project seeds' }));
   const cal = platt(raw);
   const scored = raw.map((s) => ({ p: sigmoid(cal.a * s.z + cal.c), y: s.y, source: s.source }));
   // Sources never fitted on (`--score`), scored by the validation model: with `--max-scored-fpr` their
@@ -165,14 +180,19 @@ function main(): void {
     weights,
     training: {
       script: 'scripts/train-prompt-injection.ts',
-      data: ['test/fixtures/payload/prompt-injection.jsonl (split=train)', 'pi.jsonl of scripts/build-detection-data.ts (split=train; sources in datasets/detection/manifest.json)'],
-      dataSha256: { fixtures: sha(FIXTURES), public: sha(PUBLIC) },
+      data: [
+        'test/fixtures/payload/prompt-injection.jsonl (split=train)',
+        ...(styleSeeds.length > 0 ? ['datasets/pi-seeds/styles.jsonl (scripts/pi-style-seeds.ts; --seeds styles)'] : []),
+        'pi.jsonl of scripts/build-detection-data.ts (split=train; sources in datasets/detection/manifest.json)',
+      ],
+      dataSha256: { fixtures: sha(FIXTURES), public: sha(PUBLIC), ...(styleSeeds.length > 0 ? { styleSeeds: sha(STYLE_SEEDS) } : {}) },
       examples: exs.length,
       positives: exs.filter((e) => e.y === 1).length,
       negatives: exs.filter((e) => e.y === 0).length,
       calibration: 'Platt scaling on the validation texts, folded into the weights',
-      validationSources: [...VALIDATION_SOURCES, 'a fifth of the project seed groups'],
+      validationSources: [...VALIDATION_SOURCES].filter((s) => !EXCLUDED_SOURCES.has(s)).concat('a fifth of the project seed groups'),
       projectSeedWeight: PROJECT_WEIGHT,
+      ...(styleSeeds.length > 0 ? { styleSeedWeight: STYLE_SEED_WEIGHT } : {}),
       model: `average of two logistic models: ${(1 - SEED_MODEL_SHARE).toFixed(2)} x all training sources + ${SEED_MODEL_SHARE.toFixed(2)} x project seeds only`,
       validation,
       ...OPTIONS,
