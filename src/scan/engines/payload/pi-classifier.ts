@@ -168,9 +168,10 @@ const READABLE: Record<FeatureVersion, RegExp> = { 1: /[a-z]{2}/i, 2: /\p{L}\P{L
 
 /**
  * Splits text into chunks of at most CHUNK_CHARS, preferring line and word boundaries, and keeps
- * those the features of `version` can read.
+ * those the features of `version` can read; `unread` counts the chunks dropped although they hold
+ * two letters (text in a script the version has no features for, e.g. Hindi under version 1).
  */
-export function chunks(text: string, size = CHUNK_CHARS, version: FeatureVersion = 1): string[] {
+export function chunks(text: string, size = CHUNK_CHARS, version: FeatureVersion = 1, unread?: { chunks: number }): string[] {
   const out: string[] = [];
   let start = 0;
   while (start < text.length) {
@@ -188,6 +189,7 @@ export function chunks(text: string, size = CHUNK_CHARS, version: FeatureVersion
     }
     const piece = text.slice(start, end);
     if (READABLE[version].test(piece)) out.push(piece);
+    else if (unread && READABLE[2].test(piece)) unread.chunks++;
     start = end;
   }
   return out;
@@ -236,11 +238,11 @@ export class LogisticModel {
     return 1 / (1 + Math.exp(-(this.model.bias + dot / norm)));
   }
 
-  /** Highest chunk probability of a whole payload. */
-  scoreText(text: string, signal?: BudgetSignal): number {
+  /** Highest chunk probability of a whole payload; `unread` counts the chunks it cannot read. */
+  scoreText(text: string, signal?: BudgetSignal, unread?: { chunks: number }): number {
     let best = 0;
     let n = 0;
-    for (const c of chunks(classifierText(text), CHUNK_CHARS, this.features)) {
+    for (const c of chunks(classifierText(text), CHUNK_CHARS, this.features, unread)) {
       if ((++n & 63) === 0 && signal?.aborted) throw new EngineTimeoutError('payload engine: time budget exhausted');
       const p = this.score(c);
       if (p > best) best = p;
