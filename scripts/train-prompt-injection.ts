@@ -210,7 +210,7 @@ function main(): void {
       model: `average of two logistic models: ${(1 - SEED_MODEL_SHARE).toFixed(2)} x all training sources + ${SEED_MODEL_SHARE.toFixed(2)} x project seeds only`,
       validation,
       ...OPTIONS,
-      features: `hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets; ${FEATURES === 1 ? 'ASCII words (version 1)' : 'words of every script, Han/kana/Thai/Lao/Khmer/Myanmar one token per character (version 2)'}`,
+      features: `hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets${FEATURES === 1 ? '' : '; words of every script, Han/kana/Thai/Lao/Khmer/Myanmar one token per character (version 2)'}`,
     },
   };
   writeFileSync(OUT, `${JSON.stringify(model)}\n`);
