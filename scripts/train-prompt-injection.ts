@@ -11,6 +11,7 @@
  *     [--seeds styles]   # also the project-written style and language seeds (datasets/pi-seeds/styles.jsonl,
  *                          scripts/pi-style-seeds.ts), counted as project seeds, a fifth of their groups in validation
  *     [--seeds-weight W]   # a style seed counts W times (default 3, as the payload fixtures)
+ *     [--features 1|2]   # feature version (pi-classifier.ts; default: the shipped model's)
  *
  * Data: the `train` split of test/fixtures/payload/prompt-injection.jsonl (project seeds) and the
  * `train` split of .tools/data/detection/pi.jsonl (public sources listed in
@@ -25,7 +26,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
+import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, PI_FEATURES, type FeatureVersion, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
 import { arg, dataDir } from './build-detection-data';
 import { STYLE_SEEDS } from './pi-style-seeds';
@@ -104,9 +105,21 @@ const SEED_SETS = new Set(arg('--seeds', '').split(',').filter(Boolean));
 const STYLE_SEED_WEIGHT = Number(arg('--seeds-weight', String(PROJECT_WEIGHT)));
 for (const s of SEED_SETS) if (s !== 'styles') throw new Error(`--seeds: unknown seed set ${s} (known: styles)`);
 
+/** `--features`: 1 reads ASCII words only, 2 every script (pi-classifier.ts). */
+const FEATURES = Number(arg('--features', String(PI_FEATURES))) as FeatureVersion;
+if (FEATURES !== 1 && FEATURES !== 2) throw new Error(`--features: 1 or 2, not ${String(FEATURES)}`);
+/**
+ * XSafety (when included) is split by language and file (one file per category), a fifth of
+ * these groups in validation, so the threshold also sees benign questions in other languages.
+ */
+const XSAFETY = new Set(['xsafety-hijacking', 'xsafety-questions']);
+
 const read = (file: string): Rec[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rec);
 const keyOf = (r: Rec): string => r.group ?? r.id;
-const isValidation = (r: Rec): boolean => (r.source ? VALIDATION_SOURCES.has(r.source) : inValidation(keyOf(r)));
+const isValidation = (r: Rec): boolean => {
+  if (r.source && XSAFETY.has(r.source)) return inValidation(`${r.source}:${r.id.replace(/#.*$/, '')}`);
+  return r.source ? VALIDATION_SOURCES.has(r.source) : inValidation(keyOf(r));
+};
 
 /** Benign texts longer than a chunk are learned chunk by chunk, as inference scores them. */
 function examplesOf(recs: Rec[]): Example[] {
@@ -115,8 +128,8 @@ function examplesOf(recs: Rec[]): Example[] {
     if (r.label === 1 && r.evasion && OPAQUE.has(r.evasion)) continue;
     const t = classifierText(r.text);
     const w = r.source ? 1 : r.seedSet ? STYLE_SEED_WEIGHT : PROJECT_WEIGHT;
-    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t)) out.push({ x: features(c), y: 0, w });
-    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS)), y: r.label, w });
+    if (r.label === 0 && t.length > CHUNK_CHARS) for (const c of chunks(t, CHUNK_CHARS, FEATURES)) out.push({ x: features(c, FEATURES), y: 0, w });
+    else out.push({ x: features(t.slice(0, 8 * CHUNK_CHARS), FEATURES), y: r.label, w });
   }
   return out;
 }
@@ -136,7 +149,7 @@ function ensemble(recs: Rec[]): Fitted {
 }
 
 /** A text's score as the engine scores a payload: its worst chunk. */
-const worstLogit = (m: Fitted, text: string): number => Math.max(...chunks(classifierText(text)).map((c) => logit(m, features(c))), -50);
+const worstLogit = (m: Fitted, text: string): number => Math.max(...chunks(classifierText(text), CHUNK_CHARS, FEATURES).map((c) => logit(m, features(c, FEATURES))), -50);
 
 function main(): void {
   const styleSeeds = SEED_SETS.has('styles') ? read(STYLE_SEEDS).map((r): Rec => ({ id: r.id, split: 'train', group: r.group, seedSet: 'style seeds', label: r.label, text: r.text })) : [];
@@ -175,6 +188,7 @@ function main(): void {
   const model: PromptInjectionModel = {
     version: 2,
     featureBits: FEATURE_BITS,
+    ...(FEATURES === 1 ? {} : { features: FEATURES }),
     bias,
     threshold,
     weights,
@@ -190,13 +204,13 @@ function main(): void {
       positives: exs.filter((e) => e.y === 1).length,
       negatives: exs.filter((e) => e.y === 0).length,
       calibration: 'Platt scaling on the validation texts, folded into the weights',
-      validationSources: [...VALIDATION_SOURCES].filter((s) => !EXCLUDED_SOURCES.has(s)).concat('a fifth of the project seed groups'),
+      validationSources: [...VALIDATION_SOURCES].filter((s) => !EXCLUDED_SOURCES.has(s)).concat('a fifth of the project seed groups', ...[...XSAFETY].filter((s) => INCLUDE.has(s)).map((s) => `a fifth of ${s} (by language and file)`)),
       projectSeedWeight: PROJECT_WEIGHT,
       ...(styleSeeds.length > 0 ? { styleSeedWeight: STYLE_SEED_WEIGHT } : {}),
       model: `average of two logistic models: ${(1 - SEED_MODEL_SHARE).toFixed(2)} x all training sources + ${SEED_MODEL_SHARE.toFixed(2)} x project seeds only`,
       validation,
       ...OPTIONS,
-      features: 'hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets',
+      features: `hashed word unigrams + bigrams + char 3-5-grams of words, L2-normalised, 2^18 buckets${FEATURES === 1 ? '' : '; words of every script, Han/kana/Thai/Lao/Khmer/Myanmar one token per character (version 2)'}`,
     },
   };
   writeFileSync(OUT, `${JSON.stringify(model)}\n`);

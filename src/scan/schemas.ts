@@ -59,7 +59,7 @@ export const scanResultSchema = {
     engines: { type: 'object', description: 'Per-engine outcome keyed by engine name: status (ok, error, timeout, unavailable, skipped), durationMs, findings' },
     details: { type: 'object', description: 'Other engine reports (archive members, CVE components, ...)' },
     codeExtraction: { type: 'object', properties: { blocksFound: int, indicators: strArr, matches: { type: 'array' }, dangerBlocks: { type: 'array' } } },
-    promptInjection: { type: 'object', properties: { detected: { type: 'boolean' }, riskLevel: str, findings: { type: 'array' } } },
+    promptInjection: { type: 'object', properties: { detected: { type: 'boolean' }, riskLevel: str, findings: { type: 'array' }, classifierUnreadChunks: { ...int, description: 'Chunks (up to 800 characters) the classifier could not score: only letters of scripts its features do not read; the rules read them' } } },
     sensitiveData: { type: 'object', properties: { detected: { type: 'boolean' }, findings: { type: 'array' } } },
     toolCallAnalysis: { type: 'object', properties: { detected: { type: 'boolean' }, toolCalls: int, findings: { type: 'array' } } },
   },

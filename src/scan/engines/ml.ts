@@ -264,7 +264,7 @@ function loadScriptModel(): (LogisticModel & { shortMediumFrom: number }) | Erro
     const json = JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel;
     const short = Number(json.training.shortMediumFrom);
     // A model without a short-text level never speaks on one-liners.
-    return Object.assign(new LogisticModel(json), { shortMediumFrom: Number.isFinite(short) ? short : Infinity });
+    return Object.assign(new LogisticModel(json, 1), { shortMediumFrom: Number.isFinite(short) ? short : Infinity });
   } catch (err) {
     return err instanceof Error ? err : new Error(String(err));
   }

@@ -26,6 +26,11 @@ export interface PromptInjectionReport {
   detected: boolean;
   riskLevel: RiskLevel;
   findings: PromptInjectionFinding[];
+  /**
+   * Chunks of the payload the classifier could not score: they hold letters only of scripts its
+   * features do not read (the rules still read them). Never a silent skip.
+   */
+  classifierUnreadChunks: number;
 }
 
 interface RuleHit { rule: InjectionRule; start: number; end: number }
@@ -214,8 +219,9 @@ export function analyzePromptInjection(text: string, signal?: BudgetSignal): Pro
     }
   }
 
+  const unread = { chunks: 0 };
   if (!(model instanceof Error)) {
-    const p = model.scoreText(text, signal);
+    const p = model.scoreText(text, signal, unread);
     if (p >= model.threshold) {
       add({ category: 'ml_classifier', pattern: `logistic-regression p=${p.toFixed(2)}`, severity: p >= 0.97 ? 'high' : 'medium', match: '' });
     }
@@ -227,7 +233,7 @@ export function analyzePromptInjection(text: string, signal?: BudgetSignal): Pro
   const worst = maxSeverity(findings.map((f) => f.severity));
   const riskLevel: RiskLevel = worst === undefined || worst === 'info' ? 'none' : worst;
   findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
-  return { detected: findings.length > 0, riskLevel, findings };
+  return { detected: findings.length > 0, riskLevel, findings, classifierUnreadChunks: unread.chunks };
 }
 
 const FAMILY_NAMES: Record<string, string> = {
@@ -256,13 +262,26 @@ function toFindings(report: PromptInjectionReport): Finding[] {
   }));
 }
 
+/** Info (no score effect): part of the payload was read by the rules only. */
+function unreadFinding(n: number): Finding[] {
+  if (n === 0) return [];
+  return [{
+    id: 'payload.prompt_injection.classifier_unread_script',
+    name: 'Prompt-injection classifier could not read part of the payload',
+    severity: 'info',
+    confidence: 1,
+    category: 'prompt-injection',
+    description: `${n} chunk${n === 1 ? '' : 's'} of up to 800 characters ${n === 1 ? 'is' : 'are'} in a script the classifier has no features for; only the rules read ${n === 1 ? 'it' : 'them'}.`,
+  }];
+}
+
 export const promptInjectionEngine: Engine = {
   name: 'prompt_injection',
   async scan(subject: ScanSubject, ctx: EngineContext): Promise<EngineOutput> {
     const report = analyzePromptInjection(payloadText(subject), deadlineSignal(ctx));
     const model = shippedModel();
     return {
-      findings: toFindings(report),
+      findings: [...toFindings(report), ...unreadFinding(report.classifierUnreadChunks)],
       report: { promptInjection: report },
       note: model instanceof Error ? `prompt-injection classifier unavailable: ${model.message}` : undefined,
     };
