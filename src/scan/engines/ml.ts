@@ -165,7 +165,7 @@ export const SCRIPT_MODEL_PATH = path.join(__dirname, '..', 'models', 'script-ml
 /** Characters the text model scores at once; longer content is scored window by window. */
 export const SCRIPT_WINDOW = 64 * 1024;
 /** Content the model reads as text (the rest: its printable strings). */
-const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
+const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'php', 'html', 'text']);
 /** Languages the model was trained on; elsewhere (JavaScript, HTML, prose) a hit stays low. */
 export const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
 /**
@@ -219,16 +219,16 @@ function onlyReadsOrLists(text: string): boolean {
   return parts.length > 0 && parts.every((x) => READ_ONLY_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
 }
 /**
- * Perl and PHP programs: the model saw almost none (three of its 37,693 training files), so a
- * `.pl` or `.php` file that the type check reads as text is not in a trained language and a hit
- * on it stays low (Perl examples and modules, Nagios plugins and PHP tables were Suspicious on
- * the model alone in the benign corpus's validation split, Perl's generated Unicode tables in its
- * train split): a perl or php shebang, `<?php`, or a first line of code that is `package Name;`,
- * `use strict;`, `use warnings;`, `use Some::Module ...;` or a package-qualified variable
- * (`%Unicode::UCD::...`). Read from the content, never the name.
+ * Perl programs: the model saw almost none (three of its 37,693 training files), so a `.pl`
+ * file that the type check reads as text is not in a trained language and a hit on it stays low
+ * (Perl examples and modules and Nagios plugins were Suspicious on the model alone in the benign
+ * corpus's validation split, Perl's generated Unicode tables in its train split): a perl
+ * shebang, or a first line of code that is `package Name;`, `use strict;`, `use warnings;`,
+ * `use Some::Module ...;` or a package-qualified variable (`%Unicode::UCD::...`). Read from the
+ * content, never the name. PHP has its own type, which is not a trained one.
  */
-const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
-export const perlOrPhpProgram = (text: string): boolean => PERL_OR_PHP.test(text);
+const PERL = /^(?:\uFEFF)?(?:#![^\n]*\bperl[\d.]*\b|(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
+export const perlProgram = (text: string): boolean => PERL.test(text);
 
 /**
  * Debian maintainer scripts made only of debhelper's generated sections (`# Automatically added
@@ -333,7 +333,7 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
-  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlOrPhpProgram(src.window(0));
+  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlProgram(src.window(0));
   const short = words < ML_MIN_WORDS;
   if (short ? !trained || !judgeable || p < SCRIPT_MODEL.shortMediumFrom : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.
