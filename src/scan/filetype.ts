@@ -237,7 +237,7 @@ const TEXT_RULES: Array<{ fileType: FileType; ext: RegExp; patterns: RegExp[] }>
   },
   {
     fileType: 'python', ext: /\.(py|pyw)$/i,
-    patterns: [/^\s*(from\s+[\w.]+\s+)?import\s+\w/m, /^\s*def\s+\w+\s*\(.*\)\s*:/m, /if __name__ == ['"]__main__['"]/, /^\s*class\s+\w+(\(.*\))?\s*:/m, /\bprint\s*\(/, /^\s*(elif|except|with)\b.*:\s*$/m],
+    patterns: [/^__[a-z]+__\s*=\s*\S/m, /^\s*(from\s+[\w.]+\s+)?import\s+\w/m, /^\s*def\s+\w+\s*\(.*\)\s*:/m, /if __name__ == ['"]__main__['"]/, /^\s*class\s+\w+(\(.*\))?\s*:/m, /\bprint\s*\(/, /^\s*(elif|except|with)\b.*:\s*$/m],
   },
   {
     fileType: 'javascript', ext: /\.(m?js|cjs|jsx|ts)$/i,

@@ -106,6 +106,9 @@ describe('identify: text formats', () => {
     ['python by shebang', 'run', '#!/usr/bin/python3\nprint(1)\n', 'python'],
     ['node by shebang', 'cli', '#!/usr/bin/env node\nconsole.log(1)\n', 'javascript'],
     ['python without shebang', 'x.py', 'import os\n\ndef main():\n    print(os.getcwd())\n', 'python'],
+    // A package's metadata module: only dunder assignments, which only Python writes.
+    ['python metadata module', '_meta.py', '__author__ = "A. Author"\n__copyright__ = "2024"\n__credits__ = [\n    "B. Helper",\n]\n', 'python'],
+    ['dunder assignments without the name stay text', 'notes', '__author__ = "A. Author"\n', 'text'],
     ['PHP by its opening tag', 'x.php', '<?php\nfunction main($argv) {\n    return count($argv);\n}\n', 'php'],
     ['PHP by shebang', 'tool', '#!/usr/bin/env php\n<?php\necho "hi";\n', 'php'],
     ['PHP class without the extension', 'Mailer', '<?php\nnamespace App;\n\nclass Mailer {\n    public function send($to) {\n        $this->log("sending");\n    }\n}\n', 'php'],
