@@ -47,6 +47,7 @@ export const TYPE_INFO: Record<FileType, TypeInfo> = {
   batch: { contentType: 'text/x-msdos-batch', coverage: 'partial', label: 'batch script' },
   shell: { contentType: 'text/x-shellscript', coverage: 'partial', label: 'shell script' },
   python: { contentType: 'text/x-python', coverage: 'partial', label: 'Python script' },
+  php: { contentType: 'text/x-php', coverage: 'partial', label: 'PHP script' },
   html: { contentType: 'text/html', coverage: 'partial', label: 'HTML' },
   image: { contentType: 'application/octet-stream', coverage: 'partial', label: 'image' },
   text: { contentType: 'text/plain', coverage: 'partial', label: 'text' },
@@ -203,6 +204,7 @@ function asText(b: Buffer, n = 65536): string | null {
 const SHEBANGS: Array<[RegExp, FileType]> = [
   [/python[0-9.]*\b/, 'python'],
   [/\b(node|nodejs|deno|bun)\b/, 'javascript'],
+  [/\bphp[\d.]*\b/, 'php'],
   [/\bpwsh\b|powershell/i, 'powershell'],
   [/\b(ba|da|z|k|c|tc|fi|a)?sh\b/, 'shell'],
 ];
@@ -215,6 +217,11 @@ const TEXT_RULES: Array<{ fileType: FileType; ext: RegExp; patterns: RegExp[] }>
   {
     fileType: 'html', ext: /\.(x?html?|hta)$/i,
     patterns: [/<!doctype html/i, /<html[\s>]/i, /<head[\s>]/i, /<body[\s>]/i, /<script[\s>]/i, /<(div|meta|iframe|form)[\s>]/i],
+  },
+  {
+    // Before JavaScript: PHP shares `function f(`, `=>` and `$x =`, so a tie goes to the syntax only PHP has.
+    fileType: 'php', ext: /\.(php[3-8]?|phtml)$/i,
+    patterns: [/<\?php\b/i, /\$this->\w/, /\$_(GET|POST|REQUEST|COOKIE|SERVER|FILES)\b/, /^\s*(?:(?:abstract|final)\s+)?(?:public|private|protected)\s+(?:static\s+)?function\s/m, /^\s*namespace\s+[A-Za-z_][\w\\]*\s*;/m, /\barray\s*\([^)\n]{0,200}=>/],
   },
   {
     fileType: 'powershell', ext: /\.(ps1|psm1|psd1)$/i,
@@ -230,7 +237,7 @@ const TEXT_RULES: Array<{ fileType: FileType; ext: RegExp; patterns: RegExp[] }>
   },
   {
     fileType: 'python', ext: /\.(py|pyw)$/i,
-    patterns: [/^\s*(from\s+[\w.]+\s+)?import\s+\w/m, /^\s*def\s+\w+\s*\(.*\)\s*:/m, /if __name__ == ['"]__main__['"]/, /^\s*class\s+\w+(\(.*\))?\s*:/m, /\bprint\s*\(/, /^\s*(elif|except|with)\b.*:\s*$/m],
+    patterns: [/^__[a-z]+__\s*=\s*\S/m, /^\s*(from\s+[\w.]+\s+)?import\s+\w/m, /^\s*def\s+\w+\s*\(.*\)\s*:/m, /if __name__ == ['"]__main__['"]/, /^\s*class\s+\w+(\(.*\))?\s*:/m, /\bprint\s*\(/, /^\s*(elif|except|with)\b.*:\s*$/m],
   },
   {
     fileType: 'javascript', ext: /\.(m?js|cjs|jsx|ts)$/i,
@@ -243,11 +250,15 @@ const TEXT_RULES: Array<{ fileType: FileType; ext: RegExp; patterns: RegExp[] }>
   },
 ];
 
+/** A file that opens with PHP's tag is PHP whatever else it contains (a table of `=>` pairs reads like JavaScript). */
+const PHP_OPENING = /^\s*<\?php\b/i;
+
 function classifyText(text: string, name: string): FileType {
   const firstLine = text.slice(0, 200).split('\n', 1)[0];
   if (firstLine.startsWith('#!')) {
     for (const [re, t] of SHEBANGS) if (re.test(firstLine)) return t;
   }
+  if (PHP_OPENING.test(text.slice(0, 4096))) return 'php';
   const sample = text.slice(0, 16384);
   let best: { fileType: FileType; score: number } | null = null;
   for (const rule of TEXT_RULES) {

@@ -63,7 +63,7 @@ export interface RegistryRow {
   create: (deps: EngineDeps) => Engine;
 }
 
-const SCRIPTS: readonly FileType[] = ['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python'];
+const SCRIPTS: readonly FileType[] = ['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'php'];
 const BOTH: readonly ScanType[] = ['file', 'payload'];
 const PARTIAL: readonly FileType[] = [...SCRIPTS, 'html', 'text', 'unknown', 'zip', '7z', 'rar', 'tar', 'gzip', 'office_ooxml', 'office_ole', 'pdf', 'image'];
 const fixed = (e: Engine) => (): Engine => e;

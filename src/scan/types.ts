@@ -11,7 +11,7 @@ export type { CveRecord, SafetyScore };
 export const FILE_TYPES = [
   'pe', 'elf', 'macho', 'java_class', 'jar', 'apk', 'dex', 'zip', '7z', 'rar', 'tar', 'gzip',
   'office_ooxml', 'office_ole', 'pdf', 'powershell', 'javascript', 'vbscript', 'batch', 'shell',
-  'python', 'html', 'image', 'text', 'unknown',
+  'python', 'html', 'image', 'text', 'unknown', 'php',
 ] as const;
 export type FileType = (typeof FILE_TYPES)[number];
 

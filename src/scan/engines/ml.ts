@@ -165,7 +165,7 @@ export const SCRIPT_MODEL_PATH = path.join(__dirname, '..', 'models', 'script-ml
 /** Characters the text model scores at once; longer content is scored window by window. */
 export const SCRIPT_WINDOW = 64 * 1024;
 /** Content the model reads as text (the rest: its printable strings). */
-const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text']);
+const TEXT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'php', 'html', 'text']);
 /** Languages the model was trained on; elsewhere (JavaScript, HTML, prose) a hit stays low. */
 export const TRAINED_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'batch', 'shell', 'python', 'text']);
 /**
@@ -219,16 +219,16 @@ function onlyReadsOrLists(text: string): boolean {
   return parts.length > 0 && parts.every((x) => READ_ONLY_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
 }
 /**
- * Perl and PHP programs: the model saw almost none (three of its 37,693 training files), so a
- * `.pl` or `.php` file that the type check reads as text is not in a trained language and a hit
- * on it stays low (Perl examples and modules, Nagios plugins and PHP tables were Suspicious on
- * the model alone in the benign corpus's validation split, Perl's generated Unicode tables in its
- * train split): a perl or php shebang, `<?php`, or a first line of code that is `package Name;`,
- * `use strict;`, `use warnings;`, `use Some::Module ...;` or a package-qualified variable
- * (`%Unicode::UCD::...`). Read from the content, never the name.
+ * Perl programs: the model saw almost none (three of its 37,693 training files), so a `.pl`
+ * file that the type check reads as text is not in a trained language and a hit on it stays low
+ * (Perl examples and modules and Nagios plugins were Suspicious on the model alone in the benign
+ * corpus's validation split, Perl's generated Unicode tables in its train split): a perl
+ * shebang, or a first line of code that is `package Name;`, `use strict;`, `use warnings;`,
+ * `use Some::Module ...;` or a package-qualified variable (`%Unicode::UCD::...`). Read from the
+ * content, never the name. PHP has its own type, which is not a trained one.
  */
-const PERL_OR_PHP = /^(?:\uFEFF)?(?:#![^\n]*\b(?:perl|php)[\d.]*\b|\s*<\?php\b|(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
-export const perlOrPhpProgram = (text: string): boolean => PERL_OR_PHP.test(text);
+const PERL = /^(?:\uFEFF)?(?:#![^\n]*\bperl[\d.]*\b|(?:[ \t]*(?:#[^\r\n]*)?\r?\n)*[ \t]*(?:package\s+[A-Za-z_][\w:]*\s*;|use\s+(?:strict|warnings|[A-Za-z_]\w*(?:::\w+)+)\b[^;\n]*;|[$%@][A-Za-z_]\w*(?:::\w+)+))/;
+export const perlProgram = (text: string): boolean => PERL.test(text);
 
 /**
  * Debian maintainer scripts made only of debhelper's generated sections (`# Automatically added
@@ -254,6 +254,71 @@ export function onlyDebhelperSections(text: string): boolean {
     }
   }
   return sections > 0 && !inside;
+}
+
+/** Python read whole for its shape up to this size; a larger module is judged as any other. */
+const LIBRARY_READ_MAX = 1024 * 1024;
+const MAX_LIBRARY_LINE = 4096;
+/** Statements that define rather than do: imports, def/class and their decorators, assignments, docstrings. */
+const DEFINES = /^(?:import\s|from\s+[\w.]+\s+import\b|[)\]}]|pass\b|raise\b|[A-Za-z_][\w.]*(?:\[[^\]\n]{0,200}\])?(?:\s*,\s*[A-Za-z_][\w.]*)*\s*(?::[^=\n]{1,200})?(?:[-+*|&]|\/\/)?=(?!=))/;
+/** Headers of blocks whose bodies run on import and are read with the same rule; `if __name__ == ...` is a script's entry point. */
+const IMPORT_TIME_BLOCK = /^(?:if\s+(?!\(?\s*__name__\b)|elif\s|else\s*:|try\s*:|except\b|finally\s*:)/;
+const DEFINITION = /^(?:(?:async\s+)?def\s|class\s|@)/;
+
+/**
+ * A Python module that only defines things: every statement that runs on import (at the top
+ * level, and inside top-level `if`/`try` blocks) is an import, a def or class, an assignment, a
+ * docstring, `pass` or `raise`; no call statement, loop, `with` block or `__main__` entry point.
+ * That is library code (the bulk of the model's medium hits on the benign corpus), while an
+ * attack script does something when run: a reverse shell, a download, a loop, or `main()`
+ * behind the `__main__` check. The bodies of functions are not read here (the rules read them).
+ */
+export function pythonLibraryModule(text: string): boolean {
+  let depth = 0;
+  let triple: string | null = null;
+  let continued = false;
+  let skipAbove = -1;
+  let statements = 0;
+  for (const raw of text.split('\n')) {
+    // Minified or generated lines are not a library's shape, and reading them quote by quote would cost quadratic time.
+    if (raw.length > MAX_LIBRARY_LINE) return false;
+    const line = raw.trimEnd();
+    let code = line;
+    if (triple) {
+      const end = code.indexOf(triple);
+      if (end < 0) continue;
+      code = code.slice(end + 3);
+      triple = null;
+    }
+    const trimmed = line.trimStart();
+    const startsStatement = code === line && depth === 0 && !continued && trimmed !== '' && !trimmed.startsWith('#');
+    // Strings and comments out before brackets are counted; an unclosed triple quote opens a block.
+    code = code.replace(/("""|''')[\s\S]*?\1/g, '');
+    const open = /"""|'''/.exec(code);
+    if (open) {
+      triple = open[0];
+      code = code.slice(0, open.index);
+    }
+    code = code.replace(/"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'/g, '\'\'').replace(/#.*$/, '');
+    for (const ch of code) {
+      if (ch === '(' || ch === '[' || ch === '{') depth++;
+      else if ((ch === ')' || ch === ']' || ch === '}') && depth > 0) depth--;
+    }
+    continued = code.endsWith('\\');
+    if (!startsStatement) continue;
+    const indent = line.length - trimmed.length;
+    if (skipAbove >= 0 && indent > skipAbove) continue;
+    skipAbove = -1;
+    statements++;
+    if (DEFINITION.test(trimmed)) {
+      skipAbove = indent;
+      continue;
+    }
+    // A string alone is a docstring; `import os; s = socket.socket(); s.connect(..)` is three statements.
+    const parts = code.trim().split(';').map((x) => x.trim()).filter(Boolean);
+    if (/^[rRuUbBfF]{0,2}["']/.test(trimmed) ? parts.some((x) => x !== "''") : !parts.every((x) => IMPORT_TIME_BLOCK.test(x) || DEFINES.test(x))) return false;
+  }
+  return statements > 0;
 }
 
 /** Containers: their members are scored one by one, so the container itself is not. */
@@ -333,7 +398,8 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
-  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlOrPhpProgram(src.window(0));
+  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlProgram(src.window(0))
+    && !(subject.fileType === 'python' && subject.content.length <= LIBRARY_READ_MAX && pythonLibraryModule(subject.content.toString('utf8')));
   const short = words < ML_MIN_WORDS;
   if (short ? !trained || !judgeable || p < SCRIPT_MODEL.shortMediumFrom : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.

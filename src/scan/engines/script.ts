@@ -13,7 +13,7 @@ import { MAX_DEOBFUSCATE } from './script-normalize';
 
 const ENGINE = 'static_script';
 const MAX_TEXT = 16 * 1024 * 1024;
-const SCRIPT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'html', 'text', 'unknown']);
+const SCRIPT_TYPES: ReadonlySet<FileType> = new Set<FileType>(['powershell', 'javascript', 'vbscript', 'batch', 'shell', 'python', 'php', 'html', 'text', 'unknown']);
 
 interface ScriptRule {
   id: string;
@@ -108,6 +108,26 @@ export interface ScriptStats {
   psTicks: number;
 }
 
+/**
+ * Character-code calls that spell text (`[char]73+[char]69`, `Chr(72) & Chr(105)`). Two shapes
+ * are data instead: a call that keys an array or hash (`chr(65) => 600`, font metrics), and a
+ * literal code outside printable ASCII (`chr(195)`), a byte nobody could type that encoders and
+ * Latin-1 tables write this way; neither hides a keyword. A computed code (`Chr(72 Xor k)`) counts.
+ */
+function charCodeCalls(text: string): number {
+  let n = 0;
+  for (const m of text.matchAll(/String\.fromCharCode|\[char\]\s{0,4}(0x[0-9a-f]{1,6}|\d{1,7})|\bChrW?\$?\s{0,4}\(\s{0,4}(0x[0-9a-f]{1,6}|\d{1,7})(\s{0,4}\)\s{0,4}(=>)?)?/gi)) {
+    const literal = m[1] ?? (m[3] !== undefined ? m[2] : undefined);
+    if (m[4] !== undefined) continue;
+    if (literal !== undefined) {
+      const code = Number(literal);
+      if (code < 32 || code > 126) continue;
+    }
+    n++;
+  }
+  return n;
+}
+
 function stats(text: string): ScriptStats {
   let longest = 0;
   for (const m of text.matchAll(/[A-Za-z0-9+/]{200,}={0,2}/g)) longest = Math.max(longest, m[0].length);
@@ -116,7 +136,7 @@ function stats(text: string): ScriptStats {
     length: text.length,
     entropy: shannonEntropy(sample),
     longestBase64: longest,
-    charCodeCalls: (text.match(/String\.fromCharCode|\[char\]\s{0,4}\d|\bChrW?\$?\s{0,4}\(\s{0,4}\d|\bchr\s{0,4}\(\s{0,4}\d/gi) ?? []).length,
+    charCodeCalls: charCodeCalls(text),
     concatOps: (text.match(/["']\s{0,4}[+&]\s{0,4}["']/g) ?? []).length,
     // A backtick before an escape letter (`n, `t, `r, ...) is a control character in a string, not a hidden keyword.
     psTicks: (text.match(/[A-Za-z]`[A-Zcdg-mo-qswxyz]/g) ?? []).length,

@@ -106,6 +106,13 @@ describe('identify: text formats', () => {
     ['python by shebang', 'run', '#!/usr/bin/python3\nprint(1)\n', 'python'],
     ['node by shebang', 'cli', '#!/usr/bin/env node\nconsole.log(1)\n', 'javascript'],
     ['python without shebang', 'x.py', 'import os\n\ndef main():\n    print(os.getcwd())\n', 'python'],
+    // A package's metadata module: only dunder assignments, which only Python writes.
+    ['python metadata module', '_meta.py', '__author__ = "A. Author"\n__copyright__ = "2024"\n__credits__ = [\n    "B. Helper",\n]\n', 'python'],
+    ['dunder assignments without the name stay text', 'notes', '__author__ = "A. Author"\n', 'text'],
+    ['PHP by its opening tag', 'x.php', '<?php\nfunction main($argv) {\n    return count($argv);\n}\n', 'php'],
+    ['PHP by shebang', 'tool', '#!/usr/bin/env php\n<?php\necho "hi";\n', 'php'],
+    ['PHP class without the extension', 'Mailer', '<?php\nnamespace App;\n\nclass Mailer {\n    public function send($to) {\n        $this->log("sending");\n    }\n}\n', 'php'],
+    ['PHP template opening with HTML', 'index.php', '<html><body>\n<?php echo htmlspecialchars($_GET["q"]); ?>\n</body></html>\n', 'php'],
     ['HTML', 'page', '<!DOCTYPE html>\n<html><body><p>hi</p></body></html>\n', 'html'],
     ['plain text', 'notes.txt', 'The quarterly numbers look good.\nSee you on Monday.\n', 'text'],
     ['UTF-8 text', 'u.txt', 'Grüße aus München — ça va? 日本語\n', 'text'],
@@ -117,6 +124,21 @@ describe('identify: text formats', () => {
       expect(r.contentType).toMatch(/^[a-z]+\/[\w.+-]+$/);
     });
   }
+});
+
+describe('identify: PHP that looks like another language (issue 30)', () => {
+  // Horde's PDF font metrics: a class whose methods return arrays of chr(N) => width pairs. The
+  // `function (` and `=>` patterns made these JavaScript.
+  const widths = Array.from({ length: 256 }, (_, i) => `chr(${i}) => ${500 + (i % 7) * 10}`).join(', ');
+  const fontTable = `<?php\n/**\n * Font metrics.\n */\nclass Horde_Pdf_Font_Courier\n{\n    public function getWidths()\n    {\n        return array(${widths});\n    }\n}\n`;
+  it('a font-metric table that opens with <?php is PHP, with or without the .php name', async () => {
+    expect((await identify(Buffer.from(fontTable), 'courier.php')).fileType).toBe('php');
+    expect((await identify(Buffer.from(fontTable), 'courier')).fileType).toBe('php');
+    expect((await identify(Buffer.from(`\uFEFF\n${fontTable}`), 'courier.php')).contentType).toBe('text/x-php');
+  });
+  it('JavaScript that mentions PHP stays JavaScript', async () => {
+    expect((await identify(Buffer.from('// renders <?php tags in the editor\nconst tags = ["<?php"];\nfunction f() { return tags; }\n'), 'tags.js')).fileType).toBe('javascript');
+  });
 });
 
 describe('coverage per spec', () => {

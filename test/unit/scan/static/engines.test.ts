@@ -150,6 +150,24 @@ describe('static_script', () => {
   it.each([['benign_build.sh', 'shell'], ['benign_util.py', 'python'], ['benign_app.js', 'javascript'], ['benign_admin.ps1', 'powershell']] as const)('benign %s is quiet', async (f, t) => {
     expect(await ids(script, f, t)).toEqual([]);
   });
+  it('a table keyed by chr(N) or bytes above ASCII are data; strings spelled from chr(N) calls are obfuscation (issue 30)', async () => {
+    const widths = Array.from({ length: 256 }, (_, i) => `chr(${i})=>${500 + (i % 7) * 10}`).join(',');
+    const table = `<?php\nclass Font {\n    public function getWidths() {\n        return array(${widths});\n    }\n}\n`;
+    const scan = async (text: string) => (await script.scan(subject(Buffer.from(text), 'php', 'font.php'), { signal: new AbortController().signal, budgetMs: 10_000 })).findings.map((f) => f.id);
+    expect(await scan(table)).not.toContain('script.obfuscation.charcode');
+    // Doctrine's Inflector: the Latin-1 letters it unaccents, as bytes nobody could type.
+    const latin1 = `<?php\n$characters['in'] = ${Array.from({ length: 64 }, (_, i) => `chr(${192 + i})`).join('\n    . ')};\n`;
+    expect(await scan(latin1)).not.toContain('script.obfuscation.charcode');
+    const built = `<?php\n$f = ${Array.from('system($_GET[1]);assert($x);', (c) => `chr(${c.charCodeAt(0)})`).join('.')};\n$f();\n`;
+    expect(await scan(built)).toContain('script.obfuscation.charcode');
+    const hex = `$c = ${Array.from('Invoke-Expression (New-Object Net.WebClient)', (c) => `[char]0x${c.charCodeAt(0).toString(16)}`).join('+')}\n`;
+    expect(analyzeScriptText(hex).stats.charCodeCalls).toBe(44);
+    expect(analyzeScriptText('$k = 7\n$s = Chr(111 Xor $k) & Chr(98 Xor $k)\n').stats.charCodeCalls).toBe(2);
+  });
+  it('PHP is read as a script: a web shell in a php file is found', async () => {
+    const out = await script.scan(subject(Buffer.from('<?php\nif (isset($_POST["c"])) { system($_POST["c"]); }\n'), 'php', 'shell.php'), { signal: new AbortController().signal, budgetMs: 10_000 });
+    expect(out.findings.map((f) => f.id)).toContain('script.technique.webshell.php');
+  });
   // A pattern with catastrophic backtracking would not finish before the test's timeout.
   it('finishes on hostile input built to make patterns backtrack', () => {
     const hostile = `${'curl '.repeat(20000)}${'IEX '.repeat(20000)}${'A'.repeat(199).concat(' ').repeat(2000)}${'/dev/tcp/'.repeat(5000)}`;
