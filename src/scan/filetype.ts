@@ -282,10 +282,21 @@ function finish(d: Detected): FileTypeInfo {
   };
 }
 
+/** Whether `<?php` (any case) occurs anywhere in the bytes. */
+function hasPhpTag(b: Buffer): boolean {
+  for (let at = b.indexOf('<?'); at >= 0 && at + 5 <= b.length; at = b.indexOf('<?', at + 2)) {
+    if (b.toString('latin1', at + 2, at + 5).toLowerCase() === 'php') return true;
+  }
+  return false;
+}
+
 export async function identify(content: Buffer, name = ''): Promise<FileTypeInfo> {
   if (isZip(content)) return finish(await classifyZip(content));
   for (const detect of BINARY_DETECTORS) {
     const d = detect(content);
+    // An image carrying a PHP block is the classic upload web shell (`GIF89a<?php ...`): PHP runs
+    // it when it is included, so it is read as the script it is; the image it claims to be is a trait.
+    if (d?.fileType === 'image' && hasPhpTag(content)) return finish({ fileType: 'php', traits: { disguisedAs: d.contentType ?? 'image' } });
     if (d) return finish(d);
   }
   const text = asText(content);

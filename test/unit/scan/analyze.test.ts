@@ -87,6 +87,13 @@ describe('analyze', () => {
     expect(r.safetyScore.cveFindings?.map((c) => c.id)).toContain('CVE-2021-44228');
     expect(r.safetyScore.coverageNote).toMatch(/pattern rules/);
   });
+  it('a GIF carrying a PHP web shell is read as PHP by the script engines -> Malicious', async () => {
+    const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([1, 0, 1, 0, 0x80, 0, 0]), Buffer.from('<?php system($_GET["cmd"]); ?>')]);
+    const r = await analyze({ content: gif, name: 'avatar.gif', scanType: 'file' }, deps);
+    expect(r.fileType).toBe('php');
+    expect(r.engines.static_script.findings.map((f) => f.id)).toContain('script.technique.webshell.php');
+    expect(r.safetyScore.threatLevel).toBe('Malicious');
+  });
   it('benign documents are Clean; a benign JAR is Informational 85 (minimal coverage)', async () => {
     for (const k of ['benignText', 'benignJson', 'benignHtml', 'benignShell', 'benignPython', 'benignCsv', 'benignZip', 'benignTar', 'benignPng']) {
       const r = await run(k);

@@ -131,6 +131,15 @@ describe('identify: PHP that looks like another language (issue 30)', () => {
   // `function (` and `=>` patterns made these JavaScript.
   const widths = Array.from({ length: 256 }, (_, i) => `chr(${i}) => ${500 + (i % 7) * 10}`).join(', ');
   const fontTable = `<?php\n/**\n * Font metrics.\n */\nclass Horde_Pdf_Font_Courier\n{\n    public function getWidths()\n    {\n        return array(${widths});\n    }\n}\n`;
+  it('an image carrying a PHP block is PHP (the upload web shell), an ordinary image stays an image', async () => {
+    const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([1, 0, 1, 0, 0x80, 0, 0]), Buffer.from('<?PHP system($_GET["c"]); ?>')]);
+    const info = await identify(gif, 'avatar.gif');
+    expect(info.fileType).toBe('php');
+    expect(info.traits.disguisedAs).toBe('image/gif');
+    const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('JFIF <? not php ?>'), Buffer.alloc(64, 7)]);
+    expect((await identify(jpeg, 'photo.jpg')).fileType).toBe('image');
+  });
+
   it('a font-metric table that opens with <?php is PHP, with or without the .php name', async () => {
     expect((await identify(Buffer.from(fontTable), 'courier.php')).fileType).toBe('php');
     expect((await identify(Buffer.from(fontTable), 'courier')).fileType).toBe('php');
