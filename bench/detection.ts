@@ -12,7 +12,9 @@
  * `--groups` adds a line per named group of sources (summed as `all` is), e.g. an older and a newer
  * held-out set and the two pooled. `--by FILE` (JSON: record id -> {field: value}, e.g. a
  * benchmark's own attack categories, taken from its metadata and never from its texts) adds a
- * line per field value over the records the file names: aggregate counts only.
+ * line per field value over the records the file names: aggregate counts only. With `--by` and
+ * NanoGuard, a language control follows (languageControl): benign questions in nine languages
+ * against the held-out attacks in each, since the held-out benign rows are nearly all English.
  *
  * Reads the local corpus built by scripts/build-detection-data.ts (default
  * .tools/data/detection, git-ignored; datasets/detection/manifest.json lists every source).
@@ -22,12 +24,14 @@
  * Suspicious or worse. clamd is not contacted (its signatures do not target these sets) and the
  * threat feed is empty, so the figures are what the local engines see.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
 import { payloadEngines } from '../src/scan/engines/payload';
+import { MODEL_PATH } from '../src/scan/engines/payload/pi-classifier';
 import type { Finding } from '../src/scan/types';
 import { installNanoGuard, nanoGuardScores, thresholdAtFpr } from './_nanoguard';
 import { counts, pct, runEngine, subjectOf, tally, type Counts } from './_payload-common';
@@ -55,7 +59,7 @@ const engineFired = (findings: Finding[]): boolean => findings.some((f) => RANK[
 
 type Categories = Record<string, Record<string, string>>;
 
-async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}, peer = false, peerMax = Infinity): Promise<void> {
+async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file', showMisses: number, groups: Array<[string, string[]]> = [], by: Categories = {}, peer = false, peerMax = Infinity, control: Rec[] = []): Promise<void> {
   const overall = counts();
   const hits: boolean[] = [];
   const perSource = new Map<string, Counts>();
@@ -99,7 +103,7 @@ async function evaluate(title: string, recs: Rec[], scanType: 'payload' | 'file'
   console.log(' per engine (finding of medium or worse):');
   for (const [k, t] of [...perEngine].sort()) if (t.tp + t.fp > 0) console.log(line(k, t));
   for (const m of misses) console.log(`   ${m}`);
-  if (peer) await sideBySide(recs, hits, grouped, peerMax, by);
+  if (peer) await sideBySide(recs, hits, grouped, peerMax, by, control);
 }
 
 /** NanoGuard's recall and FPR on a set of rows, at a threshold. */
@@ -116,7 +120,7 @@ function peerCounts(recs: Rec[], scores: number[], keep: (r: Rec) => boolean, t:
  * threshold 0.5 and at 3% and 5% FPR over all rows. With `--by`, a line per category too (at the
  * threshold of all rows: a category such as an attack style may hold no benign row to match on).
  */
-async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[string, string[]]>, maxNew: number, by: Categories): Promise<void> {
+async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[string, string[]]>, maxNew: number, by: Categories, control: Rec[]): Promise<void> {
   const why = installNanoGuard();
   if (why) {
     console.log(`\n NanoGuard not run: pip could not install it (${why})`);
@@ -158,6 +162,55 @@ async function sideBySide(allRecs: Rec[], allHits: boolean[], groups: Array<[str
   for (const [label, t] of [['NanoGuard at its default 0.5', 0.5], ['NanoGuard at 3% FPR (all rows)', thresholdAtFpr(benign, 0.03)], ['NanoGuard at 5% FPR (all rows)', thresholdAtFpr(benign, 0.05)]] as const) {
     console.log(`  ${label.padEnd(30)} ${line('', peerCounts(recs, scores, every, t)).trim()} (threshold ${t.toFixed(4)})`);
   }
+  if (control.length) await languageControl(recs, hits, scores, by, tAll, control, maxNew);
+}
+
+/** XSafety's file prefixes for the languages its plain questions are written in, by CyberSecEval's language names. */
+const CONTROL_LANGUAGES: Record<string, string> = { English: 'en', Arabic: 'ar', Chinese: 'zh', French: 'fr', German: 'de', Hindi: 'hi', Japanese: 'ja', Russian: 'ru', Spanish: 'sp' };
+const CONTROL_PER_LANGUAGE = 50;
+
+/**
+ * The held-out benign rows are nearly all English, so "equal FPR" says nothing about benign text in
+ * other scripts: a detector that flags every Hindi text gets the Hindi attacks for free. This
+ * control scores plain questions in nine languages (XSafety's question files: a training source
+ * the shipped weights never read, since it is used only with `train-prompt-injection.ts --include`)
+ * and prints, per language, both detectors' FPR on them and their recall on the held-out attacks in
+ * that language (the `--by` file's `language` field), NanoGuard also at a threshold that keeps its
+ * FPR on that language's questions no higher than this service's.
+ */
+async function languageControl(recs: Rec[], hits: boolean[], scores: number[], by: Categories, tAll: number, control: Rec[], maxNew: number): Promise<void> {
+  const model = readFileSync(MODEL_PATH, 'utf8');
+  if (model.includes('xsafety')) {
+    console.log(' language control skipped: the shipped prompt-injection model was trained with XSafety');
+    return;
+  }
+  const key = (id: string): string => createHash('sha256').update(id).digest('hex');
+  const prefixOf = (r: Rec): string => r.id.split(':')[1]?.split('/')[0] ?? '';
+  const sample = Object.values(CONTROL_LANGUAGES).flatMap((code) => control.filter((r) => prefixOf(r) === code).sort((a, b) => key(a.id).localeCompare(key(b.id))).slice(0, CONTROL_PER_LANGUAGE));
+  const peer = await nanoGuardScores(sample.map((r) => r.text), maxNew);
+  console.log(` language control: ${CONTROL_PER_LANGUAGE} plain questions per language (XSafety, never in the shipped weights) as benign, the held-out attacks of that language (--by) as attacks; NanoGuard at the pooled threshold ${tAll.toFixed(4)} and at one matched to this service's FPR on the language:`);
+  const total = { attacks: 0, ours: 0, pooled: 0, matched: 0 };
+  for (const [language, code] of Object.entries(CONTROL_LANGUAGES)) {
+    const benign = sample.flatMap((r, i) => (prefixOf(r) === code && peer[i] !== undefined ? [{ r, s: peer[i] as number }] : []));
+    if (benign.length === 0) continue;
+    const oursFp = (await Promise.all(benign.map(({ r }) => payloadFlagged(r.text)))).filter(Boolean).length;
+    const tLang = Math.max(tAll, thresholdAtFpr(benign.map((b) => b.s), oursFp / benign.length));
+    const attacks = recs.flatMap((r, i) => (r.label === 1 && by[r.id]?.language === language ? [i] : []));
+    const ours = attacks.filter((i) => hits[i]).length;
+    const pooled = attacks.filter((i) => scores[i] >= tAll).length;
+    const matched = attacks.filter((i) => scores[i] >= tLang).length;
+    Object.assign(total, { attacks: total.attacks + attacks.length, ours: total.ours + ours, pooled: total.pooled + pooled, matched: total.matched + matched });
+    const rate = (n: number, d: number): string => (d ? (n / d).toFixed(3) : '  -  ');
+    console.log(`  ${language.padEnd(10)} benign ${String(benign.length).padStart(3)} flagged: this service ${String(oursFp).padStart(2)}, NanoGuard ${String(benign.filter((b) => b.s >= tAll).length).padStart(2)} | attacks ${String(attacks.length).padStart(4)} recall: this service ${rate(ours, attacks.length)}, NanoGuard ${rate(pooled, attacks.length)} pooled / ${rate(matched, attacks.length)} matched (>= ${tLang.toFixed(4)})`);
+  }
+  const rate = (n: number): string => (total.attacks ? (n / total.attacks).toFixed(3) : '  -  ');
+  console.log(`  ${'together'.padEnd(10)} attacks ${total.attacks}: this service ${rate(total.ours)}, NanoGuard ${rate(total.pooled)} at the pooled threshold, ${rate(total.matched)} at the language-matched ones`);
+}
+
+/** This service's verdict on a payload, as `evaluate` counts it. */
+async function payloadFlagged(text: string): Promise<boolean> {
+  const out = await analyze({ content: Buffer.from(text), name: '', scanType: 'payload' }, deps);
+  return out.safetyScore.threatLevel === 'Suspicious' || out.safetyScore.threatLevel === 'Malicious';
 }
 
 /** Prose-and-code payload of about `bytes`, mixing the kinds of text the engines look at. */
@@ -239,7 +292,8 @@ export async function run(args: string[]): Promise<void> {
     // NanoGuard is compared on the held-out prompt-injection rows unless `--no-nanoguard`.
     const peer = split === 'heldout' && !args.includes('--no-nanoguard');
     const peerMax = Number(opt(args, '--nanoguard-max', 'Infinity'));
-    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by, peer, peerMax);
+    const control = peer && Object.keys(by).length ? load(path.join(dir, 'pi.jsonl'), 'train').filter((r) => r.source === 'xsafety-questions') : [];
+    if (only !== 'scripts') await evaluate(`prompt injection (${split})`, load(path.join(dir, 'pi.jsonl'), split), 'payload', showMisses, groups, by, peer, peerMax, control);
     if (only !== 'pi') await evaluate(`scripts (${split})`, load(path.join(dir, 'scripts.jsonl'), split), 'file', showMisses, groups, by);
     if (only) return;
   }
