@@ -81,8 +81,9 @@ const MIN_WEIGHT = 0.1;
  * `--benign-python N|all` takes more Python files (most of the corpus's model-alone flags are Python).
  */
 const BENIGN_PER_LANGUAGE = 500;
-const benignLimits = (): Map<string, number> => {
-  const python = arg('--benign-python', String(BENIGN_PER_LANGUAGE));
+export const benignLimits = (argv: string[]): Map<string, number> => {
+  const i = argv.indexOf('--benign-python');
+  const python = i >= 0 && argv[i + 1] ? argv[i + 1] : String(BENIGN_PER_LANGUAGE);
   if (python !== 'all' && !/^\d+$/.test(python)) throw new Error(`--benign-python takes a count or "all", not ${python}`);
   return new Map([['python', python === 'all' ? Infinity : Number(python)]]);
 };
@@ -94,7 +95,7 @@ const BENIGN_CHARS = 16 * 1024;
 const MAX_CORPUS_MEDIUM_FPR = 0.0005;
 
 /** A sample of the corpus's train split: per language, packages in turn (fixed hash order), so no package dominates. */
-function benignTrain(packages: BenignPackage[], cache: string, limits: Map<string, number>): Rec[] {
+export function benignTrain(packages: BenignPackage[], cache: string, limits: Map<string, number>): Rec[] {
   const byLang = new Map<string, Array<{ pkg: string; file: string; sha: string }[]>>();
   const order = (k: string): string => createHash('sha256').update(`benign-train:${k}`).digest('hex');
   for (const p of [...packages].filter((x) => x.split === 'train').sort((a, b) => order(a.name).localeCompare(order(b.name)))) {
@@ -167,7 +168,7 @@ async function main(): Promise<void> {
   const withBenign = !process.argv.includes('--without-benign-corpus');
   const cache = path.resolve(arg('--benign-cache', DEFAULT_CACHE));
   const packages = withBenign ? readBenignManifest() : [];
-  const limits = benignLimits();
+  const limits = benignLimits(process.argv);
   const benign = withBenign ? benignTrain(packages, cache, limits) : [];
   if (withBenign && benign.length === 0) throw new Error(`no benign corpus texts under ${cache}: run scripts/build-benign-corpus.ts or pass --without-benign-corpus`);
   const recs = [...corpus, ...(withShapes ? adminShapes() : []), ...benign];
@@ -276,7 +277,9 @@ async function main(): Promise<void> {
   console.log(`wrote ${SCRIPT_MODEL_PATH}: ${weights.length} weights, train`, model.training.train);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
