@@ -31,7 +31,7 @@
  * read here. `--without-benign-corpus` leaves it out.
  * Writes src/scan/models/script-ml.json.
  *
- *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus]
+ *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--benign-python N|all] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus]
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -76,8 +76,17 @@ const MAX_SHORT_MEDIUM_FPR = 0.01;
 const WHOLE_FILES_ONLY = /^(?:console-scripts|py-launchers-|dts-|ts-|benign-)/;
 /** Smaller weights are dropped: they barely move a score and would triple the shipped file. */
 const MIN_WEIGHT = 0.1;
-/** Benign corpus files per language in training, and how much of each is read (memory and time). */
+/**
+ * Benign corpus files per language in training, and how much of each is read (memory and time).
+ * `--benign-python N|all` takes more Python files (most of the corpus's model-alone flags are Python).
+ */
 const BENIGN_PER_LANGUAGE = 500;
+export const benignLimits = (argv: string[]): Map<string, number> => {
+  const i = argv.indexOf('--benign-python');
+  const python = i >= 0 && argv[i + 1] ? argv[i + 1] : String(BENIGN_PER_LANGUAGE);
+  if (python !== 'all' && !/^\d+$/.test(python)) throw new Error(`--benign-python takes a count or "all", not ${python}`);
+  return new Map([['python', python === 'all' ? Infinity : Number(python)]]);
+};
 const BENIGN_CHARS = 16 * 1024;
 /**
  * At most this share of the benign corpus's validation files that the engine judges at medium
@@ -86,7 +95,7 @@ const BENIGN_CHARS = 16 * 1024;
 const MAX_CORPUS_MEDIUM_FPR = 0.0005;
 
 /** A sample of the corpus's train split: per language, packages in turn (fixed hash order), so no package dominates. */
-function benignTrain(packages: BenignPackage[], cache: string): Rec[] {
+export function benignTrain(packages: BenignPackage[], cache: string, limits: Map<string, number>): Rec[] {
   const byLang = new Map<string, Array<{ pkg: string; file: string; sha: string }[]>>();
   const order = (k: string): string => createHash('sha256').update(`benign-train:${k}`).digest('hex');
   for (const p of [...packages].filter((x) => x.split === 'train').sort((a, b) => order(a.name).localeCompare(order(b.name)))) {
@@ -98,10 +107,11 @@ function benignTrain(packages: BenignPackage[], cache: string): Rec[] {
   }
   const out: Rec[] = [];
   for (const [lang, queues] of [...byLang].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const limit = limits.get(lang) ?? BENIGN_PER_LANGUAGE;
     let taken = 0;
-    for (let round = 0; taken < BENIGN_PER_LANGUAGE && queues.some((q) => q.length > round); round++) {
+    for (let round = 0; taken < limit && queues.some((q) => q.length > round); round++) {
       for (const q of queues) {
-        if (taken >= BENIGN_PER_LANGUAGE || round >= q.length) continue;
+        if (taken >= limit || round >= q.length) continue;
         const text = benignText(cache, q[round].sha)?.toString('utf8').slice(0, BENIGN_CHARS);
         if (!text) continue;
         out.push({ id: `benign:${q[round].pkg}/${q[round].file}`, source: `benign-${lang}`, split: 'train', label: 0, text });
@@ -158,7 +168,8 @@ async function main(): Promise<void> {
   const withBenign = !process.argv.includes('--without-benign-corpus');
   const cache = path.resolve(arg('--benign-cache', DEFAULT_CACHE));
   const packages = withBenign ? readBenignManifest() : [];
-  const benign = withBenign ? benignTrain(packages, cache) : [];
+  const limits = benignLimits(process.argv);
+  const benign = withBenign ? benignTrain(packages, cache, limits) : [];
   if (withBenign && benign.length === 0) throw new Error(`no benign corpus texts under ${cache}: run scripts/build-benign-corpus.ts or pass --without-benign-corpus`);
   const recs = [...corpus, ...(withShapes ? adminShapes() : []), ...benign];
   const toEx = (r: Rec): Example & { id: string; short: boolean } => ({ id: r.id, short: wordCount(r.text) < ML_MIN_WORDS && judgeableShortText(r.text), x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
@@ -252,6 +263,7 @@ async function main(): Promise<void> {
           manifestSha256: createHash('sha256').update(readFileSync(BENIGN_MANIFEST)).digest('hex'),
           trainFiles: benign.length,
           perLanguage: BENIGN_PER_LANGUAGE,
+          ...Object.fromEntries([...limits].filter(([, n]) => n !== BENIGN_PER_LANGUAGE).map(([lang, n]) => [lang, Number.isFinite(n) ? n : 'all'])),
           charsRead: BENIGN_CHARS,
           validationJudged: finalCorpus.length,
           validationAtMedium: { files: finalHits.length, fpr: Math.round((finalHits.length / Math.max(1, finalCorpus.length)) * 1e5) / 1e5, limit: MAX_CORPUS_MEDIUM_FPR },
@@ -265,7 +277,9 @@ async function main(): Promise<void> {
   console.log(`wrote ${SCRIPT_MODEL_PATH}: ${weights.length} weights, train`, model.training.train);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

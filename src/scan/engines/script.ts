@@ -185,6 +185,8 @@ const DUAL_USE = new Set(['script.persistence.ssh_key', 'script.persistence.run_
 const MAX_PLAIN_TEXT = 256 * 1024;
 const PLAIN_TEXT: ReadonlySet<FileType> = new Set<FileType>(['text', 'unknown']);
 const STATISTICAL = new Set(['script.obfuscation.base64_blob', 'script.obfuscation.charcode', 'script.obfuscation.concat', 'script.obfuscation.backtick', 'script.obfuscation.high_entropy', 'script.obfuscated_malicious']);
+/** Languages in which a backtick is not PowerShell's escape character. */
+const NO_TICK_ESCAPES: ReadonlySet<FileType> = new Set<FileType>(['javascript', 'php']);
 
 const SEVERITY_ORDER: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
@@ -269,9 +271,10 @@ export const engine: Engine = {
     const st = all.stats;
     // Backticks, quotes and long tokens are ordinary in prose, Markdown and JSON: in plain text
     // only what the rules and techniques recognise counts, not the obfuscation statistics.
-    // In JavaScript a backtick opens a template literal: PowerShell's tick escapes say nothing there.
+    // In JavaScript a backtick opens a template literal, in PHP it is the shell operator (which the
+    // web-shell technique reads) or a character in a string: PowerShell's tick escapes say nothing there.
     const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id))
-      : subject.fileType === 'javascript' ? all.findings.filter((f) => f.id !== 'script.obfuscation.backtick') : all.findings;
+      : NO_TICK_ESCAPES.has(subject.fileType) ? all.findings.filter((f) => f.id !== 'script.obfuscation.backtick') : all.findings;
     const out: EngineOutput = { findings, report: { script: st } };
     if (c.length > MAX_TEXT) {
       // Unread is never clean: say so in a finding, not only in a note.

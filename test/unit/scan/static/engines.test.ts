@@ -231,4 +231,15 @@ describe('script engine: PowerShell tick escapes', () => {
     expect(jsIds).not.toContain('script.obfuscation.backtick');
     expect(psIds).toContain('script.obfuscation.backtick');
   });
+
+  // Uzbek Latin writes its apostrophe letters with a backtick (a Roundcube-style labels file).
+  const uz = Array.from({ length: 12 }, (_, i) => `$labels['l${i}'] = 'O\`zbekiston ko\`rish bo\`lim';`).join('\n');
+  it('do not count in PHP strings, while the backtick shell operator still reads as a web shell', async () => {
+    const ctx = { signal: new AbortController().signal, budgetMs: 1000 };
+    const phpIds = async (text: string): Promise<string[]> => (await script.scan(subject(Buffer.from(text), 'php', 'labels.inc'), ctx)).findings.map((f) => f.id);
+    expect(analyzeScriptText(uz).stats.psTicks).toBeGreaterThanOrEqual(10);
+    expect(await phpIds(`<?php\n${uz}\n`)).not.toContain('script.obfuscation.backtick');
+    expect((await script.scan(subject(Buffer.from(uz), 'powershell'), ctx)).findings.map((f) => f.id)).toContain('script.obfuscation.backtick');
+    expect(await phpIds('<?php echo `$_GET[cmd]`; ?>\n')).toContain('script.technique.webshell.php');
+  });
 });

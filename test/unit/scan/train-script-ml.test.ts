@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { BenignPackage } from '../../../scripts/build-benign-corpus';
+import { benignLimits, benignTrain } from '../../../scripts/train-script-ml';
+
+// The corpus builder the trainer imports reads parquet (an ES module Jest cannot load); not used here.
+jest.mock('hyparquet', () => ({}));
+
+describe('train-script-ml: benign corpus sample', () => {
+  let cache: string;
+  const packages: BenignPackage[] = [];
+  const put = (text: string): string => {
+    const sha = createHash('sha256').update(text).digest('hex');
+    mkdirSync(path.join(cache, 'files', sha.slice(0, 2)), { recursive: true });
+    writeFileSync(path.join(cache, 'files', sha.slice(0, 2), sha), text);
+    return sha;
+  };
+  beforeAll(() => {
+    cache = mkdtempSync(path.join(tmpdir(), 'benign-cache-'));
+    // Three packages of 300 Python files each and one of 600 shell files, all in the train split;
+    // one validation package that must never be sampled.
+    for (let p = 0; p < 3; p++) {
+      packages.push({ ecosystem: 'pypi', name: `py${p}`, version: '1', licence: 'MIT', split: 'train', files: Array.from({ length: 300 }, (_, i) => [`m${i}.py`, put(`import os\nx${p}_${i} = ${i}\n`), 'python']) });
+    }
+    packages.push({ ecosystem: 'debian', name: 'sh', version: '1', licence: 'GPL', split: 'train', files: Array.from({ length: 600 }, (_, i) => [`s${i}.sh`, put(`#!/bin/sh\necho ${i}\n`), 'shell']) });
+    packages.push({ ecosystem: 'pypi', name: 'val', version: '1', licence: 'MIT', split: 'validation', files: [['v.py', put('print(1)\n'), 'python']] });
+  });
+  afterAll(() => rmSync(cache, { recursive: true, force: true }));
+
+  const count = (argv: string[], source: string): number => benignTrain(packages, cache, benignLimits(argv)).filter((r) => r.source === source).length;
+
+  it('takes 500 files per language by default, spread over packages', () => {
+    const recs = benignTrain(packages, cache, benignLimits([]));
+    const python = recs.filter((r) => r.source === 'benign-python');
+    expect(python).toHaveLength(500);
+    for (let p = 0; p < 3; p++) expect(python.filter((r) => r.id.startsWith(`benign:pypi:py${p}/`)).length).toBeGreaterThanOrEqual(166);
+    expect(recs.filter((r) => r.source === 'benign-shell')).toHaveLength(500);
+    expect(recs.some((r) => r.id.includes('pypi:val/'))).toBe(false);
+  });
+
+  it('--benign-python takes more (or all) Python files and leaves other languages as they were', () => {
+    expect(count(['--benign-python', 'all'], 'benign-python')).toBe(900);
+    expect(count(['--benign-python', '700'], 'benign-python')).toBe(700);
+    expect(count(['--benign-python', 'all'], 'benign-shell')).toBe(500);
+    expect(() => benignLimits(['--benign-python', 'most'])).toThrow(/count or "all"/);
+  });
+});
