@@ -2,6 +2,7 @@
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
 import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../http/multipart';
+import { trackBodySent } from '../http/body-sent';
 import type { Logger } from '../log';
 import type { ScanService } from '../scan/service';
 import {
@@ -100,12 +101,12 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
         return;
       }
       const download = await s.files.openDownload(c.accountId, c.entity ?? '', ctx.params.id);
-      // Sent: the whole body was handed to the connection (ended). A client that reads every byte
-      // and closes at once can close the socket before the last write's 'finish' callback runs,
-      // so an ended response counts as sent too. A client that went away mid-body leaves it
-      // unended: the claim is released and the file stays.
+      // Consumed once the whole body was handed to the connection (trackBodySent: also when the
+      // client read every byte and closed before the body stream ended). A client that went away
+      // mid-body leaves the file in place: the claim is released.
+      const sent = trackBodySent(ctx.res, download.size);
       ctx.res.once('close', () => {
-        const done = ctx.res.writableFinished || ctx.res.writableEnded ? download.consume() : download.release();
+        const done = sent() ? download.consume() : download.release();
         done.catch((err: unknown) => s.logger.error({ err, fileId: ctx.params.id }, 'could not end a file download'));
       });
       sendPart(ctx, download, 'attachment');
