@@ -137,7 +137,8 @@ export function scriptLanguage(rel: string, head: Buffer): Language | undefined 
   const ext = dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
   // .inc and .t and .cgi are scripts only with the matching content.
   if (ext === 'inc' && !head.includes('<?php')) return undefined;
-  if (EXT[ext] && ext !== 'inc' && ext !== 't' && ext !== 'cgi') return EXT[ext];
+  // Own keys only: a file named `x.constructor` must not read Object's prototype.
+  if (Object.hasOwn(EXT, ext) && ext !== 'inc' && ext !== 't' && ext !== 'cgi') return EXT[ext];
   const first = head.subarray(0, 200).toString('latin1').split('\n')[0];
   if (first.startsWith('#!')) {
     if (/\b(?:ba|da|z|k|c|tc)?sh\b/.test(first) && !/python|perl|node|php|ruby/.test(first)) return 'shell';

@@ -1,5 +1,5 @@
 import {
-  BENIGN_MANIFEST, FRESH_MANIFEST, freshDebianList, freshPackages, mainNames, readBenignManifest, upstreamKey, type BenignPackage, type Unit,
+  BENIGN_MANIFEST, FRESH_MANIFEST, freshDebianList, freshPackages, mainNames, readBenignManifest, scriptLanguage, upstreamKey, type BenignPackage, type Unit,
 } from '../../../scripts/build-benign-corpus';
 
 // The corpus builder imports the detection builder, which reads parquet (an ES module Jest cannot load); not used here.
@@ -57,5 +57,13 @@ describe('build-benign-corpus: the fresh split', () => {
     expect(new Set(fresh.map((p) => p.split))).toEqual(new Set(['fresh']));
     const shas = fresh.flatMap((p) => p.files.map(([, sha]) => sha));
     expect(new Set(shas).size).toBe(shas.length);
+  });
+});
+
+describe('build-benign-corpus: scriptLanguage', () => {
+  it('reads only its own extensions, never the object prototype', () => {
+    expect(scriptLanguage('sage/cython_debug_info_sage.matrix.constructor', Buffer.from('<?xml version="1.0"?>\n'))).toBeUndefined();
+    expect(scriptLanguage('x.toString', Buffer.from('plain text\n'))).toBeUndefined();
+    expect(scriptLanguage('tool.ps1', Buffer.from('Get-Item .\n'))).toBe('powershell');
   });
 });
