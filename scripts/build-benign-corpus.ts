@@ -18,6 +18,14 @@
  * on its own) lies wholly on one side, assigned in a fixed hash order to the side furthest below
  * its share of files in the package's main language. A text found in two packages is kept only
  * in the first (in sorted order), so no text is on two sides.
+ *
+ *   nice -n 15 npx tsx scripts/build-benign-corpus.ts --fresh [--cache DIR]
+ *
+ * builds the fresh split instead (evaluation only, `datasets/benign/fresh.jsonl.gz` and
+ * `fresh-summary.json`; the main manifest is read, never written): packages none of whose names
+ * (nor upstream names, see upstreamKey) is in the main manifest or the main build's lists, chosen
+ * by the fixed rule of freshDebianList and the FRESH_* lists, and no text whose SHA-256 the main
+ * manifest holds.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -29,12 +37,16 @@ import { arg } from './build-detection-data';
 const ROOT = path.join(__dirname, '..');
 export const BENIGN_MANIFEST = path.join(ROOT, 'datasets', 'benign', 'manifest.jsonl.gz');
 const SUMMARY = path.join(ROOT, 'datasets', 'benign', 'summary.json');
+export const FRESH_MANIFEST = path.join(ROOT, 'datasets', 'benign', 'fresh.jsonl.gz');
+const FRESH_SUMMARY = path.join(ROOT, 'datasets', 'benign', 'fresh-summary.json');
 /** Beside the detection builder's data, ignored by git (about 1.8 GB once built). */
 export const DEFAULT_CACHE = path.join(ROOT, '.tools', 'data', 'benign');
 
 export type Language = 'php' | 'perl' | 'shell' | 'python' | 'javascript' | 'powershell' | 'batch' | 'vbscript' | 'jscript';
 export type BenignSplit = 'train' | 'validation' | 'heldout';
-export interface BenignPackage { ecosystem: 'debian' | 'npm' | 'pypi'; name: string; version: string; licence: string; split: BenignSplit; files: Array<[path: string, sha256: string, language: Language]> }
+/** `fresh`: the separate evaluation-only manifest, never looked at while tuning. */
+export type CorpusSplit = BenignSplit | 'fresh';
+export interface BenignPackage<S extends CorpusSplit = CorpusSplit> { ecosystem: 'debian' | 'npm' | 'pypi'; name: string; version: string; licence: string; split: S; files: Array<[path: string, sha256: string, language: Language]> }
 
 /** Shares of files per split (by language, package by package). */
 const SHARES: Record<BenignSplit, number> = { train: 0.5, validation: 0.2, heldout: 0.3 };
@@ -80,6 +92,34 @@ const PYPI = [
   'win:pywin32==311', 'win:pywinauto==0.6.9',
 ];
 
+/**
+ * The fresh split's rule, fixed before any result was seen: the same four Debian families, after
+ * excluding the main corpus, ordered by a different salt (`fresh:`), this many each...
+ */
+const FRESH_SAMPLED: Array<{ pattern: RegExp; take: number }> = [
+  { pattern: /^php-[a-z0-9-]+$/, take: 200 },
+  { pattern: /^lib[a-z0-9-]+-perl$/, take: 220 },
+  { pattern: /^node-[a-z0-9-]+$/, take: 160 },
+  { pattern: /^python3-[a-z0-9-]+$/, take: 120 },
+];
+
+/** ...these named Debian packages (PHP applications, and shell from init, boot, audit, backup and cluster tools)... */
+const FRESH_DEBIAN_NAMED = [
+  // PHP
+  'cacti', 'zabbix-frontend-php', 'icingaweb2', 'adminer', 'postfixadmin', 'roundcube-plugins', 'davical', 'libawl-php', 'phpsysinfo', 'smarty4', 'smarty3', 'simplesamlphp', 'fusiondirectory', 'gosa',
+  // Shell
+  'git', 'git-extras', 'git-flow', 'debootstrap', 'mmdebstrap', 'pbuilder', 'quilt', 'live-boot', 'live-config', 'live-tools', 'resource-agents', 'tiger', 'chkrootkit', 'aide-common', 'logcheck',
+  'backupninja', 'byobu', 'neofetch', 'screenfetch', 'tlp', 'laptop-mode-tools', 'pm-utils', 'acpi-support', 'ppp', 'wpasupplicant', 'os-prober', 'dkms', 'console-setup', 'keyboard-configuration',
+  'util-linux', 'x11-common', 'xinit', 'shorewall', 'shorewall-core', 'arno-iptables-firewall', 'zsh-syntax-highlighting', 'zsh-autosuggestions', 'zsh-theme-powerlevel9k', 'vcsh', 'bash-doc',
+  'ltsp', 'kdump-tools', 'zram-tools', 'apache2', 'mariadb-server', 'postgresql-common', 'exim4-config', 'exim4-base', 'cups-filters', 'openrc', 'gettext-base', 'linux-base', 'resolvconf',
+  'openresolv', 'wireguard-tools', 'xen-utils-common', 'openvswitch-switch', 'cdbs', 'gnulib', 'dh-make', 'kernel-wedge', 'busybox', 'sysstat', 'smartmontools', 'fai-client', 'fai-server',
+  'fai-setup-storage', 'grml-debootstrap', 'autopkgtest', 'piuparts', 'munin-plugins-extra', 'openstack-pkg-tools', 'bats-support', 'bats-assert', 'bats-file', 'sharness', 'docbook-utils',
+  'xmlto', 'mc-data', 'bridge-utils', 'ifenslave', 'open-vm-tools', 'sendmail-base', 'check-mk-agent', 'monit', 'apt-file', 'bash-completion-extras', 'tmux-plugin-manager',
+];
+
+/** ...and a few pinned PyPI packages that ship batch and PowerShell files (Windows virtualenv and build helpers). */
+const FRESH_PYPI = ['pyenv-win==3.1.1', 'virtualenvwrapper-win==1.2.7', 'nuitka==4.3.3', 'conan==2.34.0'];
+
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 const run = (cmd: string, args: string[], cwd?: string): string =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -97,7 +137,8 @@ export function scriptLanguage(rel: string, head: Buffer): Language | undefined 
   const ext = dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
   // .inc and .t and .cgi are scripts only with the matching content.
   if (ext === 'inc' && !head.includes('<?php')) return undefined;
-  if (EXT[ext] && ext !== 'inc' && ext !== 't' && ext !== 'cgi') return EXT[ext];
+  // Own keys only: a file named `x.constructor` must not read Object's prototype.
+  if (Object.hasOwn(EXT, ext) && ext !== 'inc' && ext !== 't' && ext !== 'cgi') return EXT[ext];
   const first = head.subarray(0, 200).toString('latin1').split('\n')[0];
   if (first.startsWith('#!')) {
     if (/\b(?:ba|da|z|k|c|tc)?sh\b/.test(first) && !/python|perl|node|php|ruby/.test(first)) return 'shell';
@@ -125,7 +166,7 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-interface Unit { ecosystem: BenignPackage['ecosystem']; name: string; version: string; licence: string; files: Array<{ rel: string; sha: string; lang: Language; content: Buffer }> }
+export interface Unit { ecosystem: BenignPackage['ecosystem']; name: string; version: string; licence: string; files: Array<{ rel: string; sha: string; lang: Language; content: Buffer }> }
 
 /** Scripts of an unpacked package; Ansible's bundle is cut into its collections. */
 function unitsOf(root: string, ecosystem: Unit['ecosystem'], name: string, version: string, licence: string): Unit[] {
@@ -151,8 +192,9 @@ function debianLicence(root: string, pkg: string): string {
   return m ? m[1].trim().slice(0, 80) : 'see copyright';
 }
 
-function debianList(): string[] {
-  const all = run('apt-cache', ['pkgnames']).split('\n').filter(Boolean).sort();
+const debianNames = (): string[] => run('apt-cache', ['pkgnames']).split('\n').filter(Boolean).sort();
+
+function debianList(all = debianNames()): string[] {
   const real = new Set(all);
   const picked = new Set(DEBIAN_NAMED.filter((p) => real.has(p)));
   for (const { pattern, take } of DEBIAN_SAMPLED) {
@@ -160,6 +202,48 @@ function debianList(): string[] {
     for (const p of family.sort((a, b) => sha256(`benign:${a}`).localeCompare(sha256(`benign:${b}`))).slice(0, take)) picked.add(p);
   }
   return [...picked].sort();
+}
+
+/**
+ * A package's upstream name, so that python3-requests, requests and node-requests, or
+ * libwww-perl and www, count as one package for the fresh split's exclusion.
+ */
+export function upstreamKey(name: string): string {
+  return name.toLowerCase().replace(/^ansible:/, '').replace(/^(?:node|python3?|php|libjs)-/, '').replace(/^lib(.+)-perl$/, '$1').replace(/[_.]/g, '-');
+}
+
+/** Names and upstream names the fresh split must not share: every package of the main manifest and every one the main build picks. */
+export function mainNames(main: BenignPackage[], picked: string[]): Set<string> {
+  const names = [...main.map((p) => p.name), ...picked];
+  return new Set([...names, ...names.map(upstreamKey)]);
+}
+
+const isFresh = (name: string, taken: Set<string>): boolean => !taken.has(name) && !taken.has(upstreamKey(name));
+
+/** The fresh Debian packages: the named ones and the salted family samples, none of them sharing a name with the main corpus. */
+export function freshDebianList(all: string[], taken: Set<string>): string[] {
+  const real = new Set(all);
+  const picked = new Set(FRESH_DEBIAN_NAMED.filter((p) => real.has(p) && isFresh(p, taken)));
+  for (const { pattern, take } of FRESH_SAMPLED) {
+    const family = all.filter((p) => pattern.test(p) && !/-(?:dbg|dbgsym|dev|doc)$/.test(p) && !picked.has(p) && isFresh(p, taken));
+    for (const p of family.sort((a, b) => sha256(`fresh:${a}`).localeCompare(sha256(`fresh:${b}`))).slice(0, take)) picked.add(p);
+  }
+  return [...picked].sort();
+}
+
+/**
+ * The fresh manifest from unpacked units: units sharing a name with the main corpus are left out,
+ * then every text the main manifest holds, then texts repeated inside the fresh set (first in sorted order keeps it).
+ */
+export function freshPackages(units: Unit[], main: BenignPackage[], taken: Set<string>): BenignPackage[] {
+  const seen = new Set(main.flatMap((p) => p.files.map(([, sha]) => sha)));
+  const out: BenignPackage[] = [];
+  for (const u of [...units].sort((a, b) => `${a.ecosystem}:${a.name}`.localeCompare(`${b.ecosystem}:${b.name}`))) {
+    if (!isFresh(u.name, taken)) continue;
+    const files = u.files.filter((f) => (seen.has(f.sha) ? false : (seen.add(f.sha), true)));
+    if (files.length) out.push({ ecosystem: u.ecosystem, name: u.name, version: u.version, licence: u.licence, split: 'fresh', files: files.map((x) => [x.rel, x.sha, x.lang]) });
+  }
+  return out;
 }
 
 function downloadDebian(cache: string, pkgs: string[]): void {
@@ -200,11 +284,11 @@ function debianUnits(cache: string, pkgs: string[]): Unit[] {
   return units;
 }
 
-function npmUnits(cache: string): Unit[] {
+function npmUnits(cache: string, list = NPM): Unit[] {
   const dir = path.join(cache, 'npm');
   mkdirSync(dir, { recursive: true });
   const units: Unit[] = [];
-  for (const spec of NPM) {
+  for (const spec of list) {
     const at = spec.lastIndexOf('@');
     const name = spec.slice(0, at);
     const version = spec.slice(at + 1);
@@ -226,11 +310,11 @@ function npmUnits(cache: string): Unit[] {
   return units;
 }
 
-function pypiUnits(cache: string): Unit[] {
+function pypiUnits(cache: string, list = PYPI): Unit[] {
   const dir = path.join(cache, 'pypi');
   mkdirSync(dir, { recursive: true });
   const units: Unit[] = [];
-  for (const entry of PYPI) {
+  for (const entry of list) {
     const win = entry.startsWith('win:');
     const spec = entry.replace(/^win:/, '');
     const [name, version] = spec.split('==');
@@ -259,7 +343,7 @@ function pypiUnits(cache: string): Unit[] {
 }
 
 /** Dedupe texts across packages (first package in sorted order keeps one), then split by package. */
-export function assignSplits(units: Unit[]): BenignPackage[] {
+export function assignSplits(units: Unit[]): Array<BenignPackage<BenignSplit>> {
   const sorted = [...units].sort((a, b) => `${a.ecosystem}:${a.name}`.localeCompare(`${b.ecosystem}:${b.name}`));
   const seen = new Set<string>();
   for (const u of sorted) {
@@ -272,7 +356,7 @@ export function assignSplits(units: Unit[]): BenignPackage[] {
     return [...n.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0][0];
   };
   const filled = new Map<string, Record<BenignSplit, number>>();
-  const out: BenignPackage[] = [];
+  const out: Array<BenignPackage<BenignSplit>> = [];
   for (const u of [...kept].sort((a, b) => sha256(`split:${a.ecosystem}:${a.name}`).localeCompare(sha256(`split:${b.ecosystem}:${b.name}`)))) {
     const lang = mainLang(u);
     const f = filled.get(lang) ?? { train: 0, validation: 0, heldout: 0 };
@@ -297,13 +381,8 @@ export function benignText(cache: string, sha: string): Buffer | undefined {
   return existsSync(f) ? readFileSync(f) : undefined;
 }
 
-function main(): void {
-  const cache = path.resolve(arg('--cache', DEFAULT_CACHE));
-  mkdirSync(cache, { recursive: true });
-  const debs = debianList();
-  console.log(`Debian packages: ${debs.length}`);
-  downloadDebian(cache, debs);
-  const units = [...debianUnits(cache, debs), ...npmUnits(cache), ...pypiUnits(cache)];
+/** Texts into the cache by SHA-256 (shared by the main and the fresh manifest). */
+function storeTexts(cache: string, units: Unit[]): void {
   for (const u of units) {
     for (const f of u.files) {
       const dest = path.join(cache, 'files', f.sha.slice(0, 2), f.sha);
@@ -313,6 +392,36 @@ function main(): void {
       }
     }
   }
+}
+
+function mainFresh(cache: string): void {
+  const main = readBenignManifest();
+  const all = debianNames();
+  const taken = mainNames(main, [...debianList(all), ...NPM.map((s) => s.slice(0, s.lastIndexOf('@'))), ...PYPI.map((s) => s.replace(/^win:/, '').split('==')[0])]);
+  const debs = freshDebianList(all, taken);
+  console.log(`fresh Debian packages: ${debs.length}`);
+  downloadDebian(cache, debs);
+  const units = [...debianUnits(cache, debs), ...pypiUnits(cache, FRESH_PYPI)];
+  const packages = freshPackages(units, main, taken);
+  const kept = new Set(packages.flatMap((p) => p.files.map(([, sha]) => sha)));
+  storeTexts(cache, units.map((u) => ({ ...u, files: u.files.filter((f) => kept.has(f.sha)) })));
+  writeFileSync(FRESH_MANIFEST, gzipSync(packages.map((p) => JSON.stringify(p)).join('\n') + '\n', { level: 9 }));
+  const byLanguage: Record<string, number> = {};
+  for (const p of packages) for (const [, , lang] of p.files) byLanguage[lang] = (byLanguage[lang] ?? 0) + 1;
+  const files = packages.reduce((s, p) => s + p.files.length, 0);
+  writeFileSync(FRESH_SUMMARY, `${JSON.stringify({ builtBy: 'scripts/build-benign-corpus.ts --fresh', files, packages: packages.length, byEcosystem: Object.fromEntries(['debian', 'npm', 'pypi'].map((e) => [e, packages.filter((p) => p.ecosystem === e).length])), byLanguage }, null, 2)}\n`);
+  console.log(`fresh: ${files} scripts in ${packages.length} packages`, byLanguage);
+}
+
+function main(): void {
+  const cache = path.resolve(arg('--cache', DEFAULT_CACHE));
+  mkdirSync(cache, { recursive: true });
+  if (process.argv.includes('--fresh')) return mainFresh(cache);
+  const debs = debianList();
+  console.log(`Debian packages: ${debs.length}`);
+  downloadDebian(cache, debs);
+  const units = [...debianUnits(cache, debs), ...npmUnits(cache), ...pypiUnits(cache)];
+  storeTexts(cache, units);
   const packages = assignSplits(units);
   mkdirSync(path.dirname(BENIGN_MANIFEST), { recursive: true });
   writeFileSync(BENIGN_MANIFEST, gzipSync(packages.map((p) => JSON.stringify(p)).join('\n') + '\n', { level: 9 }));
