@@ -329,7 +329,7 @@ function loadScriptModel(): (LogisticModel & { shortMediumFrom: number }) | Erro
     const json = JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel;
     const short = Number(json.training.shortMediumFrom);
     // A model without a short-text level never speaks on one-liners.
-    return Object.assign(new LogisticModel(json, 1), { shortMediumFrom: Number.isFinite(short) ? short : Infinity });
+    return Object.assign(new LogisticModel(json), { shortMediumFrom: Number.isFinite(short) ? short : Infinity });
   } catch (err) {
     return err instanceof Error ? err : new Error(String(err));
   }
@@ -398,8 +398,10 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   const report = { ml: { model: 'script-text logistic regression (calibrated)', probability: p, threshold: t, input: fromStrings ? 'printable strings' : 'text', windowsScored: scored, windows: total } };
   // Outside the languages it was trained on (JavaScript, HTML, a binary's strings) and on
   // payloads (prompts are judged by the payload engines) it speaks only when sure, and low.
-  const trained = !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlProgram(src.window(0))
+  const inTrainedLanguage = (): boolean => !fromStrings && subject.scanType === 'file' && TRAINED_TYPES.has(subject.fileType) && !perlProgram(src.window(0))
     && !(subject.fileType === 'python' && subject.content.length <= LIBRARY_READ_MAX && pythonLibraryModule(subject.content.toString('utf8')));
+  // The language checks read the whole file, so only a score that could make a finding asks them.
+  const trained = p >= Math.min(t, ML_MEDIUM_FROM, SCRIPT_MODEL.shortMediumFrom) && inTrainedLanguage();
   const short = words < ML_MIN_WORDS;
   if (short ? !trained || !judgeable || p < SCRIPT_MODEL.shortMediumFrom : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
   // Medium only when sure, on a file in a trained language.
