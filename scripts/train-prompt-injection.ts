@@ -26,7 +26,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, PI_FEATURES, type FeatureVersion, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
+import { CHUNK_CHARS, chunks, classifierText, FEATURE_BITS, features, MODEL_PATH, type FeatureVersion, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
 import { arg, dataDir } from './build-detection-data';
 import { STYLE_SEEDS } from './pi-style-seeds';
@@ -110,8 +110,8 @@ const SEED_SETS = new Set(arg('--seeds', '').split(',').filter(Boolean));
 const STYLE_SEED_WEIGHT = Number(arg('--seeds-weight', String(PROJECT_WEIGHT)));
 for (const s of SEED_SETS) if (s !== 'styles') throw new Error(`--seeds: unknown seed set ${s} (known: styles)`);
 
-/** `--features`: 1 reads ASCII words only, 2 every script (pi-classifier.ts). */
-const FEATURES = Number(arg('--features', String(PI_FEATURES))) as FeatureVersion;
+/** `--features`: 1 reads ASCII words only (the shipped model's version), 2 every script (pi-classifier.ts). */
+const FEATURES = Number(arg('--features', '1')) as FeatureVersion;
 if (FEATURES !== 1 && FEATURES !== 2) throw new Error(`--features: 1 or 2, not ${String(FEATURES)}`);
 /**
  * XSafety (when included) is split by language and file (one file per category), a fifth of

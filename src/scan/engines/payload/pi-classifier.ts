@@ -5,7 +5,7 @@
  * Feature extraction lives here and is imported by the training scripts, so training and
  * inference cannot drift apart. Two feature versions: 1 reads ASCII words only (the script
  * model, src/scan/models/script-ml.json, uses it), 2 reads every script; a model file names
- * its version (`features`, 1 when absent) and the loader refuses any other.
+ * its version (`features`, 1 when absent), and the model reads text with that version.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -197,13 +197,13 @@ export function chunks(text: string, size = CHUNK_CHARS, version: FeatureVersion
 
 export class LogisticModel {
   private readonly w: Float32Array;
+  /** The feature version the weights were fitted on, as the model file says: text is read with it. */
   readonly features: FeatureVersion;
-  /** `features`: the feature version the caller reads with; a model fitted on another is refused. */
-  constructor(readonly model: PromptInjectionModel, features: FeatureVersion) {
+  constructor(readonly model: PromptInjectionModel) {
     if (model.featureBits !== FEATURE_BITS) throw new Error(`model has ${model.featureBits} feature bits, code expects ${FEATURE_BITS}`);
-    const declared = model.features ?? 1;
-    if (declared !== features) throw new Error(`model was fitted on feature version ${declared}, code reads version ${features}`);
-    this.features = features;
+    const declared: unknown = model.features ?? 1;
+    if (declared !== 1 && declared !== 2) throw new Error(`model was fitted on feature version ${String(declared)}, code reads versions 1 and 2`);
+    this.features = declared;
     this.w = new Float32Array(DIM);
     for (const [i, v] of model.weights) this.w[i] = v;
   }
@@ -252,8 +252,6 @@ export class LogisticModel {
 }
 
 export const MODEL_PATH = path.join(__dirname, '..', '..', 'models', 'prompt-injection.json');
-/** Feature version of the shipped prompt-injection model. */
-export const PI_FEATURES: FeatureVersion = 1;
 
 let loaded: LogisticModel | Error | undefined;
 
@@ -261,7 +259,7 @@ let loaded: LogisticModel | Error | undefined;
 export function shippedModel(): LogisticModel | Error {
   if (loaded === undefined) {
     try {
-      loaded = new LogisticModel(JSON.parse(readFileSync(MODEL_PATH, 'utf8')) as PromptInjectionModel, PI_FEATURES);
+      loaded = new LogisticModel(JSON.parse(readFileSync(MODEL_PATH, 'utf8')) as PromptInjectionModel);
     } catch (err) {
       loaded = err instanceof Error ? err : new Error(String(err));
     }
