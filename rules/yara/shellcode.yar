@@ -31,8 +31,11 @@ rule Loader_VirtualAlloc_CreateThread
         $marshal = "Marshal]::Copy" ascii wide nocase
         $getdel = "GetDelegateForFunctionPointer" ascii wide
         $mem_rwx = "0x40" ascii
+        // Every VirtualAlloc a quoted element of a comma-separated list: a keyword list (syntax
+        // highlighters' Windows API files, API catalogues) names the calls, it does not make them.
+        $va_listed = /["']VirtualAlloc(Ex)?["'][ \t\r\n]{0,4},/
     condition:
-        filesize < 20MB and (
+        filesize < 20MB and not (#va_listed > 0 and #va_listed == #va) and (
             ($crt and $wpm and $va and ($ct or $rtl))
             or ($marshal and $getdel and $va)
             or ($va and $rtl and $ct and $mem_rwx)

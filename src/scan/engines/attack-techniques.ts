@@ -33,6 +33,8 @@ export interface TechniqueRule {
   atLeast?: number;
   /** When set, the other patterns must match within this many characters of a match of the first. */
   near?: number;
+  /** Keyed on Windows API names, which word lists also hold: matched with the word lists taken out (WORD_LIST). */
+  apiNames?: boolean;
 }
 
 export interface TechniqueHit {
@@ -50,6 +52,23 @@ const T = (
 const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
 const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast: n });
 const near = (chars: number, r: TechniqueRule): TechniqueRule => ({ ...r, near: chars });
+const apiNames = (r: TechniqueRule): TechniqueRule => ({ ...r, apiNames: true });
+/**
+ * A run of four or more quoted identifiers separated by commas is a word list: a syntax
+ * highlighter's keywords (GeSHi's Windows API language files), an API catalogue, a completion
+ * table. Code that allocates executable memory or patches a function calls the APIs (or declares
+ * them for P/Invoke, or looks them up one by one); listing them does neither.
+ */
+const WORD_LIST = /(?:(["'])[a-z_]\w{0,60}\1\s{0,4},\s{0,4}){4,}/g;
+const withoutLists = new WeakMap<ScriptView, string>();
+function withoutWordLists(view: ScriptView): string {
+  let t = withoutLists.get(view);
+  if (t === undefined) {
+    t = view.text.replace(WORD_LIST, ' ');
+    withoutLists.set(view, t);
+  }
+  return t;
+}
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
@@ -63,10 +82,20 @@ const SHADY_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http
 const BARE_URL = String.raw`(?:https?://\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|http://(?!localhost|127\.))`;
 const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp|\\temp\\|\\appdata\\|\\users\\public\\|\\programdata\\)`;
 
+/**
+ * What makes a /dev/tcp connection a shell for the peer: an interactive shell, output and errors
+ * sent to the socket (`>& /dev/tcp/...`), standard input taken from it (`0>&1`, `0<&5`), a shell
+ * reading its commands from the connection's descriptor (`sh <&196`), or a loop that runs each
+ * line it reads (`while read l; do $l`). Opening the connection, writing a request and reading
+ * the answer (`exec 3<>/dev/tcp/host/80; echo GET >&3; cat <&3`) is a client, as in the example
+ * clients packages ship (wireguard-tools' ncat scripts): a socket, not an attack.
+ */
+export const DEV_TCP_SHELL = String.raw`\b(?:ba|z|k)?sh\b[^\n]{0,40}\s-i\b|[0-9]?>&\s{0,2}/dev/(?:tcp|udp)|0>&1|0<&\d|\b(?:ba|da|z|k)?sh\s{1,4}(?:-\w{1,3}\s{1,4}){0,2}<&\s{0,2}\d|\bwhile\s{1,3}read\b[\s\S]{0,80}?\bdo\s{1,4}(?:\$\{?\w+\}?\s{0,4}(?:[0-9]?>|2>|;|\||$)|["']\$\w+|eval\b|\$\(|(?:ba|z|k)?sh\s{1,4}-c\b)`;
+
 export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Reverse and bind shells: T1059 (interpreter) over a raw network channel (T1095) ----
   T('revshell.bash_dev_tcp', 'T1059.004', 'Reverse shell through /dev/tcp', 'execution', 'critical', ['/dev/tcp/', '/dev/udp/'],
-    new RegExp(String.raw`/dev/(?:tcp|udp)/${HOST}/\d{1,5}`), /(?:\b(?:ba|z|k)?sh\b[^\n]{0,40}\s-i\b|[0-9]?>&\s{0,2}\/dev\/(?:tcp|udp)|0>&1|0<&\d|<>\s{0,2}\/dev\/(?:tcp|udp)|\bexec\s\d{1,3}<>|\bcat\s<&\d|\bwhile\s{1,3}read)/),
+    new RegExp(String.raw`/dev/(?:tcp|udp)/${HOST}/\d{1,5}`), new RegExp(DEV_TCP_SHELL)),
   T('revshell.netcat_exec', 'T1059.004', 'Netcat hands a shell to the network', 'execution', 'critical', ['nc', 'netcat', 'ncat'],
     new RegExp(String.raw`(?<![\w.-])(?:nc|ncat|netcat|nc\.traditional|nc\.openbsd|busybox nc|nc\.exe|nc64\.exe)\b[^\n|;]{0,160}\s(?:-[a-z]{0,4}[ec]|--exec|--sh-exec|--lua-exec)\s{0,2}\\?["']?(?:${SHELL}|cmd(?:\.exe)?|powershell(?:\.exe)?|/bin/|python)`)),
   T('revshell.fifo_pipe', 'T1059.004', 'Shell wired to a network tool through a named pipe', 'execution', 'critical', ['mkfifo', 'mknod'],
@@ -194,8 +223,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /(?:\biex\b|invoke-expression)[^\n]{0,300}(?:frombase64string|gzipstream|deflatestream)|(?:frombase64string|gzipstream|deflatestream)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)|\b(?:exec|eval)\s{0,2}\(\s{0,2}(?:base64\.b64decode|zlib\.decompress|codecs\.decode|marshal\.loads|compile\s{0,2}\(\s{0,2}base64)|\beval\s{0,2}\(\s{0,2}(?:base64_decode|gzinflate|gzuncompress|str_rot13)\s{0,2}\(|\beval\s{0,2}\(\s{0,2}(?:atob|unescape|decodeuricomponent|buffer\.from)\s{0,2}\(/),
   T('exec.reflective_load', 'T1620', 'An assembly is loaded from memory (reflective code loading)', 'defense_evasion', 'high', ['assembly', 'load'],
     /(?:reflection\.assembly\]\s{0,2}::\s{0,2}load\s{0,2}\(\s{0,2}(?!["'])|\bassembly\.load\s{0,2}\(\s{0,2}(?:\$|convert\.|new\b|bytes|buf|\w{0,20}\.downloaddata|file\.readallbytes)|::\s{0,2}load\s{0,2}\(\s{0,2}\[convert\]::frombase64string|\.gettype\(\s{0,2}["'][^"'\n]{1,80}["']\s{0,2}\)\.getmethod\(\s{0,2}["'][^"'\n]{1,40}["']\s{0,2}\)\.invoke)/),
-  T('exec.shellcode_runner', 'T1055', 'Memory is allocated executable and a thread started on it', 'defense_evasion', 'high', ['virtualalloc', 'createthread'],
-    /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/),
+  apiNames(T('exec.shellcode_runner', 'T1055', 'Memory is allocated executable and a thread started on it', 'defense_evasion', 'high', ['virtualalloc', 'createthread'],
+    /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/)),
 
   // ---- Defence tampering (T1562.001, T1070) ----
   T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi', 'iutils', '0xb8'],
@@ -240,16 +269,25 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\\start(?: menu|m~1)\\{1,2}programs\\{1,2}startup\b|shell:startup|\[environment\]::getfolderpath\(\s{0,2}["']startup["']/)),
 
   // ---- Credential access (T1003, T1555, T1552) ----
+  // A module::command of Mimikatz as typed at its prompt: the command a whole word, not a method
+  // call or a longer name (`Event::clearResolvedInstances()` in Laravel, `Vault::get(` in a client).
   T('cred.mimikatz', 'T1003.001', 'Mimikatz credential dumping', 'credential_access', 'critical', ['mimikatz', 'sekurlsa', 'lsadump', 'kerberos::', 'misc::', 'token::', 'dpapi::', 'vault::', 'crypto::', 'ts::', 'event::', 'sid::', 'rpc::', 'processprotect', 'privilege::'],
-    /invoke-mimikatz|sekurlsa::|lsadump::|dpapi::|vault::|kerberos::(?:golden|silver|ptt|ptc|list|tgt|purge|hash|ask|clist)|privilege::debug|misc::(?:skeleton|memssp|addsid|cmd|regedit|taskmgr|mflt|printnightmare|efs|detours|shadowcopies|spooler)|token::(?:elevate|whoami|revert|list|run)|crypto::(?:capi|cng|certificates|keys|stores|providers|scauth)|ts::(?:multirdp|sessions|remote|logonpasswords)|event::(?:clear|drop)|sid::(?:patch|add|modify|clear)|rpc::(?:server|connect|enum)|!processprotect\b|^\s{0,4}!\+\s{0,4}$/m),
+    /invoke-mimikatz|sekurlsa::|lsadump::|dpapi::|(?:vault::(?:list|cred)|kerberos::(?:golden|silver|ptt|ptc|list|tgt|purge|hash|ask|clist)|privilege::debug|misc::(?:skeleton|memssp|addsid|cmd|regedit|taskmgr|mflt|printnightmare|efs|detours|shadowcopies|spooler)|token::(?:elevate|whoami|revert|list|run)|crypto::(?:capi|cng|certificates|keys|stores|providers|scauth)|ts::(?:multirdp|sessions|remote|logonpasswords)|event::(?:clear|drop)|sid::(?:patch|add|modify|clear)|rpc::(?:server|connect|enum))(?![\w(])|!processprotect\b|^\s{0,4}!\+\s{0,4}$/m),
   T('cred.lsass_dump', 'T1003.001', 'LSASS process memory is dumped', 'credential_access', 'critical', ['lsass', 'fullmemdmp', 'comsvcs'],
     /\b(?:(?:procdump(?:64)?|adplus|sqldumper|createdump|dump64)(?:\.exe)?\b[^\n]{0,80}lsass|rdrleakdiag(?:\.exe)?\b[^\n]{0,80}\/fullmemdmp|comsvcs(?:\.dll)?,?\s{0,2}#?(?:minidump|24)[^\n]{0,80}|out-minidump[^\n]{0,80}lsass|minidumpwritedump[^\n]{0,200}lsass|lsass[^\n]{0,200}minidumpwritedump)/),
   T('cred.sam_hive', 'T1003.002', 'The SAM/SYSTEM/SECURITY hives are saved', 'credential_access', 'high', ['reg', 'sam'],
     /\breg(?:\.exe)?\s{1,4}save\s{1,4}hklm\\{1,2}(?:sam|system|security)\b/),
   T('cred.ntds', 'T1003.003', 'The Active Directory database (ntds.dit) is copied', 'credential_access', 'high', ['ntds', 'dsdbutil', 'shadowcopy'],
     /(?:ntdsutil|dsdbutil)[^\n]{0,120}(?:ifm|create full|snapshot|activate instance ntds)|\besentutl(?:\.exe)?\s[^\n]{0,40}\/vss\b[^\n]{0,120}(?:ntds\.dit|\\config\\{1,2}(?:sam|system|security)\b)|harddiskvolumeshadowcopy\d{0,3}\\{1,2}windows\\{1,2}(?:ntds\\{1,2}ntds\.dit|system32\\{1,2}config\\{1,2}(?:sam|system|security)\b)|\\ntds\.dit[^\n]{0,200}(?:copy|\\\\\?\\globalroot|shadowcopy)|(?:copy|vssadmin)[^\n]{0,200}\\ntds\.dit/),
+  // A command that dumps or copies the password hashes. The command name is followed by its
+  // arguments, so prose that names a tool ("python's spwd module checks /etc/shadow") is not one.
   T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow', '/etc/master.passwd'],
-    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow|head|tail|less|more|strings|dd|rsync|od|hexdump|tac|nl|awk|sed|cut|sort|uniq|tee|zip|gzip|openssl|python[23]?|perl|ruby|php)\b[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b|<\s{0,2}\/etc\/(?:shadow|master\.passwd)\b|open\s{0,2}\(\s{0,2}["']\/etc\/shadow["']/),
+    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow|head|tail|less|more|strings|dd|rsync|od|hexdump|tac|nl|awk|sed|cut|sort|uniq|tee|zip|gzip|openssl|python[23]?|perl|ruby|php)\s[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b/),
+  // A program that reads the file itself: password helpers (cloud-init sets and checks passwords)
+  // and audit tools (tiger, chkrootkit look for empty or weak entries) do, as root. Low alone,
+  // high next to an offensive technique.
+  dual(T('cred.shadow_read', 'T1003.008', 'A program reads /etc/shadow', 'credential_access', 'high', ['/etc/shadow', '/etc/master.passwd'],
+    /<\s{0,2}\/etc\/(?:shadow|master\.passwd)\b|open\s{0,2}\(\s{0,2}["']\/etc\/(?:shadow|master\.passwd)["']/)),
   T('cred.browser_store', 'T1555.003', 'Browser password stores are read', 'credential_access', 'high', ['login data', 'logins.json', 'key4.db'],
     /(?:\\|\/)login data\b|logins\.json|key4\.db|signons\.sqlite/, /(?:copy|cp|sqlite|select\s|decrypt|cryptunprotectdata|dpapi|upload|invoke-webrequest|curl)/),
   T('cred.files_search', 'T1552.001', 'Files are searched for passwords', 'credential_access', 'medium', ['findstr', 'password'],
@@ -409,8 +447,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\.getfield\s{0,2}\([^\n]{0,200}nonpublic\s{0,2},\s{0,2}static[^\n]{0,200}\.setvalue\s{0,2}\(\s{0,2}\$null\s{0,2},\s{0,2}(?:\$true|\$false|\$null|\[?\w{0,20}\]?\s{0,2}\$\w{1,30}|new-object)/),
   T('evasion.script_logging', 'T1562.002', 'PowerShell script-block or module logging is switched off', 'defense_evasion', 'high', ['cachedgrouppolicysettings', 'scriptblocklogging', 'modulelogging', 'transcription'],
     /cachedgrouppolicysettings|\b(?:enablescriptblocklogging|enablemodulelogging|enabletranscripting|enablescriptblockinvocationlogging)["']?\s[^\n]{0,60}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b|\]\s{0,2}=\s{0,2}0\b)/),
-  T('evasion.memory_patch', 'T1562.001', 'A function in a loaded DLL is looked up, made writable and overwritten (in-memory patch)', 'defense_evasion', 'high', ['getprocaddress'],
-    /getprocaddress/, /virtualprotect/, /marshal\]\s{0,2}::\s{0,2}copy\s{0,2}\(|writeprocessmemory|\.writebyte\s{0,2}\(|rtlmovememory/),
+  apiNames(T('evasion.memory_patch', 'T1562.001', 'A function in a loaded DLL is looked up, made writable and overwritten (in-memory patch)', 'defense_evasion', 'high', ['getprocaddress'],
+    /getprocaddress/, /virtualprotect/, /marshal\]\s{0,2}::\s{0,2}copy\s{0,2}\(|writeprocessmemory|\.writebyte\s{0,2}\(|rtlmovememory/)),
 
   // ---- Signed script proxies and remote launch points (T1216, T1105) ----
   T('lolbin.signed_script', 'T1216', 'A signed Windows script runs a command for the caller', 'defense_evasion', 'high', ['syncappvpublishingserver', 'pubprn', 'manage-bde', 'cl_invocation', 'cl_mutexverifiers'],
@@ -517,8 +555,9 @@ function nearMatch(all: RegExp[], chars: number, text: string): string | undefin
   return window && check(window) ? excerptOf(text.slice(window.from, window.to), anchor) : undefined;
 }
 
-function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
-  if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
+function matchRule(rule: TechniqueRule, scriptView: ScriptView): string | undefined {
+  if (!rule.needles.some((n) => scriptView.text.includes(n))) return undefined;
+  const view = rule.apiNames ? { ...scriptView, text: withoutWordLists(scriptView) } : scriptView;
   if (rule.atLeast !== undefined) {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;

@@ -8,7 +8,7 @@
  */
 import type { Engine, EngineOutput, FileType, Finding, ScanSubject, Severity } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
-import { analyzeTechniques, type TechniqueHit, VENDOR_REASON, vendorDownload } from './attack-techniques';
+import { analyzeTechniques, DEV_TCP_SHELL, type TechniqueHit, VENDOR_REASON, vendorDownload } from './attack-techniques';
 import { MAX_DEOBFUSCATE } from './script-normalize';
 
 const ENGINE = 'static_script';
@@ -74,7 +74,7 @@ export const SCRIPT_RULES: readonly ScriptRule[] = [
   R('script.persistence.ld_preload', 'Persistence.LdPreload', 'high', 0.8, 'persistence', 'The script writes /etc/ld.so.preload (library injection into every process).', /(?:>|\btee\b[^\n]{0,20})\s{0,8}\/etc\/ld\.so\.preload/i),
   // Reverse shells.
   R('script.reverse_shell.dev_tcp', 'ReverseShell.DevTcp', 'high', 0.9, 'reverse_shell', 'An interactive shell is connected to a remote host through /dev/tcp.',
-    /\/dev\/(?:tcp|udp)\/[^\s/]{1,255}\/\d{1,5}/, /\b(?:ba|z|k)?sh\b[^\n]{0,40}-i\b|0>&1|>&\s{0,4}\/dev\/(?:tcp|udp)|exec\s{1,8}\d{1,3}<>/),
+    /\/dev\/(?:tcp|udp)\/[^\s/]{1,255}\/\d{1,5}/, new RegExp(DEV_TCP_SHELL, 'i')),
   R('script.reverse_shell.netcat', 'ReverseShell.Netcat', 'high', 0.9, 'reverse_shell', 'netcat hands a shell to a remote host.',
     /\b(?:nc|ncat|netcat)(?:\.exe)?\b[^\n|;]{0,100}\s-[a-z]{0,4}[ec]\s{1,8}["']?(?:\/bin\/(?:ba)?sh|cmd(?:\.exe)?|powershell)|mkfifo[^\n]{0,200}\b(?:nc|ncat|netcat)\b[^\n]{0,100}\d{2,5}/i),
   R('script.reverse_shell.python', 'ReverseShell.Python', 'high', 0.85, 'reverse_shell', 'Python connects a socket and duplicates it onto a shell.',
@@ -185,8 +185,10 @@ const DUAL_USE = new Set(['script.persistence.ssh_key', 'script.persistence.run_
 const MAX_PLAIN_TEXT = 256 * 1024;
 const PLAIN_TEXT: ReadonlySet<FileType> = new Set<FileType>(['text', 'unknown']);
 const STATISTICAL = new Set(['script.obfuscation.base64_blob', 'script.obfuscation.charcode', 'script.obfuscation.concat', 'script.obfuscation.backtick', 'script.obfuscation.high_entropy', 'script.obfuscated_malicious']);
-/** Languages in which a backtick is not PowerShell's escape character. */
+/** Languages in which a backtick is not PowerShell's escape character even when PowerShell is named. */
 const NO_TICK_ESCAPES: ReadonlySet<FileType> = new Set<FileType>(['javascript', 'php']);
+/** A file of another language that hands a command to PowerShell (a batch file, a VBScript or Python launcher). */
+const NAMES_POWERSHELL = /\b(?:powershell|pwsh)\b/i;
 
 const SEVERITY_ORDER: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
@@ -271,10 +273,13 @@ export const engine: Engine = {
     const st = all.stats;
     // Backticks, quotes and long tokens are ordinary in prose, Markdown and JSON: in plain text
     // only what the rules and techniques recognise counts, not the obfuscation statistics.
-    // In JavaScript a backtick opens a template literal, in PHP it is the shell operator (which the
-    // web-shell technique reads) or a character in a string: PowerShell's tick escapes say nothing there.
+    // PowerShell's tick escapes mean something only in PowerShell code: in Python (docstrings,
+    // reStructuredText) a backtick quotes code, in shell and Perl it runs a command, in JavaScript it
+    // opens a template literal, in PHP it is the shell operator (which the web-shell technique reads).
+    // Outside PowerShell the statistic counts only in a file that names PowerShell, never in JavaScript or PHP.
+    const ticksArePowerShell = subject.fileType === 'powershell' || (!NO_TICK_ESCAPES.has(subject.fileType) && NAMES_POWERSHELL.test(text));
     const findings = PLAIN_TEXT.has(subject.fileType) ? all.findings.filter((f) => !STATISTICAL.has(f.id))
-      : NO_TICK_ESCAPES.has(subject.fileType) ? all.findings.filter((f) => f.id !== 'script.obfuscation.backtick') : all.findings;
+      : ticksArePowerShell ? all.findings : all.findings.filter((f) => f.id !== 'script.obfuscation.backtick');
     const out: EngineOutput = { findings, report: { script: st } };
     if (c.length > MAX_TEXT) {
       // Unread is never clean: say so in a finding, not only in a note.

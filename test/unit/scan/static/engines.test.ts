@@ -242,4 +242,18 @@ describe('script engine: PowerShell tick escapes', () => {
     expect((await script.scan(subject(Buffer.from(uz), 'powershell'), ctx)).findings.map((f) => f.id)).toContain('script.obfuscation.backtick');
     expect(await phpIds('<?php echo `$_GET[cmd]`; ?>\n')).toContain('script.technique.webshell.php');
   });
+
+  // Generated Python (plotly's validators) quotes names in reStructuredText: `color`s and `layout`axis`.
+  const py = Array.from({ length: 12 }, (_, i) => `    # Sets the \`color\`s of trace ${i}; see \`layout\`axis\` for the \`font\`size\`.`).join('\n');
+  it('do not count in Python or shell unless the file hands a command to PowerShell', async () => {
+    const ctx = { signal: new AbortController().signal, budgetMs: 1000 };
+    const ids = async (text: string, type: 'python' | 'shell' | 'batch'): Promise<string[]> => (await script.scan(subject(Buffer.from(text), type), ctx)).findings.map((f) => f.id);
+    expect(analyzeScriptText(py).stats.psTicks).toBeGreaterThanOrEqual(10);
+    expect(await ids(`def f():\n${py}\n    pass\n`, 'python')).not.toContain('script.obfuscation.backtick');
+    expect(await ids(`#!/bin/sh\n${py}\n`, 'shell')).not.toContain('script.obfuscation.backtick');
+    // A launcher that passes tick-obfuscated code to PowerShell still counts.
+    const launcher = `@echo off\n${Array.from({ length: 12 }, () => 'powershell -c "I`E`X (N`ew-Ob`ject Net.WebClient)"').join('\n')}\n`;
+    expect(await ids(launcher, 'batch')).toContain('script.obfuscation.backtick');
+    expect(await ids(`import subprocess\nsubprocess.run(["powershell", "-c", """${ps.toString()}"""])\n`, 'python')).toContain('script.obfuscation.backtick');
+  });
 });
