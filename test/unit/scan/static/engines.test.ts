@@ -217,6 +217,18 @@ describe('ml', () => {
   });
 });
 
+describe('script engine: hidden iframes', () => {
+  const ids = (text: string): string[] => analyzeScriptText(text).findings.map((f) => f.id);
+  it("a library's own empty hidden frame is not an injection; one that loads a page from elsewhere is", () => {
+    // jQuery 1.x measures default display styles in a zero-size frame; upload widgets post into a hidden one.
+    expect(ids(`iframe = (iframe || jQuery("<iframe frameborder='0' width='0' height='0'/>")).appendTo(doc.documentElement);`)).not.toContain('script.html.hidden_iframe');
+    expect(ids('form.target = id; body.append(\'<iframe id="\' + id + \'" name="\' + id + \'" src="javascript:&quot;&quot;" style="display:none"></iframe>\');')).not.toContain('script.html.hidden_iframe');
+    expect(ids('<iframe src="http://198.51.100.7/x" width="0" height="0" frameborder="0"></iframe>')).toContain('script.html.hidden_iframe');
+    expect(ids('document.write(\'<iframe src="\' + u + \'" style="visibility:hidden"></iframe>\');')).toContain('script.html.hidden_iframe');
+    expect(ids('document.write("<iframe src=\\"//ads.example/x\\" width=0 height=0></iframe>");')).toContain('script.html.hidden_iframe');
+  });
+});
+
 describe('script engine: PowerShell tick escapes', () => {
   // Tagged template literals put letters on both sides of backticks, a dozen times in styled code.
   const js = Buffer.from(Array.from({ length: 12 }, (_, i) => `const s${i} = css\`color\` + css\`margin\`;`).join('\n'));
