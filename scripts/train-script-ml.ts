@@ -31,7 +31,7 @@
  * read here. `--without-benign-corpus` leaves it out.
  * Writes src/scan/models/script-ml.json.
  *
- *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--benign-python N|all] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus]
+ *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--benign LANG=N|all ...] [--with-fresh] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus]
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -42,7 +42,7 @@ import { identify } from '../src/scan/filetype';
 import { ADMIN_SHAPES } from './admin-shapes';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
 import { arg, dataDir } from './build-detection-data';
-import { BENIGN_MANIFEST, benignText, DEFAULT_CACHE, readBenignManifest, type BenignPackage } from './build-benign-corpus';
+import { BENIGN_MANIFEST, benignText, DEFAULT_CACHE, FRESH_MANIFEST, readBenignManifest, type BenignPackage } from './build-benign-corpus';
 
 interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string }
 /** Weights averaged over the second half of the epochs: validation moved less with small corpus changes (and rose 0.005-0.01). */
@@ -78,15 +78,28 @@ const WHOLE_FILES_ONLY = /^(?:console-scripts|py-launchers-|dts-|ts-|benign-)/;
 const MIN_WEIGHT = 0.1;
 /**
  * Benign corpus files per language in training, and how much of each is read (memory and time).
- * `--benign-python N|all` takes more Python files (most of the corpus's model-alone flags are Python).
+ * `--benign LANG=N|all` (repeatable) takes more files of one language: most of the corpus's
+ * model-alone flags were Python in the eleventh round and short shell scripts in the twelfth.
  */
 const BENIGN_PER_LANGUAGE = 500;
 export const benignLimits = (argv: string[]): Map<string, number> => {
-  const i = argv.indexOf('--benign-python');
-  const python = i >= 0 && argv[i + 1] ? argv[i + 1] : String(BENIGN_PER_LANGUAGE);
-  if (python !== 'all' && !/^\d+$/.test(python)) throw new Error(`--benign-python takes a count or "all", not ${python}`);
-  return new Map([['python', python === 'all' ? Infinity : Number(python)]]);
+  const limits = new Map<string, number>();
+  argv.forEach((a, i) => {
+    if (a !== '--benign') return;
+    const m = /^([a-z]+)=(\d+|all)$/.exec(argv[i + 1] ?? '');
+    if (!m) throw new Error(`--benign takes LANG=N or LANG=all (e.g. shell=all), not ${argv[i + 1] ?? 'nothing'}`);
+    limits.set(m[1], m[2] === 'all' ? Infinity : Number(m[2]));
+  });
+  return limits;
 };
+/**
+ * `--with-fresh`: the fresh split's packages (scripts/build-benign-corpus.ts --fresh) join the
+ * train split's. That split was built for evaluation and looked at once (issue 30, eleventh
+ * round); its successor `fresh2` is the split nobody tunes on, so fresh may now teach the model:
+ * 760 packages against the train split's 181, which is the variety short benign scripts lacked.
+ */
+export const trainingPackages = (main: BenignPackage[], fresh: BenignPackage[]): BenignPackage[] =>
+  [...main, ...fresh.map((p) => ({ ...p, split: 'train' as const }))];
 const BENIGN_CHARS = 16 * 1024;
 /**
  * At most this share of the benign corpus's validation files that the engine judges at medium
@@ -168,8 +181,9 @@ async function main(): Promise<void> {
   const withBenign = !process.argv.includes('--without-benign-corpus');
   const cache = path.resolve(arg('--benign-cache', DEFAULT_CACHE));
   const packages = withBenign ? readBenignManifest() : [];
+  const withFresh = withBenign && process.argv.includes('--with-fresh');
   const limits = benignLimits(process.argv);
-  const benign = withBenign ? benignTrain(packages, cache, limits) : [];
+  const benign = withBenign ? benignTrain(withFresh ? trainingPackages(packages, readBenignManifest(FRESH_MANIFEST)) : packages, cache, limits) : [];
   if (withBenign && benign.length === 0) throw new Error(`no benign corpus texts under ${cache}: run scripts/build-benign-corpus.ts or pass --without-benign-corpus`);
   const recs = [...corpus, ...(withShapes ? adminShapes() : []), ...benign];
   const toEx = (r: Rec): Example & { id: string; short: boolean } => ({ id: r.id, short: wordCount(r.text) < ML_MIN_WORDS && judgeableShortText(r.text), x: features(scriptModelText(r.text.slice(0, SCRIPT_WINDOW))), y: r.label, w: 1 });
@@ -262,6 +276,7 @@ async function main(): Promise<void> {
           manifest: 'datasets/benign/manifest.jsonl.gz (scripts/build-benign-corpus.ts)',
           manifestSha256: createHash('sha256').update(readFileSync(BENIGN_MANIFEST)).digest('hex'),
           trainFiles: benign.length,
+          ...(withFresh ? { freshManifest: 'datasets/benign/fresh.jsonl.gz (its packages join the train split)', freshManifestSha256: createHash('sha256').update(readFileSync(FRESH_MANIFEST)).digest('hex') } : {}),
           perLanguage: BENIGN_PER_LANGUAGE,
           ...Object.fromEntries([...limits].filter(([, n]) => n !== BENIGN_PER_LANGUAGE).map(([lang, n]) => [lang, Number.isFinite(n) ? n : 'all'])),
           charsRead: BENIGN_CHARS,

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BenignPackage } from '../../../scripts/build-benign-corpus';
-import { benignLimits, benignTrain } from '../../../scripts/train-script-ml';
+import { benignLimits, benignTrain, trainingPackages } from '../../../scripts/train-script-ml';
 
 // The corpus builder the trainer imports reads parquet (an ES module Jest cannot load); not used here.
 jest.mock('hyparquet', () => ({}));
@@ -40,10 +40,21 @@ describe('train-script-ml: benign corpus sample', () => {
     expect(recs.some((r) => r.id.includes('pypi:val/'))).toBe(false);
   });
 
-  it('--benign-python takes more (or all) Python files and leaves other languages as they were', () => {
-    expect(count(['--benign-python', 'all'], 'benign-python')).toBe(900);
-    expect(count(['--benign-python', '700'], 'benign-python')).toBe(700);
-    expect(count(['--benign-python', 'all'], 'benign-shell')).toBe(500);
-    expect(() => benignLimits(['--benign-python', 'most'])).toThrow(/count or "all"/);
+  it('--benign LANG=N|all takes more (or all) files of that language and leaves the others as they were', () => {
+    expect(count(['--benign', 'python=all'], 'benign-python')).toBe(900);
+    expect(count(['--benign', 'python=700'], 'benign-python')).toBe(700);
+    expect(count(['--benign', 'python=all'], 'benign-shell')).toBe(500);
+    expect(count(['--benign', 'python=all', '--benign', 'shell=all'], 'benign-shell')).toBe(600);
+    expect(() => benignLimits(['--benign', 'python=most'])).toThrow(/LANG=N or LANG=all/);
+    expect(() => benignLimits(['--benign'])).toThrow(/LANG=N or LANG=all/);
+  });
+
+  it('--with-fresh: the fresh split\'s packages are sampled as train packages', () => {
+    const fresh: BenignPackage[] = [{ ecosystem: 'debian', name: 'fresh-sh', version: '1', licence: 'GPL', split: 'fresh', files: Array.from({ length: 50 }, (_, i) => [`f${i}.sh`, put(`#!/bin/sh\nfresh ${i}\n`), 'shell']) }];
+    const recs = benignTrain(trainingPackages(packages, fresh), cache, benignLimits(['--benign', 'shell=all']));
+    expect(recs.filter((r) => r.source === 'benign-shell')).toHaveLength(650);
+    expect(recs.filter((r) => r.id.startsWith('benign:debian:fresh-sh/'))).toHaveLength(50);
+    // Without the fresh packages nothing of them is read.
+    expect(benignTrain(packages, cache, benignLimits(['--benign', 'shell=all'])).some((r) => r.id.includes('fresh-sh'))).toBe(false);
   });
 });
