@@ -54,7 +54,10 @@ export const SCRIPT_RULES: readonly ScriptRule[] = [
   R('script.frombase64', 'PowerShell.FromBase64String', 'low', 0.6, 'obfuscation', 'Content is decoded from base64 at run time.', /FromBase64String\s*\(/i),
   R('script.js.eval_decode', 'JS.EvalDecoded', 'medium', 0.75, 'obfuscation', 'JavaScript evaluates decoded or char-built code.',
     /\beval\s*\(\s*(?:atob|unescape|decodeURIComponent|String\.fromCharCode|window\.atob|Buffer\.from)\s*\(/),
-  R('script.html.document_write_unescape', 'HTML.WriteUnescape', 'medium', 0.7, 'obfuscation', 'The page writes unescaped hidden markup into itself.', /document\.write\s*\(\s*(?:unescape|atob)\s*\(/i),
+  // Hidden markup is a literal written in escapes; a template that encodes a variable at run time
+  // (Smarty's mailto plugin, a captcha's figlet output, both hiding an address from harvesters) is not.
+  R('script.html.document_write_unescape', 'HTML.WriteUnescape', 'medium', 0.7, 'obfuscation', 'The page writes unescaped hidden markup into itself.',
+    /document\.write\s*\(\s*(?:unescape\s*\(\s*\\?["']%[0-9a-f]{2}|atob\s*\(\s*\\?["'][a-z0-9+/]{8})/i),
   // Persistence.
   R('script.persistence.run_key', 'Persistence.RunKey', 'medium', 0.8, 'persistence', 'The script writes a Windows Run/RunOnce autostart key.',
     /\\(?:Software|SOFTWARE)\\(?:WOW6432Node\\)?Microsoft\\Windows\\CurrentVersion\\Run(?:Once)?\b/i, /(?:\breg(?:\.exe)?\s{1,8}add\b|New-ItemProperty|Set-ItemProperty|RegWrite|SetValue|\bwinreg\b|REG_SZ)/i),

@@ -229,6 +229,16 @@ describe('script engine: hidden iframes', () => {
   });
 });
 
+describe('script engine: markup written from escapes', () => {
+  const ids = (text: string): string[] => analyzeScriptText(text).findings.map((f) => f.id);
+  it('a literal in escapes is hidden markup; a template encoding a variable at run time is not', () => {
+    expect(ids('<script>document.write(unescape("%3Ciframe%20src%3D%22http%3A//x%22%3E"));</script>')).toContain('script.html.document_write_unescape');
+    expect(ids('<script>document.write(atob("PGlmcmFtZSBzcmM9Imh0dHA6Ly94Ij4="));</script>')).toContain('script.html.document_write_unescape');
+    expect(ids("return '<script type=\"text/javascript\">document.write(unescape(\\'' . $js_encode . '\\'))</script>';")).not.toContain('script.html.document_write_unescape');
+    expect(ids('<script>document.write(unescape(\\"$obfusData\\" ) );</script>')).not.toContain('script.html.document_write_unescape');
+  });
+});
+
 describe('script engine: PowerShell tick escapes', () => {
   // Tagged template literals put letters on both sides of backticks, a dozen times in styled code.
   const js = Buffer.from(Array.from({ length: 12 }, (_, i) => `const s${i} = css\`color\` + css\`margin\`;`).join('\n'));
