@@ -253,6 +253,12 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     // Many anchors far apart: each window is read on its own, and a later one still counts.
     expect(technique(`${`${xhr}${filler}`.repeat(5)}${cradle}`, 'cradle.wsh_com')).toBeDefined();
   });
+  it("the COM object as a web page's fallback for XMLHttpRequest, next to an eval of JSON, is AJAX, not a cradle", () => {
+    const ajax = "function ajax(url, cb) {\n  var r = (window.XMLHttpRequest ? new XMLHttpRequest() : (window.ActiveXObject ? new ActiveXObject('Microsoft.XMLHTTP') : false));\n  r.open('GET', url); r.onreadystatechange = function () { if (r.readyState == 4) cb(eval('(' + r.responseText + ')')); };\n  var m = /^(\\d+)px$/.exec(url);\n}\n";
+    expect(technique(ajax, 'cradle.wsh_com')).toBeUndefined();
+    const wsh = 'var h = new ActiveXObject("MSXML2.XMLHTTP"); h.open("GET", u, false); h.send();\neval(h.responseText);\n';
+    expect(technique(wsh, 'cradle.wsh_com')?.severity).toBe('high');
+  });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
     expect(f?.severity).toBe('low');
