@@ -161,17 +161,19 @@ export interface FreshRule { salt: string; sampled: Family[]; named: string[]; p
  * (they depend on lsb-base or sysvinit-utils), the admin, net, utils and shells sections (maintainer
  * scripts, /etc, /usr/share/<pkg>/ helpers), `-tools` packages and installed test suites (`-tests`).
  */
+/** Any Debian package name (the family is then its Section or Depends). */
+const ANY = /^[a-z0-9][a-z0-9.+-]*$/;
 const FRESH2_SAMPLED: Family[] = [
   { pattern: /^php-[a-z0-9-]+$/, take: 260 },
-  { pattern: /^[a-z0-9][a-z0-9.+-]*$/, depends: /(?:^|[\s,|])(?:php[\d.]*|php[\d.]*-cli|php-common|libapache2-mod-php[\d.]*)(?:[\s,(]|$)/, take: 80 },
+  { pattern: ANY, depends: /(?:^|[\s,|])(?:php[\d.]*|php[\d.]*-cli|php-common|libapache2-mod-php[\d.]*)(?:[\s,(]|$)/, take: 80 },
   { pattern: /^lib[a-z0-9-]+-perl$/, take: 300 },
   { pattern: /^node-[a-z0-9-]+$/, take: 240 },
   { pattern: /^python3-[a-z0-9-]+$/, take: 240 },
-  { pattern: /^[a-z0-9][a-z0-9.+-]*$/, depends: /(?:^|[\s,|])(?:lsb-base|sysvinit-utils)\b/, take: 150 },
-  { pattern: /^[a-z0-9][a-z0-9.+-]*$/, section: /^shells$/, take: 40 },
-  { pattern: /^[a-z0-9][a-z0-9.+-]*$/, section: /^admin$/, take: 150 },
-  { pattern: /^[a-z0-9][a-z0-9.+-]*$/, section: /^net$/, take: 80 },
-  { pattern: /^[a-z0-9][a-z0-9.+-]*$/, section: /^utils$/, take: 80 },
+  { pattern: ANY, depends: /(?:^|[\s,|])(?:lsb-base|sysvinit-utils)\b/, take: 150 },
+  { pattern: ANY, section: /^shells$/, take: 40 },
+  { pattern: ANY, section: /^admin$/, take: 150 },
+  { pattern: ANY, section: /^net$/, take: 80 },
+  { pattern: ANY, section: /^utils$/, take: 80 },
   { pattern: /-tools$/, take: 80 },
   { pattern: /-tests?$/, take: 40 },
 ];
@@ -334,8 +336,8 @@ export function freshPackages(units: Unit[], ex: Exclusion, split: FreshSplit, r
     if (!isFresh(u.name, ex)) continue;
     const files = u.files.filter((f) => (seen.has(f.sha) ? false : (seen.add(f.sha), true)));
     const kept = files.length > rule.maxFiles ? new Set(files.map((f) => f.sha).sort((a, b) => order(a).localeCompare(order(b))).slice(0, rule.maxFiles)) : undefined;
-    const files2 = kept ? files.filter((f) => kept.has(f.sha)) : files;
-    if (files2.length) out.push({ ecosystem: u.ecosystem, name: u.name, version: u.version, licence: u.licence, split, files: files2.map((x) => [x.rel, x.sha, x.lang]) });
+    const capped = kept ? files.filter((f) => kept.has(f.sha)) : files;
+    if (capped.length) out.push({ ecosystem: u.ecosystem, name: u.name, version: u.version, licence: u.licence, split, files: capped.map((x) => [x.rel, x.sha, x.lang]) });
   }
   return out;
 }
@@ -490,13 +492,16 @@ function storeTexts(cache: string, units: Unit[]): void {
 
 const pypiNames = (list: string[]): string[] => list.map((s) => s.replace(/^win:/, '').split('==')[0]);
 
-/** What a fresh split's rule excludes: the main corpus and its picks, and each earlier fresh split with its own picks. */
-function exclusionFor(split: FreshSplit, all: string[], meta: Map<string, DebianMeta>): Exclusion {
+/**
+ * What a fresh split's rule excludes: the main corpus and its picks, and each earlier fresh split
+ * with its own picks (`read` reads a manifest file; the tests give their own).
+ */
+export function exclusionFor(split: FreshSplit, all: string[], meta: Map<string, DebianMeta>, read = readBenignManifest): Exclusion {
   const rule = FRESH_RULES[split];
-  const earlier = [readBenignManifest(), ...rule.after.map((s) => readBenignManifest(freshManifest(s)))].flat();
+  const earlier = [read(BENIGN_MANIFEST), ...rule.after.map((s) => read(freshManifest(s)))].flat();
   const picked = [
     ...debianList(all), ...NPM.map((s) => s.slice(0, s.lastIndexOf('@'))), ...pypiNames(PYPI),
-    ...rule.after.flatMap((s) => [...freshDebianList(all, exclusionFor(s, all, meta), FRESH_RULES[s], meta), ...pypiNames(FRESH_RULES[s].pypi)]),
+    ...rule.after.flatMap((s) => [...freshDebianList(all, exclusionFor(s, all, meta, read), FRESH_RULES[s], meta), ...pypiNames(FRESH_RULES[s].pypi)]),
   ];
   return exclusion(earlier, picked, rule.bySource ? new Map([...meta].map(([name, m]) => [name, m.source])) : undefined);
 }
