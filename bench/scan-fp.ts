@@ -3,19 +3,20 @@
  * benign files from this machine (/usr/bin, /usr/lib, node_modules). Prints how many verdicts are
  * worse than Informational and which engine/finding fired.
  *
- * `npm run bench -- scan-fp --scripts [--split heldout|validation|train|fresh] [--cache DIR] [--sample N]`:
+ * `npm run bench -- scan-fp --scripts [--split heldout|validation|train|fresh|fresh2] [--cache DIR] [--sample N]`:
  * the benign script sweep (issue 30) over one split of the corpus of scripts/build-benign-corpus.ts
  * (manifest datasets/benign/manifest.jsonl.gz, texts in its cache): flagged rate per language,
  * per engine and finding, and every flagged file. Tune on `validation`; `heldout` is for the report.
- * `fresh` reads the separate evaluation-only manifest datasets/benign/fresh.jsonl.gz (packages and
- * texts the main corpus does not have): never tune on it.
+ * `fresh` and `fresh2` read the separate evaluation-only manifests datasets/benign/fresh.jsonl.gz and
+ * fresh2.jsonl.gz (packages and texts the main corpus, and for fresh2 the fresh split, do not have):
+ * never tune on them.
  */
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { analyze, type AnalyzeDeps } from '../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../src/scan/engines/feeds';
 import { benchClamd, MB, opt } from './_scan-common';
-import { benignText, DEFAULT_CACHE, FRESH_MANIFEST, readBenignManifest, type CorpusSplit } from '../scripts/build-benign-corpus';
+import { benignText, corpusSplit, DEFAULT_CACHE, manifestOf, readBenignManifest } from '../scripts/build-benign-corpus';
 
 function collect(dir: string, max: number, out: string[], maxSize = 30 * MB): void {
   let entries: string[];
@@ -35,12 +36,11 @@ const pct = (n: number, d: number): string => `${((100 * n) / Math.max(1, d)).to
 
 /** The benign script sweep: one split of the benign corpus through analyze(). */
 async function sweepScripts(args: string[]): Promise<void> {
-  const split = opt(args, '--split', 'heldout') as CorpusSplit;
-  if (!['train', 'validation', 'heldout', 'fresh'].includes(split)) throw new Error(`--split ${split}: expected train, validation, heldout or fresh`);
+  const split = corpusSplit(opt(args, '--split', 'heldout'));
   const cache = opt(args, '--cache', DEFAULT_CACHE);
   // `--sample N`: a fixed subset of N files (by hash), for quick looks while tuning.
   const sample = Number(opt(args, '--sample', 'Infinity'));
-  const all = readBenignManifest(split === 'fresh' ? FRESH_MANIFEST : undefined).filter((p) => p.split === split)
+  const all = readBenignManifest(manifestOf(split)).filter((p) => p.split === split)
     .flatMap((p) => p.files.map(([file, sha, language]) => ({ pkg: `${p.ecosystem}:${p.name}`, file, sha, language })));
   const files = Number.isFinite(sample) ? [...all].sort((a, b) => a.sha.localeCompare(b.sha)).slice(0, sample) : all;
   const clamd = await benchClamd();

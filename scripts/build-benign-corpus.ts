@@ -24,8 +24,14 @@
  * builds the fresh split instead (evaluation only, `datasets/benign/fresh.jsonl.gz` and
  * `fresh-summary.json`; the main manifest is read, never written): packages none of whose names
  * (nor upstream names, see upstreamKey) is in the main manifest or the main build's lists, chosen
- * by the fixed rule of freshDebianList and the FRESH_* lists, and no text whose SHA-256 the main
+ * by the fixed rule of freshDebianList and FRESH_RULES.fresh, and no text whose SHA-256 the main
  * manifest holds.
+ *
+ *   nice -n 15 npx tsx scripts/build-benign-corpus.ts --fresh2 [--cache DIR]
+ *
+ * builds the second fresh split (`fresh2.jsonl.gz`, `fresh2-summary.json`) by FRESH_RULES.fresh2:
+ * nothing shared with the main corpus nor with the fresh split (packages, picks, Debian source
+ * packages, texts). Each `--freshN` reads the earlier manifests and writes only its own.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -37,15 +43,31 @@ import { arg } from './build-detection-data';
 const ROOT = path.join(__dirname, '..');
 export const BENIGN_MANIFEST = path.join(ROOT, 'datasets', 'benign', 'manifest.jsonl.gz');
 const SUMMARY = path.join(ROOT, 'datasets', 'benign', 'summary.json');
-export const FRESH_MANIFEST = path.join(ROOT, 'datasets', 'benign', 'fresh.jsonl.gz');
-const FRESH_SUMMARY = path.join(ROOT, 'datasets', 'benign', 'fresh-summary.json');
+/** The evaluation-only splits, each never looked at while tuning; a later one shares nothing with the earlier ones. */
+export const FRESH_SPLITS = ['fresh', 'fresh2'] as const;
+export type FreshSplit = (typeof FRESH_SPLITS)[number];
+export const freshManifest = (split: FreshSplit): string => path.join(ROOT, 'datasets', 'benign', `${split}.jsonl.gz`);
+const freshSummary = (split: FreshSplit): string => path.join(ROOT, 'datasets', 'benign', `${split}-summary.json`);
+export const FRESH_MANIFEST = freshManifest('fresh');
 /** Beside the detection builder's data, ignored by git (about 1.8 GB once built). */
 export const DEFAULT_CACHE = path.join(ROOT, '.tools', 'data', 'benign');
 
 export type Language = 'php' | 'perl' | 'shell' | 'python' | 'javascript' | 'powershell' | 'batch' | 'vbscript' | 'jscript';
 export type BenignSplit = 'train' | 'validation' | 'heldout';
-/** `fresh`: the separate evaluation-only manifest, never looked at while tuning. */
-export type CorpusSplit = BenignSplit | 'fresh';
+/** `fresh`, `fresh2`: the separate evaluation-only manifests, never looked at while tuning. */
+export type CorpusSplit = BenignSplit | FreshSplit;
+const CORPUS_SPLITS: readonly CorpusSplit[] = ['train', 'validation', 'heldout', ...FRESH_SPLITS];
+
+/** A split's name from the command line, or an error naming the ones there are. */
+export function corpusSplit(name: string): CorpusSplit {
+  const split = CORPUS_SPLITS.find((s) => s === name);
+  if (!split) throw new Error(`--split ${name}: expected one of ${CORPUS_SPLITS.join(', ')}`);
+  return split;
+}
+
+/** The manifest a split's packages are in. */
+const isFreshSplit = (split: string): split is FreshSplit => FRESH_SPLITS.some((s) => s === split);
+export const manifestOf = (split: CorpusSplit): string => (isFreshSplit(split) ? freshManifest(split) : BENIGN_MANIFEST);
 export interface BenignPackage<S extends CorpusSplit = CorpusSplit> { ecosystem: 'debian' | 'npm' | 'pypi'; name: string; version: string; licence: string; split: S; files: Array<[path: string, sha256: string, language: Language]> }
 
 /** Shares of files per split (by language, package by package). */
@@ -92,11 +114,14 @@ const PYPI = [
   'win:pywin32==311', 'win:pywinauto==0.6.9',
 ];
 
+/** A family of Debian packages: names matching `pattern` (and, where given, whose Section or Depends/Pre-Depends match), the first `take` in the salted hash order. */
+interface Family { pattern: RegExp; take: number; section?: RegExp; depends?: RegExp }
+
 /**
  * The fresh split's rule, fixed before any result was seen: the same four Debian families, after
  * excluding the main corpus, ordered by a different salt (`fresh:`), this many each...
  */
-const FRESH_SAMPLED: Array<{ pattern: RegExp; take: number }> = [
+const FRESH_SAMPLED: Family[] = [
   { pattern: /^php-[a-z0-9-]+$/, take: 200 },
   { pattern: /^lib[a-z0-9-]+-perl$/, take: 220 },
   { pattern: /^node-[a-z0-9-]+$/, take: 160 },
@@ -119,6 +144,44 @@ const FRESH_DEBIAN_NAMED = [
 
 /** ...and a few pinned PyPI packages that ship batch and PowerShell files (Windows virtualenv and build helpers). */
 const FRESH_PYPI = ['pyenv-win==3.1.1', 'virtualenvwrapper-win==1.2.7', 'nuitka==4.3.3', 'conan==2.34.0'];
+
+/**
+ * An evaluation-only split's rule, written down before anything of it is downloaded: its salt, its
+ * families, named packages and pinned PyPI packages; the earlier fresh splits it shares nothing
+ * with (their packages, picks and texts); whether a Debian package built from the same source
+ * package as an excluded one is excluded too; and at most how many files one package gives
+ * (the first in the salted hash order of their SHA-256), so that no generated tree dominates.
+ */
+export interface FreshRule { salt: string; sampled: Family[]; named: string[]; pypi: string[]; after: FreshSplit[]; bySource: boolean; maxFiles: number }
+
+/**
+ * fresh2: every family sampled, none named by hand. The four language families of the fresh split
+ * under the salt `fresh2:` (the `php-*` one is nearly exhausted by then, so PHP applications too:
+ * packages that depend on PHP), and shell where Debian keeps it: packages that ship an init script
+ * (they depend on lsb-base or sysvinit-utils), the admin, net, utils and shells sections (maintainer
+ * scripts, /etc, /usr/share/<pkg>/ helpers), `-tools` packages and installed test suites (`-tests`).
+ */
+/** Any Debian package name (the family is then its Section or Depends). */
+const ANY = /^[a-z0-9][a-z0-9.+-]*$/;
+const FRESH2_SAMPLED: Family[] = [
+  { pattern: /^php-[a-z0-9-]+$/, take: 260 },
+  { pattern: ANY, depends: /(?:^|[\s,|])(?:php[\d.]*|php[\d.]*-cli|php-common|libapache2-mod-php[\d.]*)(?:[\s,(]|$)/, take: 80 },
+  { pattern: /^lib[a-z0-9-]+-perl$/, take: 300 },
+  { pattern: /^node-[a-z0-9-]+$/, take: 240 },
+  { pattern: /^python3-[a-z0-9-]+$/, take: 240 },
+  { pattern: ANY, depends: /(?:^|[\s,|])(?:lsb-base|sysvinit-utils)\b/, take: 150 },
+  { pattern: ANY, section: /^shells$/, take: 40 },
+  { pattern: ANY, section: /^admin$/, take: 150 },
+  { pattern: ANY, section: /^net$/, take: 80 },
+  { pattern: ANY, section: /^utils$/, take: 80 },
+  { pattern: /-tools$/, take: 80 },
+  { pattern: /-tests?$/, take: 40 },
+];
+
+export const FRESH_RULES: Record<FreshSplit, FreshRule> = {
+  fresh: { salt: 'fresh:', sampled: FRESH_SAMPLED, named: FRESH_DEBIAN_NAMED, pypi: FRESH_PYPI, after: [], bySource: false, maxFiles: Infinity },
+  fresh2: { salt: 'fresh2:', sampled: FRESH2_SAMPLED, named: [], pypi: [], after: ['fresh'], bySource: true, maxFiles: 300 },
+};
 
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 const run = (cmd: string, args: string[], cwd?: string): string =>
@@ -197,11 +260,33 @@ const debianNames = (): string[] => run('apt-cache', ['pkgnames']).split('\n').f
 function debianList(all = debianNames()): string[] {
   const real = new Set(all);
   const picked = new Set(DEBIAN_NAMED.filter((p) => real.has(p)));
-  for (const { pattern, take } of DEBIAN_SAMPLED) {
-    const family = all.filter((p) => pattern.test(p) && !/-(?:dbg|dbgsym|dev|doc)$/.test(p));
-    for (const p of family.sort((a, b) => sha256(`benign:${a}`).localeCompare(sha256(`benign:${b}`))).slice(0, take)) picked.add(p);
-  }
+  for (const family of DEBIAN_SAMPLED) for (const p of sampleFamily(all, family, 'benign:')) picked.add(p);
   return [...picked].sort();
+}
+
+/** A Debian package's fields the family rules read (from `apt-cache dumpavail`: metadata only, never contents). */
+export interface DebianMeta { section: string; source: string; depends: string }
+
+/** Every Debian package's Section, Source and Depends/Pre-Depends (the first record of a name wins). */
+function debianMeta(): Map<string, DebianMeta> {
+  const meta = new Map<string, DebianMeta>();
+  for (const rec of run('apt-cache', ['dumpavail']).split('\n\n')) {
+    const field = (f: string): string => new RegExp(`^${f}: *(.*)$`, 'm').exec(rec)?.[1] ?? '';
+    const name = field('Package');
+    if (!name || meta.has(name)) continue;
+    meta.set(name, { section: field('Section').replace(/^.*\//, ''), source: field('Source').split(' ')[0] || name, depends: `${field('Pre-Depends')}, ${field('Depends')}` });
+  }
+  return meta;
+}
+
+/** One family's pick: its members (never -dbg, -dev or -doc), the first `take` in the order of sha256(salt + name). */
+function sampleFamily(all: string[], { pattern, take, section, depends }: Family, salt: string, meta = new Map<string, DebianMeta>()): string[] {
+  const inFamily = (p: string): boolean => {
+    if (!pattern.test(p) || /-(?:dbg|dbgsym|dev|doc)$/.test(p)) return false;
+    const m = meta.get(p);
+    return (!section || (m !== undefined && section.test(m.section))) && (!depends || (m !== undefined && depends.test(m.depends)));
+  };
+  return all.filter(inFamily).sort((a, b) => sha256(`${salt}${a}`).localeCompare(sha256(`${salt}${b}`))).slice(0, take);
 }
 
 /**
@@ -212,36 +297,47 @@ export function upstreamKey(name: string): string {
   return name.toLowerCase().replace(/^ansible:/, '').replace(/^(?:node|python3?|php|libjs)-/, '').replace(/^lib(.+)-perl$/, '$1').replace(/[_.]/g, '-');
 }
 
-/** Names and upstream names the fresh split must not share: every package of the main manifest and every one the main build picks. */
-export function mainNames(main: BenignPackage[], picked: string[]): Set<string> {
-  const names = [...main.map((p) => p.name), ...picked];
-  return new Set([...names, ...names.map(upstreamKey)]);
+/** What a fresh split must not share: package names and upstream names (and, by its rule, Debian source packages), and texts. */
+export interface Exclusion { names: Set<string>; texts: Set<string>; sources?: Map<string, string> }
+
+/**
+ * The exclusion made of earlier manifests' packages and every package the earlier builds pick;
+ * with `sources` (Debian package to source package), their source packages too.
+ */
+export function exclusion(earlier: BenignPackage[], picked: string[], sources?: Map<string, string>): Exclusion {
+  const pkgNames = [...earlier.map((p) => p.name), ...picked];
+  const names = sources ? [...pkgNames, ...pkgNames.flatMap((n) => sources.get(n) ?? [])] : pkgNames;
+  return { names: new Set([...names, ...names.map(upstreamKey)]), texts: new Set(earlier.flatMap((p) => p.files.map(([, sha]) => sha))), sources };
 }
 
-const isFresh = (name: string, taken: Set<string>): boolean => !taken.has(name) && !taken.has(upstreamKey(name));
+const isFresh = (name: string, ex: Exclusion): boolean =>
+  [name, ex.sources?.get(name)].every((n) => n === undefined || (!ex.names.has(n) && !ex.names.has(upstreamKey(n))));
 
-/** The fresh Debian packages: the named ones and the salted family samples, none of them sharing a name with the main corpus. */
-export function freshDebianList(all: string[], taken: Set<string>): string[] {
+/** The fresh Debian packages of a rule: the named ones and the salted family samples, none of them excluded. */
+export function freshDebianList(all: string[], ex: Exclusion, rule: FreshRule = FRESH_RULES.fresh, meta = new Map<string, DebianMeta>()): string[] {
   const real = new Set(all);
-  const picked = new Set(FRESH_DEBIAN_NAMED.filter((p) => real.has(p) && isFresh(p, taken)));
-  for (const { pattern, take } of FRESH_SAMPLED) {
-    const family = all.filter((p) => pattern.test(p) && !/-(?:dbg|dbgsym|dev|doc)$/.test(p) && !picked.has(p) && isFresh(p, taken));
-    for (const p of family.sort((a, b) => sha256(`fresh:${a}`).localeCompare(sha256(`fresh:${b}`))).slice(0, take)) picked.add(p);
+  const picked = new Set(rule.named.filter((p) => real.has(p) && isFresh(p, ex)));
+  for (const family of rule.sampled) {
+    for (const p of sampleFamily(all.filter((n) => !picked.has(n) && isFresh(n, ex)), family, rule.salt, meta)) picked.add(p);
   }
   return [...picked].sort();
 }
 
 /**
- * The fresh manifest from unpacked units: units sharing a name with the main corpus are left out,
- * then every text the main manifest holds, then texts repeated inside the fresh set (first in sorted order keeps it).
+ * A fresh manifest from unpacked units: excluded units are left out, then every excluded text,
+ * then texts repeated inside the fresh set (first in sorted order keeps it); then at most
+ * `rule.maxFiles` per package.
  */
-export function freshPackages(units: Unit[], main: BenignPackage[], taken: Set<string>): BenignPackage[] {
-  const seen = new Set(main.flatMap((p) => p.files.map(([, sha]) => sha)));
+export function freshPackages(units: Unit[], ex: Exclusion, split: FreshSplit, rule: FreshRule = FRESH_RULES[split]): BenignPackage[] {
+  const seen = new Set(ex.texts);
   const out: BenignPackage[] = [];
+  const order = (sha: string): string => sha256(`${rule.salt}${sha}`);
   for (const u of [...units].sort((a, b) => `${a.ecosystem}:${a.name}`.localeCompare(`${b.ecosystem}:${b.name}`))) {
-    if (!isFresh(u.name, taken)) continue;
+    if (!isFresh(u.name, ex)) continue;
     const files = u.files.filter((f) => (seen.has(f.sha) ? false : (seen.add(f.sha), true)));
-    if (files.length) out.push({ ecosystem: u.ecosystem, name: u.name, version: u.version, licence: u.licence, split: 'fresh', files: files.map((x) => [x.rel, x.sha, x.lang]) });
+    const kept = files.length > rule.maxFiles ? new Set(files.map((f) => f.sha).sort((a, b) => order(a).localeCompare(order(b))).slice(0, rule.maxFiles)) : undefined;
+    const capped = kept ? files.filter((f) => kept.has(f.sha)) : files;
+    if (capped.length) out.push({ ecosystem: u.ecosystem, name: u.name, version: u.version, licence: u.licence, split, files: capped.map((x) => [x.rel, x.sha, x.lang]) });
   }
   return out;
 }
@@ -394,29 +490,47 @@ function storeTexts(cache: string, units: Unit[]): void {
   }
 }
 
-function mainFresh(cache: string): void {
-  const main = readBenignManifest();
+const pypiNames = (list: string[]): string[] => list.map((s) => s.replace(/^win:/, '').split('==')[0]);
+
+/**
+ * What a fresh split's rule excludes: the main corpus and its picks, and each earlier fresh split
+ * with its own picks (`read` reads a manifest file; the tests give their own).
+ */
+export function exclusionFor(split: FreshSplit, all: string[], meta: Map<string, DebianMeta>, read = readBenignManifest): Exclusion {
+  const rule = FRESH_RULES[split];
+  const earlier = [read(BENIGN_MANIFEST), ...rule.after.map((s) => read(freshManifest(s)))].flat();
+  const picked = [
+    ...debianList(all), ...NPM.map((s) => s.slice(0, s.lastIndexOf('@'))), ...pypiNames(PYPI),
+    ...rule.after.flatMap((s) => [...freshDebianList(all, exclusionFor(s, all, meta, read), FRESH_RULES[s], meta), ...pypiNames(FRESH_RULES[s].pypi)]),
+  ];
+  return exclusion(earlier, picked, rule.bySource ? new Map([...meta].map(([name, m]) => [name, m.source])) : undefined);
+}
+
+function mainFresh(cache: string, split: FreshSplit): void {
+  const rule = FRESH_RULES[split];
   const all = debianNames();
-  const taken = mainNames(main, [...debianList(all), ...NPM.map((s) => s.slice(0, s.lastIndexOf('@'))), ...PYPI.map((s) => s.replace(/^win:/, '').split('==')[0])]);
-  const debs = freshDebianList(all, taken);
-  console.log(`fresh Debian packages: ${debs.length}`);
+  const meta = debianMeta();
+  const ex = exclusionFor(split, all, meta);
+  const debs = freshDebianList(all, ex, rule, meta);
+  console.log(`${split} Debian packages: ${debs.length}`);
   downloadDebian(cache, debs);
-  const units = [...debianUnits(cache, debs), ...pypiUnits(cache, FRESH_PYPI)];
-  const packages = freshPackages(units, main, taken);
+  const units = [...debianUnits(cache, debs), ...pypiUnits(cache, rule.pypi)];
+  const packages = freshPackages(units, ex, split);
   const kept = new Set(packages.flatMap((p) => p.files.map(([, sha]) => sha)));
   storeTexts(cache, units.map((u) => ({ ...u, files: u.files.filter((f) => kept.has(f.sha)) })));
-  writeFileSync(FRESH_MANIFEST, gzipSync(packages.map((p) => JSON.stringify(p)).join('\n') + '\n', { level: 9 }));
+  writeFileSync(freshManifest(split), gzipSync(packages.map((p) => JSON.stringify(p)).join('\n') + '\n', { level: 9 }));
   const byLanguage: Record<string, number> = {};
   for (const p of packages) for (const [, , lang] of p.files) byLanguage[lang] = (byLanguage[lang] ?? 0) + 1;
   const files = packages.reduce((s, p) => s + p.files.length, 0);
-  writeFileSync(FRESH_SUMMARY, `${JSON.stringify({ builtBy: 'scripts/build-benign-corpus.ts --fresh', files, packages: packages.length, byEcosystem: Object.fromEntries(['debian', 'npm', 'pypi'].map((e) => [e, packages.filter((p) => p.ecosystem === e).length])), byLanguage }, null, 2)}\n`);
-  console.log(`fresh: ${files} scripts in ${packages.length} packages`, byLanguage);
+  writeFileSync(freshSummary(split), `${JSON.stringify({ builtBy: `scripts/build-benign-corpus.ts --${split}`, files, packages: packages.length, byEcosystem: Object.fromEntries(['debian', 'npm', 'pypi'].map((e) => [e, packages.filter((p) => p.ecosystem === e).length])), byLanguage }, null, 2)}\n`);
+  console.log(`${split}: ${files} scripts in ${packages.length} packages`, byLanguage);
 }
 
 function main(): void {
   const cache = path.resolve(arg('--cache', DEFAULT_CACHE));
   mkdirSync(cache, { recursive: true });
-  if (process.argv.includes('--fresh')) return mainFresh(cache);
+  const fresh = FRESH_SPLITS.find((s) => process.argv.includes(`--${s}`));
+  if (fresh) return mainFresh(cache, fresh);
   const debs = debianList();
   console.log(`Debian packages: ${debs.length}`);
   downloadDebian(cache, debs);

@@ -1,5 +1,5 @@
 import {
-  BENIGN_MANIFEST, FRESH_MANIFEST, freshDebianList, freshPackages, mainNames, readBenignManifest, scriptLanguage, upstreamKey, type BenignPackage, type Unit,
+  BENIGN_MANIFEST, exclusion, FRESH_MANIFEST, freshDebianList, freshPackages, readBenignManifest, scriptLanguage, upstreamKey, type BenignPackage, type Unit,
 } from '../../../scripts/build-benign-corpus';
 
 // The corpus builder imports the detection builder, which reads parquet (an ES module Jest cannot load); not used here.
@@ -24,7 +24,7 @@ describe('build-benign-corpus: the fresh split', () => {
   });
 
   it('picks no Debian package whose name or upstream name the main corpus or its picks hold', () => {
-    const taken = mainNames(main, ['node-picked-by-main']);
+    const taken = exclusion(main, ['node-picked-by-main']);
     const all = ['python3-requests', 'node-requests', 'php-requests', 'libwww-perl', 'python3-www', 'node-picked-by-main', 'python3-picked-by-main', 'python3-new', 'libnew-thing-perl', 'git', 'python3-new-dev'];
     const picked = freshDebianList(all, taken);
     expect(picked).toEqual(expect.arrayContaining(['python3-new', 'libnew-thing-perl', 'git']));
@@ -32,13 +32,12 @@ describe('build-benign-corpus: the fresh split', () => {
   });
 
   it('drops units named like the main corpus, texts the main manifest holds and texts repeated inside the fresh set', () => {
-    const taken = mainNames(main, []);
     const out = freshPackages([
       unit('pypi', 'requests', ['sha-new-0']),
       unit('debian', 'python3-new', ['sha-main-1', 'sha-new-1', 'sha-new-2']),
       unit('debian', 'python3-other', ['sha-new-2', 'sha-new-3']),
       unit('debian', 'python3-only-old', ['sha-main-2']),
-    ], main, taken);
+    ], exclusion(main, []), 'fresh');
     expect(out.map((p) => [p.name, p.split, p.files.map(([, sha]) => sha)])).toEqual([
       ['python3-new', 'fresh', ['sha-new-1', 'sha-new-2']],
       ['python3-other', 'fresh', ['sha-new-3']],
@@ -50,8 +49,7 @@ describe('build-benign-corpus: the fresh split', () => {
     const mainPkgs = readBenignManifest(BENIGN_MANIFEST);
     const fresh = readBenignManifest(FRESH_MANIFEST);
     expect(fresh.length).toBeGreaterThan(0);
-    const taken = mainNames(mainPkgs, []);
-    const texts = new Set(mainPkgs.flatMap((p) => p.files.map(([, sha]) => sha)));
+    const { names: taken, texts } = exclusion(mainPkgs, []);
     expect(fresh.filter((p) => taken.has(p.name) || taken.has(upstreamKey(p.name))).map((p) => p.name)).toEqual([]);
     expect(fresh.flatMap((p) => p.files).filter(([, sha]) => texts.has(sha))).toEqual([]);
     expect(new Set(fresh.map((p) => p.split))).toEqual(new Set(['fresh']));
