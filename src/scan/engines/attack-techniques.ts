@@ -16,7 +16,7 @@
  * and become high next to another offensive technique (`chain` in analyzeTechniques).
  */
 import type { Severity } from '../types';
-import { scriptViews, type ScriptView } from './script-normalize';
+import { scriptViews, type ScriptView, withoutWordLists } from './script-normalize';
 
 export interface TechniqueRule {
   id: string;
@@ -33,8 +33,6 @@ export interface TechniqueRule {
   atLeast?: number;
   /** When set, the other patterns must match within this many characters of a match of the first. */
   near?: number;
-  /** Keyed on Windows API names, which word lists also hold: matched with the word lists taken out (WORD_LIST). */
-  apiNames?: boolean;
 }
 
 export interface TechniqueHit {
@@ -52,23 +50,6 @@ const T = (
 const dual = (r: TechniqueRule): TechniqueRule => ({ ...r, dual: true });
 const atLeast = (n: number, r: TechniqueRule): TechniqueRule => ({ ...r, atLeast: n });
 const near = (chars: number, r: TechniqueRule): TechniqueRule => ({ ...r, near: chars });
-const apiNames = (r: TechniqueRule): TechniqueRule => ({ ...r, apiNames: true });
-/**
- * A run of four or more quoted identifiers separated by commas is a word list: a syntax
- * highlighter's keywords (GeSHi's Windows API language files), an API catalogue, a completion
- * table. Code that allocates executable memory or patches a function calls the APIs (or declares
- * them for P/Invoke, or looks them up one by one); listing them does neither.
- */
-const WORD_LIST = /(?:(["'])[a-z_]\w{0,60}\1\s{0,4},\s{0,4}){4,}/g;
-const withoutLists = new WeakMap<ScriptView, string>();
-function withoutWordLists(view: ScriptView): string {
-  let t = withoutLists.get(view);
-  if (t === undefined) {
-    t = view.text.replace(WORD_LIST, ' ');
-    withoutLists.set(view, t);
-  }
-  return t;
-}
 
 const SHELL = String.raw`(?:/bin/|/usr/bin/)?(?:ba|da|z|k|c|tc|fi)?sh\b`;
 const HOST = String.raw`(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[a-z0-9$({}._-]{1,253})`;
@@ -134,7 +115,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /net\.dial\s{0,2}\(\s{0,2}["']tcp|tcpstream::connect|new\s(?:java\.net\.)?socket\s{0,2}\(|new\stcpclient\s{0,2}\(|\bwsaconnect\s{0,2}\(|\bwsasocket\w?\s{0,2}\(|socket\.tcp\s{0,2}\(|\bconnect\s{0,2}\(\s{0,2}\w{1,20},\s{0,2}\(struct sockaddr/,
     /exec\.command\s{0,2}\(|command::new\s{0,2}\(|processbuilder|runtime\.getruntime\(\)\.exec|\bcreateprocess\w?\s{0,2}\(|new\sprocess\s{0,2}\(|process\.new\s{0,2}\(|processstartinfo|\bexecve?\s{0,2}\(|\bsystem\s{0,2}\(/,
     /["'](?:\/bin\/)?(?:ba)?sh["']|cmd(?:\.exe)?["']|powershell(?:\.exe)?["']/),
-  T('revshell.zsh_ztcp', 'T1059.004', 'zsh ztcp connection handed to a shell', 'execution', 'critical', ['ztcp'], /\bztcp\s[^\n]{1,80}\d{1,5}/, /\bzsh\s{0,2}>&\s{0,2}\$reply|>&\s{0,2}\$reply/),
+  // A shell on the connection: zsh's own tcp_proxy hands it to whatever command it is given.
+  T('revshell.zsh_ztcp', 'T1059.004', 'zsh ztcp connection handed to a shell', 'execution', 'critical', ['ztcp'], /\bztcp\s[^\n]{1,80}\d{1,5}/, /\b(?:z|ba|da|k)?sh\s{1,2}(?:-i\s{1,2})?[0-9]?[<>]&\s{0,2}\$reply/),
   T('revshell.curl_telnet', 'T1059.004', 'curl telnet:// session piped through a shell', 'execution', 'critical', ['telnet://'], new RegExp(String.raw`telnet://[^\n]{1,200}\|\s{0,2}${SHELL}`)),
   T('c2.http_poll', 'T1071.001', 'A loop polls a web server for commands and runs them', 'command_and_control', 'high', ['while'],
     /while\s{0,2}\(\s{0,2}\$?(?:true|1)\s{0,2}\)|while\strue\b|while\s1\b|while\s{0,2}\(\s{0,2}true\s{0,2}\)/,
@@ -142,8 +124,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\biex\b|invoke-expression|powershell[^\n]{0,40}-(?:ep|exec\w{0,12})\s{1,4}bypass|subprocess\.(?:popen|run|check_output|getoutput)\s{0,2}\(|os\.popen\s{0,2}\(|\beval\s{0,2}["'(]?\s{0,2}\$/,
     /-method\s{1,4}["']?post|uploadstring|requests\.post\s{0,2}\(|curl\s[^\n]{0,80}(?:-d\s|--data|-x\s{1,2}post)/),
   T('tool.msfvenom', 'T1587.001', 'A Metasploit payload is generated', 'execution', 'high', ['msfvenom'], /\bmsfvenom\b[^\n]{0,120}\s-p\s{1,4}[\w/]{3,80}/),
+  // The shell operator on a request parameter; in a doc comment line (" * defaults to
+  // `$_POST['user_login']`" in WordPress) backticks quote code, as in Markdown.
   T('webshell.php', 'T1505.003', 'Request parameters are executed as commands (web shell)', 'persistence', 'high', ['$_get', '$_post', '$_request', '$_cookie', '$_server'],
-    /\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s{0,2}\(\s{0,2}(?:\(\s{0,2})?\$_(?:get|post|request|cookie|server)\b|`\s{0,2}\$_(?:get|post|request|cookie)\s{0,2}\[|\$\w{1,20}\s{0,2}=\s{0,2}\(?\s{0,2}\$_(?:get|post|request)\[[^\]\n]{1,20}\]\s{0,2}\)?\s{0,2};[^\n]{0,200}\b(?:system|exec|shell_exec|passthru|eval)\s{0,2}\(\s{0,2}\$\w{1,20}\s{0,2}\)/),
+    /\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s{0,2}\(\s{0,2}(?:\(\s{0,2})?\$_(?:get|post|request|cookie|server)\b|(?<!(?:^|\n)[ \t]{0,12}\*[^\n]{0,300})`\s{0,2}\$_(?:get|post|request|cookie)\s{0,2}\[|\$\w{1,20}\s{0,2}=\s{0,2}\(?\s{0,2}\$_(?:get|post|request)\[[^\]\n]{1,20}\]\s{0,2}\)?\s{0,2};[^\n]{0,200}\b(?:system|exec|shell_exec|passthru|eval)\s{0,2}\(\s{0,2}\$\w{1,20}\s{0,2}\)/),
   T('cred.lsa_secrets', 'T1003.004', 'LSA secrets are read from the SECURITY hive', 'credential_access', 'high', ['security'], /hklm:?\\{1,2}security\\{1,2}policy\\{1,2}secrets/),
   T('revshell.xterm', 'T1059.004', 'xterm session exported to a remote display', 'execution', 'high', ['xterm'],
     /\bxterm\b[^\n]{0,40}-display\s(?:\d{1,3}\.){3}\d{1,3}:\d/),
@@ -165,16 +149,16 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`(?:downloadfile\s{0,2}\(|invoke-webrequest|\biwr\b|start-bitstransfer)[^\n]{0,300}${SHADY_URL}`), /(?:start-process|\.shellexecute|invoke-item|\bstart\s|&\s{0,2}\(?\s{0,2}["']?\$|\.exe["']?\s{0,2}$)/m),
   // Near one another: a JavaScript library's old-IE XMLHTTP fallback, an `eval(` and a regex's
   // `.exec` 100 KB apart (WordPress's plupload) are not a cradle.
-  // The COM object as the fallback of the browser's own XMLHttpRequest is a web page's AJAX (old
+  // The COM object next to the browser's own XMLHttpRequest (before or after it) is a web page's AJAX (old
   // Internet Explorer), which may well eval a JSON answer; Windows Script Host has no XMLHttpRequest.
   near(4000, T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
-    /(?<!xmlhttprequest[^\n]{0,120})(?:msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp)/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
+    /(?<!xmlhttprequest[^\n]{0,120})(?:msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp)(?![\s\S]{0,300}xmlhttprequest)/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
 
   // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
   T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],
     /\bmshta(?:\.exe)?["']?\s{1,8}["']?(?:https?:|vbscript:|javascript:|about:|\\\\)/),
   T('lolbin.rundll32', 'T1218.011', 'rundll32 proxies script or remote code', 'defense_evasion', 'high', ['rundll32'],
-    /\brundll32(?:\.exe)?\b[^\n]{0,40}(?:javascript:|vbscript:|mshtml,runhtmlapplication|url\.dll,(?:openurl|fileprotocolhandler)|shell32\.dll,(?:control_rundll|shellexec_rundll)\s[^\n]{0,40}(?:https?:|\\\\|\.cpl|\.exe)|\\\\[\w.-]{1,100}\\[^\n]{1,100}\.dll|advpack\.dll,(?:launchinfsection|registerocx)|zipfldr\.dll,routethecall|pcwutl\.dll,launchapplication|setupapi\.dll,installhinfsection|ieadvpack\.dll|comsvcs(?:\.dll)?,\s{0,2}#?(?:minidump|24))/),
+    /\brundll32(?:\.exe)?\b[^\n]{0,40}(?:javascript:|vbscript:|mshtml,runhtmlapplication|url\.dll,(?:openurl|fileprotocolhandler)|shell32\.dll,(?:control_rundll|shellexec_rundll)\s[^\n]{0,40}(?:https?:|\\\\|\.cpl|\.exe)|(?<=[\s"'=])\\\\[\w.-]{1,100}\\[^\n]{1,100}\.dll|advpack\.dll,(?:launchinfsection|registerocx)|zipfldr\.dll,routethecall|pcwutl\.dll,launchapplication|setupapi\.dll,installhinfsection|ieadvpack\.dll|comsvcs(?:\.dll)?,\s{0,2}#?(?:minidump|24))/),
   T('lolbin.rundll32_temp', 'T1218.011', 'rundll32 loads a DLL from a temp or user folder', 'defense_evasion', 'medium', ['rundll32'],
     new RegExp(String.raw`\brundll32(?:\.exe)?\b[^\n]{0,20}["']?[^\n]{0,40}${TEMP}[^\n]{0,120}\.(?:dll|tmp|dat|png|jpg)["']?,`)),
   T('lolbin.proxy_user_file', 'T1218', 'A signed Windows binary runs or loads a file from a temp or public folder', 'defense_evasion', 'medium',
@@ -226,8 +210,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /(?:\biex\b|invoke-expression)[^\n]{0,300}(?:frombase64string|gzipstream|deflatestream)|(?:frombase64string|gzipstream|deflatestream)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)|\b(?:exec|eval)\s{0,2}\(\s{0,2}(?:base64\.b64decode|zlib\.decompress|codecs\.decode|marshal\.loads|compile\s{0,2}\(\s{0,2}base64)|\beval\s{0,2}\(\s{0,2}(?:base64_decode|gzinflate|gzuncompress|str_rot13)\s{0,2}\(|\beval\s{0,2}\(\s{0,2}(?:atob|unescape|decodeuricomponent|buffer\.from)\s{0,2}\(/),
   T('exec.reflective_load', 'T1620', 'An assembly is loaded from memory (reflective code loading)', 'defense_evasion', 'high', ['assembly', 'load'],
     /(?:reflection\.assembly\]\s{0,2}::\s{0,2}load\s{0,2}\(\s{0,2}(?!["'])|\bassembly\.load\s{0,2}\(\s{0,2}(?:\$|convert\.|new\b|bytes|buf|\w{0,20}\.downloaddata|file\.readallbytes)|::\s{0,2}load\s{0,2}\(\s{0,2}\[convert\]::frombase64string|\.gettype\(\s{0,2}["'][^"'\n]{1,80}["']\s{0,2}\)\.getmethod\(\s{0,2}["'][^"'\n]{1,40}["']\s{0,2}\)\.invoke)/),
-  apiNames(T('exec.shellcode_runner', 'T1055', 'Memory is allocated executable and a thread started on it', 'defense_evasion', 'high', ['virtualalloc', 'createthread'],
-    /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/)),
+  T('exec.shellcode_runner', 'T1055', 'Memory is allocated executable and a thread started on it', 'defense_evasion', 'high', ['virtualalloc', 'createthread'],
+    /\bvirtualalloc(?:ex)?\b/, /\bcreate(?:remote)?thread\b|\bqueueuserapc\b|getdelegateforfunctionpointer/),
 
   // ---- Defence tampering (T1562.001, T1070) ----
   T('evasion.amsi', 'T1562.001', 'AMSI is patched or disabled', 'defense_evasion', 'critical', ['amsi', 'iutils', '0xb8'],
@@ -451,8 +435,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\.getfield\s{0,2}\([^\n]{0,200}nonpublic\s{0,2},\s{0,2}static[^\n]{0,200}\.setvalue\s{0,2}\(\s{0,2}\$null\s{0,2},\s{0,2}(?:\$true|\$false|\$null|\[?\w{0,20}\]?\s{0,2}\$\w{1,30}|new-object)/),
   T('evasion.script_logging', 'T1562.002', 'PowerShell script-block or module logging is switched off', 'defense_evasion', 'high', ['cachedgrouppolicysettings', 'scriptblocklogging', 'modulelogging', 'transcription'],
     /cachedgrouppolicysettings|\b(?:enablescriptblocklogging|enablemodulelogging|enabletranscripting|enablescriptblockinvocationlogging)["']?\s[^\n]{0,60}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b|\]\s{0,2}=\s{0,2}0\b)/),
-  apiNames(T('evasion.memory_patch', 'T1562.001', 'A function in a loaded DLL is looked up, made writable and overwritten (in-memory patch)', 'defense_evasion', 'high', ['getprocaddress'],
-    /getprocaddress/, /virtualprotect/, /marshal\]\s{0,2}::\s{0,2}copy\s{0,2}\(|writeprocessmemory|\.writebyte\s{0,2}\(|rtlmovememory/)),
+  T('evasion.memory_patch', 'T1562.001', 'A function in a loaded DLL is looked up, made writable and overwritten (in-memory patch)', 'defense_evasion', 'high', ['getprocaddress'],
+    /getprocaddress/, /virtualprotect/, /marshal\]\s{0,2}::\s{0,2}copy\s{0,2}\(|writeprocessmemory|\.writebyte\s{0,2}\(|rtlmovememory/),
 
   // ---- Signed script proxies and remote launch points (T1216, T1105) ----
   T('lolbin.signed_script', 'T1216', 'A signed Windows script runs a command for the caller', 'defense_evasion', 'high', ['syncappvpublishingserver', 'pubprn', 'manage-bde', 'cl_invocation', 'cl_mutexverifiers'],
@@ -559,9 +543,8 @@ function nearMatch(all: RegExp[], chars: number, text: string): string | undefin
   return window && check(window) ? excerptOf(text.slice(window.from, window.to), anchor) : undefined;
 }
 
-function matchRule(rule: TechniqueRule, scriptView: ScriptView): string | undefined {
-  if (!rule.needles.some((n) => scriptView.text.includes(n))) return undefined;
-  const view = rule.apiNames ? { ...scriptView, text: withoutWordLists(scriptView) } : scriptView;
+function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
+  if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
   if (rule.atLeast !== undefined) {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
@@ -579,7 +562,7 @@ function matchRule(rule: TechniqueRule, scriptView: ScriptView): string | undefi
  * Dual-use rules stay low unless another offensive technique (high or critical, not dual) fired.
  */
 export function analyzeTechniques(text: string): TechniqueHit[] {
-  const views = scriptViews(text);
+  const views = scriptViews(text).map((v) => ({ via: v.via, text: withoutWordLists(v.text) }));
   const hits: TechniqueHit[] = [];
   for (const rule of TECHNIQUE_RULES) {
     for (const view of views) {

