@@ -213,7 +213,7 @@ export const MAX_DEOBFUSCATE = 2 * 1024 * 1024;
  *   no command line is (it has options, paths, quotes or operators) and prose is.
  * Code that calls or runs them (`VirtualAlloc(0, n, 0x3000, 0x40)`, `iex (iwr $u)`) is not a list.
  */
-const WORD_LISTS = /(?:(["'])[a-z_][\w-]{0,60}\1\s{0,4},\s{0,4}){4,}|(?:[a-z_][\w-]{0,40}\|){6,}[a-z_][\w-]{0,40}|(?:\b[a-z]{1,12} ){12,}[a-z]{1,12}\b/gi;
+const WORD_LISTS = /(?:(["'])[a-z_][\w-]{0,60}\1\s{0,4},\s{0,4}){4,}|(?<![\w-])(?:[a-z_][\w-]{0,40}\|){6,}[a-z_][\w-]{0,40}|(?<![\w-])(?:[a-z]{1,12} ){12,}[a-z]{1,12}\b/gi;
 export const withoutWordLists = (text: string): string => text.replace(WORD_LISTS, ' ');
 
 export function scriptViews(source: string): ScriptView[] {
