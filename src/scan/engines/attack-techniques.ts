@@ -127,7 +127,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // The shell operator on a request parameter; in a doc comment line (" * defaults to
   // `$_POST['user_login']`" in WordPress) backticks quote code, as in Markdown.
   T('webshell.php', 'T1505.003', 'Request parameters are executed as commands (web shell)', 'persistence', 'high', ['$_get', '$_post', '$_request', '$_cookie', '$_server'],
-    /\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s{0,2}\(\s{0,2}(?:\(\s{0,2})?\$_(?:get|post|request|cookie|server)\b|(?<!(?:^|\n)[ \t]{0,12}\*[^\n]{0,300})`\s{0,2}\$_(?:get|post|request|cookie)\s{0,2}\[|\$\w{1,20}\s{0,2}=\s{0,2}\(?\s{0,2}\$_(?:get|post|request)\[[^\]\n]{1,20}\]\s{0,2}\)?\s{0,2};[^\n]{0,200}\b(?:system|exec|shell_exec|passthru|eval)\s{0,2}\(\s{0,2}\$\w{1,20}\s{0,2}\)/),
+    /\b(?:system|exec|shell_exec|passthru|popen|proc_open|eval|assert|pcntl_exec)\s{0,2}\(\s{0,2}(?:\(\s{0,2})?\$_(?:get|post|request|cookie|server)\b|`(?<!(?:^|\n)[ \t]{0,12}\*[^\n]{0,300}`)\s{0,2}\$_(?:get|post|request|cookie)\s{0,2}\[|\$\w{1,20}\s{0,2}=\s{0,2}\(?\s{0,2}\$_(?:get|post|request)\[[^\]\n]{1,20}\]\s{0,2}\)?\s{0,2};[^\n]{0,200}\b(?:system|exec|shell_exec|passthru|eval)\s{0,2}\(\s{0,2}\$\w{1,20}\s{0,2}\)/),
   T('cred.lsa_secrets', 'T1003.004', 'LSA secrets are read from the SECURITY hive', 'credential_access', 'high', ['security'], /hklm:?\\{1,2}security\\{1,2}policy\\{1,2}secrets/),
   T('revshell.xterm', 'T1059.004', 'xterm session exported to a remote display', 'execution', 'high', ['xterm'],
     /\bxterm\b[^\n]{0,40}-display\s(?:\d{1,3}\.){3}\d{1,3}:\d/),
@@ -152,7 +152,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // The COM object next to the browser's own XMLHttpRequest (before or after it) is a web page's AJAX (old
   // Internet Explorer), which may well eval a JSON answer; Windows Script Host has no XMLHttpRequest.
   near(4000, T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
-    /(?<!xmlhttprequest[^\n]{0,120})(?:msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp)(?![\s\S]{0,300}xmlhttprequest)/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
+    /(?:msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp)(?<!xmlhttprequest[^\n]{0,150})(?![\s\S]{0,300}xmlhttprequest)/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
 
   // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
   T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],
