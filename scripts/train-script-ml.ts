@@ -37,14 +37,14 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FEATURE_BITS, features, type PromptInjectionModel } from '../src/scan/engines/payload/pi-classifier';
-import { judgeableShortText, MAX_WINDOWS, ML_MEDIUM_FROM, ML_MIN_WORDS, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText, TRAINED_TYPES, wordCount } from '../src/scan/engines/ml';
+import { judgeableShortText, MAX_WINDOWS, ML_MEDIUM_FROM, ML_MIN_WORDS, perlProgram, pythonLibraryModule, SCRIPT_MODEL_PATH, SCRIPT_WINDOW, scriptModelText, TRAINED_TYPES, wordCount } from '../src/scan/engines/ml';
 import { identify } from '../src/scan/filetype';
 import { ADMIN_SHAPES } from './admin-shapes';
 import { balance, exportWeights, fit, inValidation, logit, platt, report, sigmoid, type Example, type Fitted } from './_logreg';
 import { arg, dataDir } from './build-detection-data';
 import { BENIGN_MANIFEST, benignText, DEFAULT_CACHE, FRESH_MANIFEST, readBenignManifest, type BenignPackage } from './build-benign-corpus';
 
-interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string }
+interface Rec { id: string; source: string; split: string; label: 0 | 1; text: string; name?: string }
 /** Weights averaged over the second half of the epochs: validation moved less with small corpus changes (and rose 0.005-0.01). */
 const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5, average: true };
 /**
@@ -135,8 +135,32 @@ export function benignTrain(packages: BenignPackage[], cache: string, limits: Ma
   return out;
 }
 
-/** A validation file as the engine reads it: its worst window's raw logit, the words seen and whether a short text is judged. */
-interface CorpusFile { id: string; zs: number[]; short: boolean }
+/**
+ * Per-language medium levels (`training.languageMediumFrom`): for a trained language with at
+ * least MIN_LANGUAGE_FILES files in the corpus's validation split, the medium level is raised in
+ * 0.005 steps from ML_MEDIUM_FROM until at most MAX_LANGUAGE_MEDIUM_FPR of them reach it. The
+ * validation sources hold few real scripts of some languages (shell: command lines, no packages'
+ * hooks and wrappers), so the sources' level alone let the model flag 1-2% of real shell scripts.
+ */
+const MIN_LANGUAGE_FILES = 300;
+const MAX_LANGUAGE_MEDIUM_FPR = 0.001;
+
+/** The per-language levels (only those raised above ML_MEDIUM_FROM) from calibrated corpus validation scores. */
+export function languageLevels(files: Array<{ type: string; short: boolean; p: number }>, shortMediumFrom: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const lang of [...new Set(files.map((f) => f.type))].sort()) {
+    const own = files.filter((f) => f.type === lang);
+    if (own.length < MIN_LANGUAGE_FILES) continue;
+    const share = (level: number): number => own.filter((f) => f.p >= (f.short ? Math.max(level, shortMediumFrom) : level)).length / own.length;
+    let level = ML_MEDIUM_FROM;
+    while (share(level) > MAX_LANGUAGE_MEDIUM_FPR && level < 0.995) level = Math.round((level + 0.005) * 1000) / 1000;
+    if (level > ML_MEDIUM_FROM) out[lang] = level;
+  }
+  return out;
+}
+
+/** A validation file as the engine reads it: its worst window's raw logit, the words seen, whether a short text is judged, and its type. */
+interface CorpusFile { id: string; zs: number[]; short: boolean; type: string }
 async function benignValidation(packages: BenignPackage[], cache: string, m0: Fitted): Promise<CorpusFile[]> {
   const out: CorpusFile[] = [];
   for (const p of packages.filter((x) => x.split === 'validation')) {
@@ -145,12 +169,15 @@ async function benignValidation(packages: BenignPackage[], cache: string, m0: Fi
       if (!content) continue;
       const type = (await identify(content, path.basename(file))).fileType;
       if (!TRAINED_TYPES.has(type)) continue;
+      // What the engine never judges at medium (a Perl program, a Python library module) does not set a level.
+      const head = content.subarray(0, SCRIPT_WINDOW).toString('utf8');
+      if (perlProgram(head) || (type === 'python' && content.length <= 1024 * 1024 && pythonLibraryModule(content.toString('utf8')))) continue;
       const total = Math.max(1, Math.ceil(content.length / SCRIPT_WINDOW));
       const picks = total <= MAX_WINDOWS ? [...Array(total).keys()] : [...Array(MAX_WINDOWS).keys()].map((k) => Math.round((k * (total - 1)) / (MAX_WINDOWS - 1)));
       const windows = picks.map((w) => content.subarray(w * SCRIPT_WINDOW, (w + 1) * SCRIPT_WINDOW).toString('utf8'));
       const words = windows.reduce((n, w) => n + wordCount(w), 0);
       if (words < ML_MIN_WORDS && !judgeableShortText(windows[0])) continue;
-      out.push({ id: `${p.ecosystem}:${p.name}/${file}`, zs: windows.map((w) => logit(m0, features(scriptModelText(w)))), short: words < ML_MIN_WORDS });
+      out.push({ id: `${p.ecosystem}:${p.name}/${file}`, zs: windows.map((w) => logit(m0, features(scriptModelText(w)))), short: words < ML_MIN_WORDS, type });
     }
   }
   return out;
@@ -246,6 +273,14 @@ async function main(): Promise<void> {
   const finalCorpus = withBenign ? await benignValidation(packages, cache, { w: final.w, b: final.b }) : [];
   const finalHits = finalCorpus.filter((f) => sigmoid(cal.a * Math.max(...f.zs) + cal.c) >= (f.short ? shortMediumFrom : ML_MEDIUM_FROM));
   for (const f of finalHits) console.log(`  benign validation at medium: ${f.id}`);
+  const languageMediumFrom = languageLevels(finalCorpus.map((f) => ({ type: f.type, short: f.short, p: sigmoid(cal.a * Math.max(...f.zs) + cal.c) })), shortMediumFrom);
+  // What a raised level costs, on the validation sources' attacks of that language as the inner model scored them.
+  const valTypes = await Promise.all(valRecs.map(async (r) => (await identify(Buffer.from(r.text), r.name ?? '')).fileType));
+  for (const [lang, from] of Object.entries(languageMediumFrom)) {
+    const own = scored.filter((s, i) => s.y === 1 && valTypes[i] === lang);
+    const at = (level: number): number => own.filter((s) => s.p >= level).length;
+    console.log(`  ${lang}: medium from ${from}; validation-source ${lang} attacks at medium ${at(ML_MEDIUM_FROM)} -> ${at(from)} of ${own.length}`);
+  }
   const { bias, weights } = exportWeights(final, cal, MIN_WEIGHT);
   const kept = new Float64Array(final.w.length);
   for (const [i, v] of weights) kept[i] = v;
@@ -270,6 +305,7 @@ async function main(): Promise<void> {
       validation,
       validationAtMedium: { from: ML_MEDIUM_FROM, ...report(scored, ML_MEDIUM_FROM) },
       shortMediumFrom,
+      ...(Object.keys(languageMediumFrom).length ? { languageMediumFrom } : {}),
       validationShortAtMedium: { from: shortMediumFrom, ...report(shortScored, shortMediumFrom) },
       ...(withBenign ? {
         benignCorpus: {

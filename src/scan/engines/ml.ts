@@ -324,12 +324,22 @@ export function pythonLibraryModule(text: string): boolean {
 /** Containers: their members are scored one by one, so the container itself is not. */
 const ARCHIVES: ReadonlySet<FileType> = new Set<FileType>(['zip', '7z', 'rar', 'tar', 'gzip']);
 
-function loadScriptModel(): (LogisticModel & { shortMediumFrom: number }) | Error {
+/**
+ * Medium levels above ML_MEDIUM_FROM for one language, set by the training script on the benign
+ * corpus's validation split (`training.languageMediumFrom`): the validation sources it calibrates
+ * on hold few real scripts of some languages (shell: command lines, not packages' scripts), so
+ * there the level is raised until at most a set share of that language's real files reach it.
+ */
+export const readLanguageLevels = (training: Record<string, unknown>): ReadonlyMap<string, number> =>
+  new Map(Object.entries((training.languageMediumFrom ?? {}) as Record<string, unknown>)
+    .filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] > ML_MEDIUM_FROM && e[1] < 1));
+
+function loadScriptModel(): (LogisticModel & { shortMediumFrom: number; languageMediumFrom: ReadonlyMap<string, number> }) | Error {
   try {
     const json = JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel;
     const short = Number(json.training.shortMediumFrom);
     // A model without a short-text level never speaks on one-liners.
-    return Object.assign(new LogisticModel(json), { shortMediumFrom: Number.isFinite(short) ? short : Infinity });
+    return Object.assign(new LogisticModel(json), { shortMediumFrom: Number.isFinite(short) ? short : Infinity, languageMediumFrom: readLanguageLevels(json.training) });
   } catch (err) {
     return err instanceof Error ? err : new Error(String(err));
   }
@@ -403,9 +413,10 @@ function scanText(subject: ScanSubject, ctx: EngineContext): EngineOutput {
   // The language checks read the whole file, so only a score that could make a finding asks them.
   const trained = p >= Math.min(t, ML_MEDIUM_FROM, SCRIPT_MODEL.shortMediumFrom) && inTrainedLanguage();
   const short = words < ML_MIN_WORDS;
-  if (short ? !trained || !judgeable || p < SCRIPT_MODEL.shortMediumFrom : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
-  // Medium only when sure, on a file in a trained language.
-  const severity = trained && p >= ML_MEDIUM_FROM ? 'medium' : 'low';
+  const languageFrom = SCRIPT_MODEL.languageMediumFrom.get(subject.fileType) ?? 0;
+  if (short ? !trained || !judgeable || p < Math.max(SCRIPT_MODEL.shortMediumFrom, languageFrom) : p < (trained ? t : ML_MEDIUM_FROM)) return { findings: [], report };
+  // Medium only when sure, on a file in a trained language (from its own level where it has one).
+  const severity = trained && p >= Math.max(ML_MEDIUM_FROM, languageFrom) ? 'medium' : 'low';
   return {
     findings: [makeFinding(ENGINE, 'ml.text.malicious', 'ML.Script.Suspicious', severity, p,
       `The script classifier scores this ${subject.fileType} content ${round2(p)} (calibrated probability; threshold ${t}).`, 'ml')],

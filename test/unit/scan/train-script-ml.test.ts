@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BenignPackage } from '../../../scripts/build-benign-corpus';
-import { benignLimits, benignTrain, trainingPackages } from '../../../scripts/train-script-ml';
+import { benignLimits, benignTrain, languageLevels, trainingPackages } from '../../../scripts/train-script-ml';
 
 // The corpus builder the trainer imports reads parquet (an ES module Jest cannot load); not used here.
 jest.mock('hyparquet', () => ({}));
@@ -56,5 +56,21 @@ describe('train-script-ml: benign corpus sample', () => {
     expect(recs.filter((r) => r.id.startsWith('benign:debian:fresh-sh/'))).toHaveLength(50);
     // Without the fresh packages nothing of them is read.
     expect(benignTrain(packages, cache, benignLimits(['--benign', 'shell=all'])).some((r) => r.id.includes('fresh-sh'))).toBe(false);
+  });
+});
+
+describe('train-script-ml: per-language medium levels', () => {
+  const files = (type: string, n: number, high: number[], short = false): Array<{ type: string; short: boolean; p: number }> =>
+    Array.from({ length: n }, (_, i) => ({ type, short, p: i < high.length ? high[i] : 0.1 }));
+  it('raises a language with enough files until at most 0.1% of them reach its level, and only that language', () => {
+    // 1,000 shell files, four of which the model scores 0.91-0.977; 1,000 Python files with one at 0.95.
+    const levels = languageLevels([...files('shell', 1000, [0.91, 0.93, 0.96, 0.977]), ...files('python', 1000, [0.95])], 0.96);
+    // One file of 1,000 may reach the level: the one at 0.977 does from 0.965.
+    expect(levels).toEqual({ shell: 0.965 });
+  });
+  it('leaves a language with fewer than 300 files, and short texts already above the short level, alone', () => {
+    expect(languageLevels(files('powershell', 150, [0.99, 0.99, 0.99]), 0.96)).toEqual({});
+    // Short texts count only from the short level: 0.95 one-liners do not raise the level.
+    expect(languageLevels(files('batch', 400, [0.95, 0.95, 0.95], true), 0.96)).toEqual({});
   });
 });

@@ -4,7 +4,7 @@
  */
 import { analyze, type AnalyzeDeps } from '../../../../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../../../../src/scan/engines/feeds';
-import { judgeableShortText, perlProgram, pythonLibraryModule, engine as ml } from '../../../../src/scan/engines/ml';
+import { judgeableShortText, perlProgram, pythonLibraryModule, readLanguageLevels, engine as ml } from '../../../../src/scan/engines/ml';
 import { REGISTRY } from '../../../../src/scan/registry';
 import { subjectOf, ctx } from '../support/subject';
 
@@ -62,6 +62,12 @@ describe('ml on partial coverage', () => {
       expect((out.report as { ml: { probability: number } }).ml.probability).toBeGreaterThanOrEqual(0.9);
       expect(out.findings).toEqual([]);
     });
+  });
+
+  it("reads the model's per-language medium levels, only those above the engine's medium level", () => {
+    const levels = readLanguageLevels({ languageMediumFrom: { shell: 0.965, python: 0.9, batch: 1.5, text: 'high' } });
+    expect([...levels]).toEqual([['shell', 0.965]]);
+    expect(readLanguageLevels({}).size).toBe(0);
   });
 
   describe('code the model was not trained on (issue 30)', () => {
