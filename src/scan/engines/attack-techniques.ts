@@ -492,6 +492,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`\b(?:appvlp|csi|rcsi|dnx|fsi|fsianycpu|mftrace|openconsole|vstest\.console|winfile|wfc|colorcpl|diantz|te\.exe)(?:\.exe)?\s[^\n]{0,200}${TEMP}|\bmsiexec(?:\.exe)?\s{1,4}\/[yz]\s{0,4}["']?[^\s"']{0,20}${TEMP}|\bupdate(?:\.exe)?\s{1,4}--(?:update|updaterollback|processstart)\s{0,2}=\s{0,2}["']?[^\s"']{0,20}${TEMP}`)),
   T('lolbin.com_or_auth_proxy', 'T1218', 'A signed Windows binary runs a COM object or a DLL, or forces NTLM authentication to a host (xwizard, verclsid, control, rpcping)', 'defense_evasion', 'medium', ['xwizard', 'verclsid', 'control', 'rpcping'],
     /\bxwizard(?:\.exe)?\s{1,4}runwizard\b[^\n]{0,40}\{[0-9a-f-]{36}\}|\bverclsid(?:\.exe)?\s[^\n]{0,20}\/c\s{1,4}\{?[0-9a-f-]{36}|(?:\bcontrol\.exe|(?:^|[;&|]\s{0,2})control)\s{1,4}["']?[^\s"',]{1,200}\.dll\b|\brpcping(?:\.exe)?\s[^\n]{0,80}[-/]u\s{1,4}ntlm\b/m),
+  T('lolbin.electron_cmd_prefix', 'T1218.015', 'A Chromium or Electron app is given a launcher prefix that starts a shell or a temp-folder program', 'defense_evasion', 'medium', ['gpu-launcher', 'cmd-prefix', 'browser-subprocess-path'],
+    // Browser developers prefix renderers with a debugger (`gdb --args`): a shell or a temp program is not that.
+    new RegExp(String.raw`--(?:gpu-launcher|utility-cmd-prefix|renderer-cmd-prefix|browser-subprocess-path)\s{0,2}=\s{0,2}(?:["']|%22)?(?:(?:cmd|powershell|pwsh|mshta|rundll32|calc)(?:\.exe)?\b|/bin/(?:ba|da|z)?sh\b|[^\s"']{0,20}${TEMP})`)),
 
   // ---- Discovery: one command is routine, a run of them is reconnaissance ----
   atLeast(4, T('discovery.chain', 'T1082', 'Several host and domain discovery commands in a row', 'execution', 'medium', ['whoami', 'net ', 'nltest', 'systeminfo', 'ipconfig', 'sudo -l', 'perm', 'getcap', 'arp', 'tasklist', 'quser', 'netstat'],

@@ -451,6 +451,7 @@ describe('twelfth round: shapes from the training split misses, each with a beni
     ['verclsid starts a COM object', 'verclsid.exe /S /C {0000002F-0000-0000-C000-000000000046}', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
     ['rpcping forces NTLM to a host', 'rpcping -s 10.1.2.3 -e 9997 -a connect -u NTLM', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
     ['control.exe loads a DLL', 'control.exe C:\\Users\\Public\\panel.dll', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
+    ['Electron app told to launch its GPU process through cmd', '"C:\\Program Files\\Chat\\chat.exe" --disable-gpu-sandbox --gpu-launcher="cmd /c start notepad"', 'lolbin.electron_cmd_prefix', 'T1218.015', 'medium'],
   ])('%s', (_n, text, id, tech, severity) => {
     const f = technique(text, id);
     expect(f).toBeDefined();
@@ -478,6 +479,7 @@ describe('twelfth round: shapes from the training split misses, each with a beni
     ['MSI from temp installed', 'msiexec /i "%TEMP%\\agent.msi" /qn'],
     ['control panel applet', 'control.exe desk.cpl'],
     ['rpcping reachability check', 'rpcping /s mail01 /t ncacn_ip_tcp'],
+    ['renderer run under a debugger', "chrome --renderer-cmd-prefix='xterm -e gdb --args' --no-sandbox"],
   ])('%s', (_n, text) => {
     expect(['info', 'low']).toContain(worst(text));
   });
