@@ -510,3 +510,64 @@ describe('normalisation of format operator and host constants', () => {
     expect(t).toContain('("http://203.0.113.9/a.ps1")');
   });
 });
+
+describe('twelfth round: shapes from the training split misses, each with a benign look-alike', () => {
+  it.each([
+    ['cached logons read from the SECURITY hive', 'reg query "HKEY_LOCAL_MACHINE\\SECURITY\\Cache" /v NL$1', 'cred.security_hive_keys', 'T1003.004', 'high'],
+    ['WDigest told to keep cleartext logons', 'reg add HKLM\\SYSTEM\\CurrentControlSet\\Control\\SecurityProviders\\WDigest /v UseLogonCredential /t REG_DWORD /d 1 /f', 'cred.protection_weakened', 'T1112', 'high'],
+    ['LSA protection switched off', 'Set-ItemProperty -Path HKLM:\\SYSTEM\\CurrentControlSet\\Control\\Lsa -Name RunAsPPL -Value 0', 'cred.protection_weakened', 'T1112', 'high'],
+    ['home directories searched for private keys', 'grep -rl "BEGIN OPENSSH PRIVATE KEY" /home /root 2>/dev/null', 'cred.private_key_search', 'T1552.004', 'medium'],
+    ['file system searched for SSH keys', 'find / -name "id_ed25519*" 2>/dev/null', 'cred.private_key_search', 'T1552.004', 'medium'],
+    ['PowerView lists roastable accounts', 'Get-DomainUser -SPN -Properties samaccountname,serviceprincipalname', 'tool.powerview_attack', 'T1087.002', 'medium'],
+    ['PowerView lists unconstrained delegation', 'Get-DomainComputer -Unconstrained -Properties dnshostname', 'tool.powerview_attack', 'T1087.002', 'medium'],
+    ['a potato tool', '.\\PrintSpoofer64.exe -i -c powershell', 'tool.offensive_named', 'T1588.002', 'high'],
+    ['PowerUp service checks', 'Get-UnquotedService | Format-List Name,PathName', 'tool.offensive_named', 'T1588.002', 'high'],
+    ['impacket against a target', 'samrdump.py corp.local/jdoe:Winter2024@10.1.2.3', 'tool.offensive_named', 'T1588.002', 'high'],
+    ['vi shell escape', "sudo vi -c ':!/bin/bash' /dev/null", 'exec.editor_shell_escape', 'T1059.004', 'medium'],
+    ['zip test command', 'zip /tmp/t.zip /etc/hosts -T --unzip-command="sh -c /bin/sh"', 'exec.editor_shell_escape', 'T1059.004', 'medium'],
+    ['sudo runs as user -1', 'sudo -u#4294967295 id', 'privesc.sudo_uid_bypass', 'T1548.003', 'high'],
+    ['macOS unified log erased', 'sudo log erase --all', 'evasion.unix_log_clear', 'T1070.002', 'high'],
+    ['all of /var/log removed', 'rm -rf /var/log/*', 'evasion.unix_log_clear', 'T1070.002', 'high'],
+    ['login records emptied', 'cat /dev/null > /var/log/wtmp', 'evasion.unix_log_clear', 'T1070.002', 'high'],
+    ['every log file on the host deleted', 'find / -type f -name "*.log" -exec rm -f {} \\;', 'evasion.unix_log_clear', 'T1070.002', 'high'],
+    ['Rubeus loaded in memory and called', "[Rubeus.Program]::Main('triage'.Split())", 'tool.offensive_named', 'T1588.002', 'high'],
+    ['script host copied to a user folder (VBScript)', 'Set fso = CreateObject("Scripting.FileSystemObject")\nfso.CopyFile "C:\\Windows\\System32\\cscript.exe", sh.ExpandEnvironmentStrings("%LOCALAPPDATA%") & "\\svc.exe"', 'evasion.lolbin_copy_user', 'T1036.003', 'medium'],
+    ['cmd copied to temp', 'copy %windir%\\system32\\cmd.exe %temp%\\update.exe', 'evasion.lolbin_copy_user', 'T1036.003', 'medium'],
+    ['C# interactive runs a temp script', 'csi.exe %TEMP%\\stage.csx', 'lolbin.proxy_user_file_dev', 'T1218', 'medium'],
+    ['msiexec registers a public-folder DLL', 'msiexec /z "C:\\Users\\Public\\helper.dll"', 'lolbin.proxy_user_file_dev', 'T1218', 'medium'],
+    ['verclsid starts a COM object', 'verclsid.exe /S /C {0000002F-0000-0000-C000-000000000046}', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
+    ['rpcping forces NTLM to a host', 'rpcping -s 10.1.2.3 -e 9997 -a connect -u NTLM', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
+    ['control.exe loads a DLL', 'control.exe C:\\Users\\Public\\panel.dll', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
+    ['Electron app told to launch its GPU process through cmd', '"C:\\Program Files\\Chat\\chat.exe" --disable-gpu-sandbox --gpu-launcher="cmd /c start notepad"', 'lolbin.electron_cmd_prefix', 'T1218.015', 'medium'],
+  ])('%s', (_n, text, id, tech, severity) => {
+    const f = technique(text, id);
+    expect(f).toBeDefined();
+    expect(f?.name.startsWith(tech)).toBe(true);
+    expect(f?.severity).toBe(severity);
+  });
+
+  it.each([
+    ['security center key', 'reg query "HKLM\\SOFTWARE\\Microsoft\\Security Center"'],
+    ['WDigest hardening', 'reg add HKLM\\SYSTEM\\CurrentControlSet\\Control\\SecurityProviders\\WDigest /v UseLogonCredential /t REG_DWORD /d 0 /f'],
+    ['LSA protection switched on', 'Set-ItemProperty -Path HKLM:\\SYSTEM\\CurrentControlSet\\Control\\Lsa -Name RunAsPPL -Value 1'],
+    ['one key file checked', 'grep -q "BEGIN RSA PRIVATE KEY" "$KEYFILE" || exit 1'],
+    ['own ssh folder listed', 'find ~/.ssh -name id_rsa.pub'],
+    ['an admin function of the same name', 'function Get-DomainComputer { param($Name) Get-ADComputer -Identity $Name }\nGet-DomainComputer -Name srv01'],
+    ['coerce in code', 'Write-Host "Coerce the value to an int"; $potato = 2'],
+    ['vim batch edit', "vim -c ':set ff=unix' -c ':wq' notes.txt"],
+    ['zip self-test', 'zip -T archive.zip'],
+    ['sudo to a numeric user', "sudo -u '#1001' id"],
+    ['own logs rotated out', 'find /var/log/myapp -name "*.log" -mtime +7 -delete'],
+    ['a class with a Main method', '[MyTool.Program]::Main(@())'],
+    ['old compressed logs removed', 'rm -rf /var/log/myapp/*.gz; find /var/log -name "*.gz" -mtime +30 -delete'],
+    ['own log truncated', ': > /var/log/myapp.log'],
+    ['cmd started with a temp output', 'Start-Process C:\\Windows\\System32\\cmd.exe -ArgumentList "/c query user > $env:TEMP\\u.txt"'],
+    ['C# script from the repository', 'csi.exe .\\build\\tasks.csx'],
+    ['MSI from temp installed', 'msiexec /i "%TEMP%\\agent.msi" /qn'],
+    ['control panel applet', 'control.exe desk.cpl'],
+    ['rpcping reachability check', 'rpcping /s mail01 /t ncacn_ip_tcp'],
+    ['renderer run under a debugger', "chrome --renderer-cmd-prefix='xterm -e gdb --args' --no-sandbox"],
+  ])('%s', (_n, text) => {
+    expect(['info', 'low']).toContain(worst(text));
+  });
+});
