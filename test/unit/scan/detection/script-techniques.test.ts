@@ -286,6 +286,12 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     expect(technique('"btmtrayagent"="rundll32.exe \\"c:\\\\\\\\program files (x86)\\\\\\\\intel\\\\\\\\bluetooth\\\\\\\\btmshellex.dll\\",trayapp"', 'lolbin.rundll32')).toBeUndefined();
     expect(technique('rundll32.exe \\\\10.0.0.5\\share\\x.dll,Entry', 'lolbin.rundll32')?.severity).toBe('high');
   });
+  it("a task running an installed script with -ExecutionPolicy Bypass is an administrator's; an inline or hidden command is not", () => {
+    const admin = '$result = schtasks /create /tn "Agent update" /tr "powershell.exe -ExecutionPolicy Bypass -File C:\\Program Files\\Agent\\update.ps1" /sc once /st $time';
+    expect(technique(admin, 'persist.interpreter_payload')).toBeUndefined();
+    expect(technique('schtasks /create /tn u /tr "powershell.exe -ep bypass -c iex(gc C:\\x.txt)" /sc onlogon', 'persist.interpreter_payload')?.severity).toBe('high');
+    expect(technique('schtasks /create /tn u /tr "powershell.exe -WindowStyle Hidden -File C:\\Program Files\\x.ps1" /sc onlogon', 'persist.interpreter_payload')?.severity).toBe('high');
+  });
   it('WScript.Shell running a program is a named low capability', () => {
     const f = analyzeScriptText('Set sh = CreateObject("WScript.Shell")\nsh.Run "notepad.exe", 1, True').findings.find((x) => x.id === 'script.wsh.shell_run');
     expect(f?.severity).toBe('low');
