@@ -149,10 +149,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     new RegExp(String.raw`(?:downloadfile\s{0,2}\(|invoke-webrequest|\biwr\b|start-bitstransfer)[^\n]{0,300}${SHADY_URL}`), /(?:start-process|\.shellexecute|invoke-item|\bstart\s|&\s{0,2}\(?\s{0,2}["']?\$|\.exe["']?\s{0,2}$)/m),
   // Near one another: a JavaScript library's old-IE XMLHTTP fallback, an `eval(` and a regex's
   // `.exec` 100 KB apart (WordPress's plupload) are not a cradle.
-  // The COM object next to the browser's own XMLHttpRequest (before or after it) is a web page's AJAX (old
+  // The COM object next to the browser's own XMLHttpRequest (in the lines before or after it) is a web page's AJAX (old
   // Internet Explorer), which may well eval a JSON answer; Windows Script Host has no XMLHttpRequest.
   near(4000, T('cradle.wsh_com', 'T1105', 'The script downloads with an HTTP COM object and runs the result', 'execution', 'high', ['xmlhttp', 'winhttp'],
-    /(?:msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp)(?<!xmlhttprequest[^\n]{0,150})(?![\s\S]{0,300}xmlhttprequest)/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
+    /(?:msxml2\.(?:server)?xmlhttp|winhttp\.winhttprequest|microsoft\.xmlhttp)(?<!xmlhttprequest[\s\S]{0,400})(?![\s\S]{0,300}xmlhttprequest)/, /adodb\.stream|\beval\s{0,2}\(|\bexecute\s{0,2}\(?|executeglobal/, /\.(?:run|exec|shellexecute)\b|\beval\s{0,2}\(|\bexecute(?:global)?\b/)),
 
   // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
   T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],

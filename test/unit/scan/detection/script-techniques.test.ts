@@ -259,6 +259,9 @@ describe('dual-use capabilities of real software stay below an attack (issue 30)
     // The native object tried after the COM one (tw-sack.js) is AJAX too.
     const after = 'try { this.xmlhttp = new ActiveXObject("Msxml2.XMLHTTP"); } catch (e1) { this.xmlhttp = null; }\nif (!this.xmlhttp) this.xmlhttp = new XMLHttpRequest();\nvar o = eval(this.response); var m = /x/.exec(s);\n';
     expect(technique(after, 'cradle.wsh_com')).toBeUndefined();
+    // The native object tested lines before the COM fallbacks (phpldapadmin's ajax_functions.js).
+    const before = "function req(url) {\n  var http_request = false;\n  if (window.XMLHttpRequest) { // Mozilla, Safari\n    http_request = new XMLHttpRequest();\n  } else if (window.ActiveXObject) { // IE\n    try {\n      http_request = new ActiveXObject('Msxml2.XMLHTTP');\n    } catch (e) {\n      http_request = new ActiveXObject('Microsoft.XMLHTTP');\n    }\n  }\n  http_request.onreadystatechange = function () { var o = eval('(' + http_request.responseText + ')'); var m = /x/.exec(url); };\n}\n";
+    expect(technique(before, 'cradle.wsh_com')).toBeUndefined();
     const wsh = 'var h = new ActiveXObject("MSXML2.XMLHTTP"); h.open("GET", u, false); h.send();\neval(h.responseText);\n';
     expect(technique(wsh, 'cradle.wsh_com')?.severity).toBe('high');
   });
