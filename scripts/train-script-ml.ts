@@ -55,14 +55,14 @@ const OPTIONS = { epochs: 20, l2: 1e-5, lr: 0.5, average: true };
  * test procedures; absent from a corpus built with `--without-procedures`),
  * so calibration sees both files and short commands.
  */
-const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'winutil', 'scoop', 'office365itpros', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins', 'wadcoms', 'pentest-book', 'aptsimulator', 'prelude-ttps', 'edr-testing-script']);
+export const VALIDATION_SOURCES = new Set(['pode', 'sqlserverdsc', 'adbertram', 'winutil', 'scoop', 'office365itpros', 'powersploit', 'hoaxshell', 'stockpile', 'gtfobins', 'wadcoms', 'pentest-book', 'aptsimulator', 'prelude-ttps', 'edr-testing-script']);
 /**
  * Everyday command-line sources (tldr, the cheat sheets, the PowerShell reference examples) are
  * split in half by page (a model that never saw any of them reads every command line as an
  * attack, so a whole-source hold-out would only measure that).
  */
-const HALF_SOURCES = new Set(['tldr', 'cheatsheets', 'navi-cheats', 'ps-docs-examples', 'winserver-ps-examples', 'windows-commands']);
-const isValidation = (r: Rec): boolean => VALIDATION_SOURCES.has(r.source) || (HALF_SOURCES.has(r.source) && inValidation(r.id.replace(/#(?:one)?\d*$/, ''), 0.5));
+export const HALF_SOURCES = new Set(['tldr', 'cheatsheets', 'navi-cheats', 'ps-docs-examples', 'winserver-ps-examples', 'windows-commands']);
+export const isValidation = (r: Rec): boolean => VALIDATION_SOURCES.has(r.source) || (HALF_SOURCES.has(r.source) && inValidation(r.id.replace(/#(?:one)?\d*$/, ''), 0.5));
 const MAX_VALIDATION_FPR = 0.02;
 const MAX_MEDIUM_FPR = 0.03;
 /** Short texts (fewer than ML_MIN_WORDS words) get their own medium level, at most this share of short benign excerpts reaching it. */
@@ -280,6 +280,14 @@ async function main(): Promise<void> {
     const own = scored.filter((s, i) => s.y === 1 && valTypes[i] === lang);
     const at = (level: number): number => own.filter((s) => s.p >= level).length;
     console.log(`  ${lang}: medium from ${from}; validation-source ${lang} attacks at medium ${at(ML_MEDIUM_FROM)} -> ${at(from)} of ${own.length}`);
+  }
+  // The inner model (fitted without the validation sources) with the same levels, so the whole
+  // pipeline can be measured on sources the model never saw (`npm run bench -- dev-scripts`).
+  const innerOut = arg('--inner-out', '');
+  if (innerOut) {
+    const inner0 = exportWeights(m0, cal, MIN_WEIGHT);
+    writeFileSync(innerOut, `${JSON.stringify({ version: 1, featureBits: FEATURE_BITS, bias: inner0.bias, threshold, weights: inner0.weights, training: { script: 'scripts/train-script-ml.ts --inner-out', inner: true, shortMediumFrom, ...(Object.keys(languageMediumFrom).length ? { languageMediumFrom } : {}) } })}\n`);
+    console.log(`wrote the inner model to ${innerOut}`);
   }
   const { bias, weights } = exportWeights(final, cal, MIN_WEIGHT);
   const kept = new Float64Array(final.w.length);

@@ -334,9 +334,9 @@ export const readLanguageLevels = (training: Record<string, unknown>): ReadonlyM
   new Map(Object.entries((training.languageMediumFrom ?? {}) as Record<string, unknown>)
     .filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] > ML_MEDIUM_FROM && e[1] < 1));
 
-function loadScriptModel(): (LogisticModel & { shortMediumFrom: number; languageMediumFrom: ReadonlyMap<string, number> }) | Error {
+function loadScriptModel(file = SCRIPT_MODEL_PATH): (LogisticModel & { shortMediumFrom: number; languageMediumFrom: ReadonlyMap<string, number> }) | Error {
   try {
-    const json = JSON.parse(fs.readFileSync(SCRIPT_MODEL_PATH, 'utf8')) as PromptInjectionModel;
+    const json = JSON.parse(fs.readFileSync(file, 'utf8')) as PromptInjectionModel;
     const short = Number(json.training.shortMediumFrom);
     // A model without a short-text level never speaks on one-liners.
     return Object.assign(new LogisticModel(json), { shortMediumFrom: Number.isFinite(short) ? short : Infinity, languageMediumFrom: readLanguageLevels(json.training) });
@@ -345,7 +345,18 @@ function loadScriptModel(): (LogisticModel & { shortMediumFrom: number; language
   }
 }
 
-const SCRIPT_MODEL = loadScriptModel();
+let SCRIPT_MODEL = loadScriptModel();
+
+/**
+ * Scores with another script model file from now on, in this process only. For the development
+ * bench (`npm run bench -- dev-scripts`), which runs the whole pipeline with the model that
+ * `train-script-ml.ts --inner-out` fits without the validation sources; the service never calls it.
+ */
+export function useScriptModelFile(file: string): void {
+  const loaded = loadScriptModel(file);
+  if (loaded instanceof Error) throw loaded;
+  SCRIPT_MODEL = loaded;
+}
 
 /**
  * The text the model reads, as a window accessor: the content itself when it is text (decoded

@@ -4,7 +4,10 @@
  */
 import { analyze, type AnalyzeDeps } from '../../../../src/scan/analyze';
 import { memoryFeedLookup, parsePlainHashList } from '../../../../src/scan/engines/feeds';
-import { judgeableShortText, perlProgram, pythonLibraryModule, readLanguageLevels, engine as ml } from '../../../../src/scan/engines/ml';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { judgeableShortText, perlProgram, pythonLibraryModule, readLanguageLevels, SCRIPT_MODEL_PATH, useScriptModelFile, engine as ml } from '../../../../src/scan/engines/ml';
 import { REGISTRY } from '../../../../src/scan/registry';
 import { subjectOf, ctx } from '../support/subject';
 
@@ -62,6 +65,25 @@ describe('ml on partial coverage', () => {
       expect((out.report as { ml: { probability: number } }).ml.probability).toBeGreaterThanOrEqual(0.9);
       expect(out.findings).toEqual([]);
     });
+  });
+
+  it('scores with another model file when the development bench asks, and refuses a file that is not a model', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'script-ml-'));
+    const file = path.join(dir, 'inner.json');
+    // No weights: every text scores sigmoid(bias).
+    writeFileSync(file, JSON.stringify({ version: 1, featureBits: 18, bias: -3, threshold: 0.9, weights: [], training: { inner: true, shortMediumFrom: 0.96 } }));
+    const text = Buffer.from('Get-ChildItem -Path C:\\Logs -Filter *.log | Remove-Item -WhatIf\n');
+    const probability = async () => ((await ml.scan(await subjectOf(text, 'clean.ps1'), ctx())).report as { ml: { probability: number } }).ml.probability;
+    const shipped = await probability();
+    try {
+      useScriptModelFile(file);
+      expect(await probability()).toBeCloseTo(1 / (1 + Math.exp(3)), 6);
+      expect(() => useScriptModelFile(path.join(dir, 'missing.json'))).toThrow();
+      expect(await probability()).toBeCloseTo(1 / (1 + Math.exp(3)), 6);
+    } finally {
+      useScriptModelFile(SCRIPT_MODEL_PATH);
+    }
+    expect(await probability()).toBe(shipped);
   });
 
   it("reads the model's per-language medium levels, only those above the engine's medium level", () => {
