@@ -437,7 +437,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // Invoke-CradleCrafter's and Invoke-Obfuscation's launchers hide DownloadString and
   // Invoke-Expression. Admin code that lists members (`Get-Member | Where Name -like 'Get*'`)
   // reads them; it does not call them through the query.
-  T('exec.member_name_obfuscation', 'T1027', 'PowerShell calls a member or command it finds by position or wildcard instead of naming it', 'defense_evasion', 'high', ['member', 'gm', 'psobject.methods', 'gal', 'gcm', 'get-alias', 'get-command'],
+  T('exec.member_name_obfuscation', 'T1027', 'PowerShell calls a member or command it finds by position or wildcard instead of naming it', 'defense_evasion', 'high', ['get-member', '|gm', '| gm', '|member', '| member', 'psobject.methods', '(gal', '( gal', '(gcm', '( gcm', '(get-alias', '( get-alias', '(get-command', '( get-command'],
     /\.\(\s{0,2}\([^\n]{0,160}?\|\s{0,2}(?:get-member|gm|member)\b[^\n]{0,160}?\.name\s{0,2}\)|psobject\.methods\s{0,2}\|[^\n]{0,80}\.name\s{0,2}-[ci]?like\s{0,2}["'][^"'\n]{0,20}\*|[.&]\s{0,2}\(\s{0,2}(?:gal|get-alias|gcm|get-command)\s{1,3}["']?[\w-]{0,6}\*[\w*-]{0,20}["']?\s{0,2}\)/),
   T('exec.stdin_launcher', 'T1027.010', 'A command is handed to PowerShell through an environment variable, stdin or the clipboard', 'defense_evasion', 'medium', ['powershell', 'pwsh', 'clipboard'],
     /\bset\s{1,4}["']?\w{1,30}=[^\n]{0,400}&&\s{0,4}(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,120}\$env:\w{1,30}|\|\s{0,4}(?:powershell|pwsh)(?:\.exe)?\s{1,4}(?:-\w{1,20}\s{1,4}(?:\w{1,20}\s{1,4})?){0,6}-(?:command\s{1,4}-|c\s{1,4}-)?(?:\s|["']?$)|get-clipboard[^\n|]{0,40}\|\s{0,4}(?:\biex\b|invoke-expression)/m),
