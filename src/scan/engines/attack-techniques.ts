@@ -169,8 +169,11 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   // ---- Signed-binary proxy execution and other LOLBins (T1218, T1105, T1140, T1197, T1127, T1220) ----
   T('lolbin.mshta', 'T1218.005', 'mshta runs a remote or inline script', 'defense_evasion', 'high', ['mshta'],
     /\bmshta(?:\.exe)?["']?\s{1,8}["']?(?:https?:|vbscript:|javascript:|about:|\\\\)/),
+  // Control_RunDLL with one of Windows' own control panel files by name (`desk.cpl`, `ncpa.cpl`)
+  // is how administrators open a settings page; a .cpl from a path, a share or by another name
+  // is a DLL being loaded (LOLBAS).
   T('lolbin.rundll32', 'T1218.011', 'rundll32 proxies script or remote code', 'defense_evasion', 'high', ['rundll32'],
-    /\brundll32(?:\.exe)?\b[^\n]{0,40}(?:javascript:|vbscript:|mshtml,runhtmlapplication|url\.dll,(?:openurl|fileprotocolhandler)|shell32\.dll,(?:control_rundll|shellexec_rundll)\s[^\n]{0,40}(?:https?:|\\\\|\.cpl|\.exe)|(?<=[\s"'=])\\\\[\w.-]{1,100}\\[^\n]{1,100}\.dll|advpack\.dll,(?:launchinfsection|registerocx)|zipfldr\.dll,routethecall|pcwutl\.dll,launchapplication|setupapi\.dll,installhinfsection|ieadvpack\.dll|comsvcs(?:\.dll)?,\s{0,2}#?(?:minidump|24))/),
+    /\brundll32(?:\.exe)?\b[^\n]{0,40}(?:javascript:|vbscript:|mshtml,runhtmlapplication|url\.dll,(?:openurl|fileprotocolhandler)|shell32\.dll,(?:control_rundll|shellexec_rundll)\s[^\n]{0,40}(?:https?:|\\\\|\.exe)|shell32\.dll,(?:control_rundll|shellexec_rundll)\s{1,4}["']?(?!(?:(?:%(?:systemroot|windir)%|c:\\windows)\\system32\\)?(?:access|appwiz|bthprops|desk|firewall|hdwwiz|inetcpl|intl|irprops|joy|main|mmsys|ncpa|powercfg|sysdm|tabletpc|telephon|timedate|wscui)\.cpl\b)[^\s"',]{1,160}\.cpl\b|(?<=[\s"'=])\\\\[\w.-]{1,100}\\[^\n]{1,100}\.dll|advpack\.dll,(?:launchinfsection|registerocx)|zipfldr\.dll,routethecall|pcwutl\.dll,launchapplication|setupapi\.dll,installhinfsection|ieadvpack\.dll|comsvcs(?:\.dll)?,\s{0,2}#?(?:minidump|24))/),
   T('lolbin.rundll32_temp', 'T1218.011', 'rundll32 loads a DLL from a temp or user folder', 'defense_evasion', 'medium', ['rundll32'],
     new RegExp(String.raw`\brundll32(?:\.exe)?\b[^\n]{0,20}["']?[^\n]{0,40}${TEMP}[^\n]{0,120}\.(?:dll|tmp|dat|png|jpg)["']?,`)),
   T('lolbin.proxy_user_file', 'T1218', 'A signed Windows binary runs or loads a file from a temp or public folder', 'defense_evasion', 'medium',

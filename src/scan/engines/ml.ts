@@ -189,7 +189,7 @@ export const wordCount = (text: string): number => text.match(/[A-Za-z]{2,}/g)?.
 export const judgeableShortText = (text: string): boolean => wordCount(text) >= 5 && text.trim().split(/\s+/).length >= 3 && !onlyReadsOrLists(text);
 
 /**
- * Commands that only read, list or query (ATT&CK discovery, and everyday troubleshooting): a
+ * Commands that only read, list, query or open a settings dialog (ATT&CK discovery, and everyday troubleshooting): a
  * `reg query`, `net user`, `Get-*`, `grep` or `ps` changes nothing, so alone they are not an
  * attack, and the model, which saw attack collections full of them, is not asked about a short
  * text made only of them. The same for an administrator's undo of persistence (a scheduled task,
@@ -212,6 +212,10 @@ const READ_ONLY_COMMAND = new RegExp([
   String.raw`(?:get|select|where|sort|format|measure|test|resolve)-\w+`,
   String.raw`(?:ls|grep|egrep|head|tail|wc|uniq|ps|id|uname|df|du|free|uptime|ss|w|who|last|journalctl|dig|host|traceroute|printenv|lsof|lsblk|ifconfig)\b`,
   String.raw`ip\s+(?:-\w+\s+)*(?:a|addr|address|r|route|link|neigh)(?:\s+show)?\b`, String.raw`crontab\s+-l\b`, String.raw`systemctl\s+(?:status|list-units|list-timers|is-active|is-enabled)\b`,
+  // A settings page or shell dialog opened, the screen locked or the machine put to sleep through
+  // rundll32 with Windows' own DLL and export (`shell32.dll,Control_RunDLL desk.cpl`,
+  // `user32.dll,LockWorkStation`): the whole command line, nothing loaded from elsewhere.
+  String.raw`rundll32(?:\.exe)?\s+(?:shell32(?:\.dll)?,\s*control_rundll\s+["']?(?:access|appwiz|bthprops|desk|firewall|hdwwiz|inetcpl|intl|irprops|joy|main|mmsys|ncpa|powercfg|sysdm|tabletpc|telephon|timedate|wscui)\.cpl(?:,[^\s"']*)?["']?|shell32(?:\.dll)?,\s*options_rundll\s+\d+|user32(?:\.dll)?,\s*lockworkstation|powrprof(?:\.dll)?,\s*setsuspendstate(?:\s+[\d,]+)?|keymgr(?:\.dll)?,\s*krshowkeymgr|sysdm\.cpl,\s*editenvironmentvariables|inetcpl\.cpl,\s*clearmytracksbyprocess\s+\d+|netplwiz(?:\.dll)?,\s*usersrundll|dsquery(?:\.dll)?,\s*openquerywindow)\s*$`,
 ].map((c) => `(?:${c})`).join('|'), 'i');
 const READ_ONLY_START = new RegExp(`^(?:${READ_ONLY_COMMAND.source})`, 'i');
 function onlyReadsOrLists(text: string): boolean {
