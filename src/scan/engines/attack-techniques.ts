@@ -16,6 +16,7 @@
  * and become high next to another offensive technique (`chain` in analyzeTechniques).
  */
 import type { Severity } from '../types';
+import { NeedleIndex } from './needle-index';
 import { scriptViews, type ScriptView, withoutWordLists } from './script-normalize';
 
 export interface TechniqueRule {
@@ -625,8 +626,13 @@ function nearMatch(all: RegExp[], chars: number, text: string): string | undefin
   return window && check(window) ? excerptOf(text.slice(window.from, window.to), anchor) : undefined;
 }
 
-function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
-  if (!rule.needles.some((n) => view.text.includes(n))) return undefined;
+/** All rules' needles in one automaton, and each rule's needle ids in it. */
+const NEEDLES = new NeedleIndex(TECHNIQUE_RULES.flatMap((r) => r.needles));
+const RULE_NEEDLES: ReadonlyMap<TechniqueRule, readonly number[]> = new Map(TECHNIQUE_RULES.map((r) => [r, r.needles.map((n) => NEEDLES.ids.get(n) as number)]));
+
+/** The rule's patterns on a view in which one of its needles occurs (`seen`: NEEDLES.present of the view). */
+function matchRule(rule: TechniqueRule, view: ScriptView, seen: Uint8Array): string | undefined {
+  if (!(RULE_NEEDLES.get(rule) ?? []).some((id) => seen[id] === 1)) return undefined;
   if (rule.atLeast !== undefined) {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
@@ -645,10 +651,11 @@ function matchRule(rule: TechniqueRule, view: ScriptView): string | undefined {
  */
 export function analyzeTechniques(text: string): TechniqueHit[] {
   const views = scriptViews(text).map((v) => ({ via: v.via, text: withoutWordLists(v.text) }));
+  const seen = views.map((v) => NEEDLES.present(v.text));
   const hits: TechniqueHit[] = [];
   for (const rule of TECHNIQUE_RULES) {
-    for (const view of views) {
-      const excerpt = matchRule(rule, view);
+    for (const [i, view] of views.entries()) {
+      const excerpt = matchRule(rule, view, seen[i]);
       if (excerpt === undefined) continue;
       hits.push({ rule, severity: rule.severity, via: view.via, excerpt });
       break;
