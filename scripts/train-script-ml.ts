@@ -31,7 +31,10 @@
  * read here. `--without-benign-corpus` leaves it out.
  * Writes src/scan/models/script-ml.json.
  *
- *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--benign LANG=N|all ...] [--with-fresh] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus]
+ *   npx tsx scripts/train-script-ml.ts [--data DIR] [--benign-cache DIR] [--benign LANG=N|all ...] [--with-fresh] [--without-admin-shapes] [--without-benign-corpus] [--lower-on-corpus] [--inner-out FILE]
+ *
+ * `--inner-out FILE` also writes the model fitted without the validation sources, with the same
+ * levels (`training.inner: true`), for `npm run bench -- dev-scripts --model FILE`.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
