@@ -62,6 +62,13 @@ describe('dashboard', () => {
     await dash.page.keyboard.type(acct.apiKey);
     await dash.page.keyboard.press('Enter');
     await dash.page.getByRole('heading', { name: 'Overview' }).waitFor(WAIT);
+    // The page's effect (title, then where focus goes) runs after the heading is painted: on a
+    // loaded machine a Tab pressed in between lands first and the effect then moves focus.
+    // (Polled from outside the page: waitForFunction would need eval, which the CSP refuses.)
+    for (const until = Date.now() + WAIT.timeout; (await dash.page.title()) !== 'Overview · Sentinel';) {
+      if (Date.now() > until) throw new Error(`the Overview page never set its title (${await dash.page.title()})`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await dash.page.keyboard.press('Tab');
     expect(await dash.page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
     await dash.page.locator('.chart canvas').first().waitFor(WAIT);
