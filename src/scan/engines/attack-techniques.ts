@@ -630,9 +630,9 @@ function nearMatch(all: RegExp[], chars: number, text: string): string | undefin
 const NEEDLES = new NeedleIndex(TECHNIQUE_RULES.flatMap((r) => r.needles));
 const RULE_NEEDLES: ReadonlyMap<TechniqueRule, readonly number[]> = new Map(TECHNIQUE_RULES.map((r) => [r, r.needles.map((n) => NEEDLES.ids.get(n) as number)]));
 
-/** The rule's patterns on a view in which one of its needles occurs (`seen`: NEEDLES.present of the view). */
-function matchRule(rule: TechniqueRule, view: ScriptView, seen: Uint8Array): string | undefined {
-  if (!(RULE_NEEDLES.get(rule) ?? []).some((id) => seen[id] === 1)) return undefined;
+/** The rule's patterns on a view in which one of its needles occurs (`needlesIn`: NEEDLES.present of the view). */
+function matchRule(rule: TechniqueRule, view: ScriptView, needlesIn: Uint8Array): string | undefined {
+  if (!(RULE_NEEDLES.get(rule) ?? []).some((id) => needlesIn[id] === 1)) return undefined;
   if (rule.atLeast !== undefined) {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
@@ -651,11 +651,11 @@ function matchRule(rule: TechniqueRule, view: ScriptView, seen: Uint8Array): str
  */
 export function analyzeTechniques(text: string): TechniqueHit[] {
   const views = scriptViews(text).map((v) => ({ via: v.via, text: withoutWordLists(v.text) }));
-  const seen = views.map((v) => NEEDLES.present(v.text));
+  const needlesIn = views.map((v) => NEEDLES.present(v.text));
   const hits: TechniqueHit[] = [];
   for (const rule of TECHNIQUE_RULES) {
     for (const [i, view] of views.entries()) {
-      const excerpt = matchRule(rule, view, seen[i]);
+      const excerpt = matchRule(rule, view, needlesIn[i]);
       if (excerpt === undefined) continue;
       hits.push({ rule, severity: rule.severity, via: view.via, excerpt });
       break;
