@@ -212,6 +212,13 @@ const READ_ONLY_COMMAND = new RegExp([
   String.raw`(?:get|select|where|sort|format|measure|test|resolve)-\w+`,
   String.raw`(?:ls|grep|egrep|head|tail|wc|uniq|ps|id|uname|df|du|free|uptime|ss|w|who|last|journalctl|dig|host|traceroute|printenv|lsof|lsblk|ifconfig)\b`,
   String.raw`ip\s+(?:-\w+\s+)*(?:a|addr|address|r|route|link|neigh)(?:\s+show)?\b`, String.raw`crontab\s+-l\b`, String.raw`systemctl\s+(?:status|list-units|list-timers|is-active|is-enabled)\b`,
+  // Protection switched on (a host firewall, Defender's monitoring, SELinux, auditing): the attack
+  // collections switch the same settings off, and the model, which saw the `off` lines, reads the
+  // `on` ones alike. The whole command, with nothing switched off on it.
+  String.raw`netsh(?:\.exe)?\s+advfirewall\s+set\s+(?:allprofiles|currentprofile|domainprofile|privateprofile|publicprofile)\s+state\s+on\s*$`,
+  String.raw`set-netfirewallprofile\b(?![^\n]*(?:\$false|\bfalse\b|\s0\b))[^\n]*-enabled\s+(?:\$?true|1)\b[^\n]*$`,
+  String.raw`set-mppreference(?:\s+-disable\w+\s+(?:\$false|0))+\s*$`, String.raw`(?:update-mpsignature|start-mpscan)\b`,
+  String.raw`setenforce\s+(?:1|enforcing)\s*$`, String.raw`ufw\s+(?:--force\s+)?enable\s*$`,
   // A settings page or shell dialog opened, the screen locked or the machine put to sleep through
   // rundll32 with Windows' own DLL and export (`shell32.dll,Control_RunDLL desk.cpl`,
   // `user32.dll,LockWorkStation`): the whole command line, nothing loaded from elsewhere.

@@ -59,19 +59,21 @@ export const DEV_ONE_LINERS: ReadonlyArray<readonly [name: string, command: stri
   ['hash.ps1', 'Get-FileHash .\\setup.exe -Algorithm SHA256'],
   ['py.sh', 'python3 -m venv .venv && . .venv/bin/activate && pip install -e .'],
   ['py.sh', 'python3 -m http.server 8000 --bind 127.0.0.1'],
+  ['fw.bat', 'netsh advfirewall set allprofiles state on'],
+  ['fw.ps1', 'Set-NetFirewallProfile -Profile Domain,Public,Private -Enabled True'],
 ];
 
 /**
  * Suspicious with the shipped model, by the model alone (none Malicious): false positives the
  * probe found and this round did not fix (docs/detection.md, fourteenth round: benign training
- * lines for these families fixed four of them but made the independent benign sets worse, so they
- * were not shipped). Kept here so the list stays the probe that was written.
+ * lines for these families fixed them but made the independent benign sets worse, so they were
+ * not shipped). Two more it found, a firewall switched on with `netsh` and with
+ * `Set-NetFirewallProfile`, were fixed by the one-liner gate for protection switched on and are in
+ * the list above, so for them this check is tuned. Kept here so the list stays the probe written.
  */
 export const DEV_ONE_LINERS_STILL_FLAGGED: ReadonlyArray<readonly [name: string, command: string]> = [
   ['build.bat', 'msbuild.exe build.proj /t:Rebuild'],
   ['build.ps1', '& msbuild.exe .\\src\\App.csproj /t:Build /p:Platform=x64'],
   ['cap.sh', 'sudo tcpdump -i eth0 -w /tmp/capture.pcap port 443'],
-  ['fw.bat', 'netsh advfirewall set allprofiles state on'],
   ['cert.sh', 'openssl req -x509 -newkey rsa:4096 -nodes -keyout key.pem -out cert.pem -days 365 -subj \'/CN=localhost\''],
-  ['fw.ps1', 'Set-NetFirewallProfile -Profile Domain,Public,Private -Enabled True'],
 ];
