@@ -60,6 +60,15 @@ describe('ml on partial coverage', () => {
       expect(judgeableShortText('reg add HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Run /v Updater /d C:\\x.exe /f')).toBe(true);
       expect(judgeableShortText('schtasks /create /tn Updater /tr C:\\x.exe /sc onlogon')).toBe(true);
     });
+    it('does not judge a protection switched on, but does judge it switched off, mixed with anything else, or with an exclusion', () => {
+      for (const on of ['netsh advfirewall set allprofiles state on', 'Set-NetFirewallProfile -Profile Domain,Public,Private -Enabled True', 'Set-MpPreference -DisableRealtimeMonitoring $false -DisableIOAVProtection $false', 'sudo setenforce 1 && getenforce', 'sudo ufw --force enable']) {
+        expect(judgeableShortText(on)).toBe(false);
+      }
+      for (const off of ['netsh advfirewall set allprofiles state off', 'Set-NetFirewallProfile -Profile Domain,Public,Private -Enabled False', 'Set-NetFirewallProfile -Enabled True -Profile Domain; Set-NetFirewallProfile -Enabled False -Profile Public',
+        'Set-MpPreference -DisableRealtimeMonitoring $true -Force', 'Set-MpPreference -DisableRealtimeMonitoring $false -ExclusionPath C:\\Users\\Public', 'netsh advfirewall set allprofiles state on & powershell -ep bypass -c calc', 'sudo setenforce 0 && sudo systemctl stop auditd']) {
+        expect([off, judgeableShortText(off)]).toEqual([off, true]);
+      }
+    });
     it('does not judge fewer than five words, however high they score (the rules read them)', async () => {
       const out = await scan('mimikatz sekurlsa::logonpasswords', 'cmd.txt');
       expect((out.report as { ml: { probability: number } }).ml.probability).toBeGreaterThanOrEqual(0.9);
