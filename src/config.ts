@@ -61,6 +61,11 @@ export interface Config {
   temporalUiUrl?: string;
   temporalNamespace: string;
   temporalTaskQueue: string;
+  /**
+   * How long a deferred scan's or a file transfer's activity may go without a heartbeat (they beat
+   * every 5 s) before Temporal retries it on another worker: how soon a killed worker's work moves.
+   */
+  activityHeartbeatTimeoutMs: number;
   temporalTls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
   temporalApiKey?: string;
   /** clamd address; unset = the local clamd started by the service (when ClamAV is installed). */
@@ -255,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     temporalUiUrl: url('TEMPORAL_UI_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'sentinel',
+    activityHeartbeatTimeoutMs: 1000 * positiveInt('ACTIVITY_HEARTBEAT_TIMEOUT_S', 60),
     temporalTls: tlsWanted ? { certPath, keyPath, caPath, serverName } : undefined,
     temporalApiKey: str('TEMPORAL_API_KEY'),
     clamdHost: str('CLAMD_HOST'),
@@ -281,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
   if ((config.mqttBridgeUsername === undefined) !== (config.mqttBridgePassword === undefined)) {
     problems.push('MQTT_BRIDGE_USERNAME and MQTT_BRIDGE_PASSWORD must be set together');
   }
+  if (config.activityHeartbeatTimeoutMs < 15_000) problems.push('ACTIVITY_HEARTBEAT_TIMEOUT_S must be at least 15 (the activities beat every 5 s)');
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(config.region)) problems.push(`REGION="${config.region}" must match [A-Za-z0-9_-]{1,32}`);
   if (problems.length) throw new ConfigError(problems);
   return config;

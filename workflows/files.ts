@@ -7,11 +7,12 @@ import type { FileActivities } from '../activities/files';
 
 /**
  * Scanning and clip making heartbeat; a worker killed mid-way is noticed after the heartbeat
- * timeout and the activity (idempotent) runs again on another worker, so the file completes once.
+ * timeout (the input's, from ACTIVITY_HEARTBEAT_TIMEOUT_S; 60 s for a workflow started without
+ * one) and the activity (idempotent) runs again on another worker, so the file completes once.
  */
-const { scanTransferFile, makeClip } = proxyActivities<FileActivities>({
+const beating = (heartbeatTimeoutMs = 60_000) => proxyActivities<FileActivities>({
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '60 seconds',
+  heartbeatTimeout: heartbeatTimeoutMs,
   retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },
 });
 
@@ -20,9 +21,10 @@ const { failTransferFile, expireFiles: sweepExpiredFiles } = proxyActivities<Fil
   retry: { maximumAttempts: 10, initialInterval: '2 seconds', backoffCoefficient: 2 },
 });
 
-export interface FileWorkflowInput { fileId: string }
+export interface FileWorkflowInput { fileId: string; heartbeatTimeoutMs?: number }
 
-export async function fileTransfer({ fileId }: FileWorkflowInput): Promise<void> {
+export async function fileTransfer({ fileId, heartbeatTimeoutMs }: FileWorkflowInput): Promise<void> {
+  const { scanTransferFile, makeClip } = beating(heartbeatTimeoutMs);
   try {
     const { next } = await scanTransferFile(fileId);
     if (next === 'clip') await makeClip(fileId);

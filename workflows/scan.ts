@@ -7,12 +7,13 @@ import type { ScanActivities } from '../activities/scan';
 import { FIXED_LIMITS } from '../src/accounts/plans';
 
 /**
- * The analysis heartbeats; a worker killed mid-scan is noticed after the heartbeat timeout and
- * the activity (idempotent) runs again on another worker, so the scan completes once.
+ * The analysis heartbeats; a worker killed mid-scan is noticed after the heartbeat timeout (the
+ * input's, from ACTIVITY_HEARTBEAT_TIMEOUT_S; 60 s for a workflow started without one) and the
+ * activity (idempotent) runs again on another worker, so the scan completes once.
  */
-const { completeDeferredScan } = proxyActivities<ScanActivities>({
+const analysis = (heartbeatTimeoutMs = 60_000) => proxyActivities<ScanActivities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '60 seconds',
+  heartbeatTimeout: heartbeatTimeoutMs,
   retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },
 });
 
@@ -22,10 +23,10 @@ const { sendScanWebhook } = proxyActivities<ScanActivities>({
   retry: { maximumAttempts: 1 },
 });
 
-export interface ScanWorkflowInput { scanId: string }
+export interface ScanWorkflowInput { scanId: string; heartbeatTimeoutMs?: number }
 
-export async function deferredScan({ scanId }: ScanWorkflowInput): Promise<void> {
-  const { webhook } = await completeDeferredScan(scanId);
+export async function deferredScan({ scanId, heartbeatTimeoutMs }: ScanWorkflowInput): Promise<void> {
+  const { webhook } = await analysis(heartbeatTimeoutMs).completeDeferredScan(scanId);
   if (webhook) await scanWebhook({ scanId });
 }
 

@@ -19,7 +19,7 @@ export interface TemporalEngines {
 export async function connectTemporalEngines(config: Config): Promise<TemporalEngines> {
   const client = await connectClient(config);
   return {
-    engines: temporalEngines(client, config.temporalTaskQueue),
+    engines: temporalEngines(client, config.temporalTaskQueue, { activityHeartbeatTimeoutMs: config.activityHeartbeatTimeoutMs }),
     client,
     ping: () => pingTemporal(client, config.temporalNamespace),
     close: () => client.connection.close(),

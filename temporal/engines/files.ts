@@ -1,11 +1,13 @@
 /** File transfers on Temporal: one `fileTransfer` execution per file, workflow id `file-<fileId>`. */
 import type { Client } from '@temporalio/client';
 import type { FileWorkflows } from '../../src/files/service';
+import type { FileWorkflowInput } from '../../workflows/files';
 
 export class TemporalFileEngine implements FileWorkflows {
-  constructor(private readonly client: Client, private readonly taskQueue: string) {}
+  constructor(private readonly client: Client, private readonly taskQueue: string, private readonly heartbeatTimeoutMs?: number) {}
 
   async startFileWorkflow(fileId: string): Promise<void> {
-    await this.client.workflow.start('fileTransfer', { taskQueue: this.taskQueue, workflowId: `file-${fileId}`, args: [{ fileId }] });
+    const args: FileWorkflowInput = { fileId, ...(this.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: this.heartbeatTimeoutMs }) };
+    await this.client.workflow.start('fileTransfer', { taskQueue: this.taskQueue, workflowId: `file-${fileId}`, args: [args] });
   }
 }

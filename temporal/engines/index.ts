@@ -9,10 +9,16 @@ import { TemporalRunEngine } from './runs';
 import { TemporalScanEngine } from './scans';
 import type { WorkflowEngines } from '../../src/services';
 
-export function temporalEngines(client: Client, taskQueue: string): WorkflowEngines {
+/** Settings the workflows take as input (workflow code reads no configuration of its own). */
+export interface WorkflowSettings {
+  /** ACTIVITY_HEARTBEAT_TIMEOUT_S: how soon a killed worker's scan or file activity is retried elsewhere. */
+  activityHeartbeatTimeoutMs?: number;
+}
+
+export function temporalEngines(client: Client, taskQueue: string, settings: WorkflowSettings = {}): WorkflowEngines {
   return {
-    scans: new TemporalScanEngine(client, taskQueue),
-    files: new TemporalFileEngine(client, taskQueue),
+    scans: new TemporalScanEngine(client, taskQueue, settings.activityHeartbeatTimeoutMs),
+    files: new TemporalFileEngine(client, taskQueue, settings.activityHeartbeatTimeoutMs),
     runs: new TemporalRunEngine(client, taskQueue),
   };
 }

@@ -4,12 +4,14 @@
  */
 import type { Client } from '@temporalio/client';
 import type { ScanWorkflows } from '../../src/scan/service';
+import type { ScanWorkflowInput } from '../../workflows/scan';
 
 export class TemporalScanEngine implements ScanWorkflows {
-  constructor(private readonly client: Client, private readonly taskQueue: string) {}
+  constructor(private readonly client: Client, private readonly taskQueue: string, private readonly heartbeatTimeoutMs?: number) {}
 
   async startDeferredScan(scanId: string): Promise<void> {
-    await this.client.workflow.start('deferredScan', { taskQueue: this.taskQueue, workflowId: `scan-${scanId}`, args: [{ scanId }] });
+    const args: ScanWorkflowInput = { scanId, ...(this.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: this.heartbeatTimeoutMs }) };
+    await this.client.workflow.start('deferredScan', { taskQueue: this.taskQueue, workflowId: `scan-${scanId}`, args: [args] });
   }
 
   async startWebhook(scanId: string): Promise<void> {

@@ -15,7 +15,8 @@ describe('file transfer survives a killed worker', () => {
   afterAll(async () => { await stack?.stop(); });
 
   it('delivers the file once after the worker is killed mid-scan and another worker starts', async () => {
-    stack = await startSplitStack();
+    // The killed worker's activity moves after 15 s (ACTIVITY_HEARTBEAT_TIMEOUT_S; 60 s by default).
+    stack = await startSplitStack({ extraEnv: { ACTIVITY_HEARTBEAT_TIMEOUT_S: '15' } });
     const e = stack.api.env;
     const { accountId, sender } = await stack.withServices(async (s) => {
       const acct = await s.accounts.createAccount({ name: 'kill', plan: 'pro' });
@@ -46,6 +47,8 @@ describe('file transfer survives a killed worker', () => {
     const history = await handle.fetchHistory();
     const started = history.events?.filter((ev) => ev.activityTaskStartedEventAttributes) ?? [];
     expect(started.some((ev) => (ev.activityTaskStartedEventAttributes?.attempt ?? 1) >= 2)).toBe(true);
+    const scheduled = history.events?.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'scanTransferFile') ?? [];
+    expect(scheduled.map((ev) => Number(ev.activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds))).toEqual([15]);
 
     await temporal.connection.close();
 

@@ -12,6 +12,8 @@ import { activityStarted, SplitStack, startSplitStack } from '../../support/spli
 
 jest.setTimeout(240_000);
 
+/** The killed worker's activity moves after this (ACTIVITY_HEARTBEAT_TIMEOUT_S; 60 s by default). */
+const HEARTBEAT_TIMEOUT_S = '15';
 const ENGINES: Array<['embedded' | 'mongodb', Record<string, string>]> = [['embedded', {}], ['mongodb', { DATABASE_ENGINE: 'mongodb' }]];
 
 describe.each(ENGINES)('deferred scan survives a killed worker (%s store)', (engine, extraEnv) => {
@@ -19,7 +21,7 @@ describe.each(ENGINES)('deferred scan survives a killed worker (%s store)', (eng
   afterAll(async () => { await stack?.stop(); });
 
   it('completes once after the worker is killed mid-activity and another worker starts', async () => {
-    stack = await startSplitStack({ extraEnv });
+    stack = await startSplitStack({ extraEnv: { ...extraEnv, ACTIVITY_HEARTBEAT_TIMEOUT_S: HEARTBEAT_TIMEOUT_S } });
     const split = stack;
     const e = split.api.env;
     expect(e.databaseEngine).toBe(engine);
@@ -61,6 +63,8 @@ describe.each(ENGINES)('deferred scan survives a killed worker (%s store)', (eng
       const scheduled = history.events?.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'completeDeferredScan') ?? [];
       const completed = history.events?.filter((ev) => ev.activityTaskCompletedEventAttributes) ?? [];
       expect(scheduled).toHaveLength(1);
+      // The api's setting reached the scheduled activity.
+      expect(Number(scheduled[0].activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds)).toBe(Number(HEARTBEAT_TIMEOUT_S));
       expect(completed.length).toBeGreaterThanOrEqual(1);
       const started = history.events?.filter((ev) => ev.activityTaskStartedEventAttributes) ?? [];
       // The retry is visible as the started event's attempt number.

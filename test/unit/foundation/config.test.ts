@@ -8,6 +8,13 @@ describe('scan engine settings', () => {
     expect(loadConfig({})).toMatchObject({ clamdHost: undefined, clamdPort: 3310 });
     expect(() => loadConfig({ CLAMD_PORT: 'x' })).toThrow(/CLAMD_PORT/);
   });
+  it('ACTIVITY_HEARTBEAT_TIMEOUT_S: 60 s by default, in whole seconds, at least 15 (the activities beat every 5 s)', () => {
+    expect(loadConfig({})).toMatchObject({ activityHeartbeatTimeoutMs: 60_000 });
+    expect(loadConfig({ ACTIVITY_HEARTBEAT_TIMEOUT_S: '20' })).toMatchObject({ activityHeartbeatTimeoutMs: 20_000 });
+    expect(() => loadConfig({ ACTIVITY_HEARTBEAT_TIMEOUT_S: '10' })).toThrow(/ACTIVITY_HEARTBEAT_TIMEOUT_S must be at least 15/);
+    expect(() => loadConfig({ ACTIVITY_HEARTBEAT_TIMEOUT_S: '1.5' })).toThrow(/ACTIVITY_HEARTBEAT_TIMEOUT_S/);
+  });
+
   it('YARA_RULES_DIR is made absolute', () => {
     expect(loadConfig({ YARA_RULES_DIR: 'my-rules' }).yaraRulesDir).toBe(path.resolve('my-rules'));
     expect(loadConfig({}).yaraRulesDir).toBeUndefined();
