@@ -1,5 +1,5 @@
 /**
- * Everyday developer and operations one-liners stay below Suspicious (round fourteen's probe; four
+ * Everyday developer and operations one-liners stay below Suspicious (round fourteen's probe; two
  * the shipped model still flags are listed apart and named in docs/detection.md).
  */
 import { analyze, type AnalyzeDeps } from '../../../../src/scan/analyze';

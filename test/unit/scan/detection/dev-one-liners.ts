@@ -61,19 +61,20 @@ export const DEV_ONE_LINERS: ReadonlyArray<readonly [name: string, command: stri
   ['py.sh', 'python3 -m http.server 8000 --bind 127.0.0.1'],
   ['fw.bat', 'netsh advfirewall set allprofiles state on'],
   ['fw.ps1', 'Set-NetFirewallProfile -Profile Domain,Public,Private -Enabled True'],
+  ['build.bat', 'msbuild.exe build.proj /t:Rebuild'],
+  ['build.ps1', '& msbuild.exe .\\src\\App.csproj /t:Build /p:Platform=x64'],
 ];
 
 /**
  * Suspicious with the shipped model, by the model alone (none Malicious): false positives the
  * probe found and this round did not fix (docs/detection.md, fourteenth round: benign training
  * lines for these families fixed them but made the independent benign sets worse, so they were
- * not shipped). Two more it found, a firewall switched on with `netsh` and with
- * `Set-NetFirewallProfile`, were fixed by the one-liner gate for protection switched on and are in
- * the list above, so for them this check is tuned. Kept here so the list stays the probe written.
+ * not shipped). Four more it found were fixed by the one-liner gate and are in the list above, so
+ * for them this check is tuned: a firewall switched on with `netsh` and with
+ * `Set-NetFirewallProfile` (protection switched on), and MSBuild building through a standard target
+ * (twice). Kept here so the list stays the probe written.
  */
 export const DEV_ONE_LINERS_STILL_FLAGGED: ReadonlyArray<readonly [name: string, command: string]> = [
-  ['build.bat', 'msbuild.exe build.proj /t:Rebuild'],
-  ['build.ps1', '& msbuild.exe .\\src\\App.csproj /t:Build /p:Platform=x64'],
   ['cap.sh', 'sudo tcpdump -i eth0 -w /tmp/capture.pcap port 443'],
   ['cert.sh', 'openssl req -x509 -newkey rsa:4096 -nodes -keyout key.pem -out cert.pem -days 365 -subj \'/CN=localhost\''],
 ];

@@ -69,6 +69,17 @@ describe('ml on partial coverage', () => {
         expect([off, judgeableShortText(off)]).toEqual([off, true]);
       }
     });
+    it('does not judge MSBuild building through a standard target, but does judge a project run by its default target, an .xml file, a response file or a logger', () => {
+      for (const build of ['msbuild.exe build.proj /t:Rebuild', '& msbuild.exe .\\src\\App.csproj /t:Build /p:Platform=x64', 'msbuild Fabrikam.sln /t:Clean,Build /p:Configuration=Release /m /nologo',
+        '"C:\\Program Files\\Microsoft Visual Studio\\2022\\BuildTools\\MSBuild\\Current\\Bin\\MSBuild.exe" Setup.wixproj /t:Rebuild /v:minimal']) {
+        expect([build, judgeableShortText(build)]).toEqual([build, false]);
+      }
+      for (const lolbin of ['C:\\Windows\\Microsoft.NET\\Framework\\v4.0.30319\\msbuild.exe C:\\Users\\Public\\payload.csproj /p:Configuration=Release', 'msbuild.exe C:\\Users\\Public\\tasks.xml /t:Build',
+        'msbuild.exe @C:\\Temp\\build.rsp /t:Build', 'msbuild.exe project.csproj /t:Build /logger:TargetLogger,C:\\Temp\\logger.dll', 'msbuild.exe project.csproj /t:Build & powershell -ep bypass -c calc']) {
+        expect([lolbin, judgeableShortText(lolbin)]).toEqual([lolbin, true]);
+      }
+    });
+
     it('does not judge fewer than five words, however high they score (the rules read them)', async () => {
       const out = await scan('mimikatz sekurlsa::logonpasswords', 'cmd.txt');
       expect((out.report as { ml: { probability: number } }).ml.probability).toBeGreaterThanOrEqual(0.9);
