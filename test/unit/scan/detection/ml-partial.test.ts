@@ -80,6 +80,12 @@ describe('ml on partial coverage', () => {
       }
     });
 
+    it('an MSBuild build of a project in a temp or public folder is still Suspicious, by the rules', async () => {
+      const r = await analyze({ content: Buffer.from('msbuild.exe C:\\Users\\Public\\evil.csproj /t:Build\n'), name: 'x.bat', scanType: 'file' }, deps);
+      expect(r.safetyScore.threatLevel).toBe('Suspicious');
+      expect(r.engines.static_script.findings.map((f) => f.id)).toContain('script.technique.lolbin.proxy_user_file');
+    });
+
     it('does not judge fewer than five words, however high they score (the rules read them)', async () => {
       const out = await scan('mimikatz sekurlsa::logonpasswords', 'cmd.txt');
       expect((out.report as { ml: { probability: number } }).ml.probability).toBeGreaterThanOrEqual(0.9);
