@@ -223,8 +223,8 @@ const READ_ONLY_COMMAND = new RegExp([
   // `Rebuild`, `Clean`, `Restore`, `Pack`, `Publish`, `Test`), with only property, verbosity and
   // parallelism switches beside it. The LOLBin use runs a project's inline task by its default
   // target (`msbuild.exe payload.csproj`), often from an `.xml` file, a response file or with a
-  // logger DLL: none of those is left alone.
-  String.raw`(?:&\s*)?(?:["']?[^"'\n]*[\\/]msbuild(?:\.exe)?["']|["']?(?:[^\s"']*[\\/])?msbuild(?:\.exe)?)\s+["']?[^\s"'@]+\.(?:sln|csproj|vbproj|fsproj|vcxproj|proj|wixproj|sqlproj)["']?(?=[^\n]*\s\/(?:t|target):(?:build|rebuild|clean|restore|pack|publish|test|vstest)\b)(?:\s+\/(?:t|target|p|property|m|maxcpucount|v|verbosity|nologo|restore|bl)(?::[^\s@]*)?)+\s*$`,
+  // logger DLL, or a project dropped in a user, temp or shared folder: none of those is left alone.
+  String.raw`(?:&\s*)?(?:["']?[^"'\n]*[\\/]msbuild(?:\.exe)?["']|["']?(?:[^\s"']*[\\/])?msbuild(?:\.exe)?)\s+["']?(?!\\\\|[^\s"']*(?:%\w+%|\$env:|\\users\\|\\programdata\\|\\temp\\|\\appdata\\|\/tmp\/))[^\s"'@]+\.(?:sln|csproj|vbproj|fsproj|vcxproj|proj|wixproj|sqlproj)["']?(?=[^\n]*\s\/(?:t|target):(?:build|rebuild|clean|restore|pack|publish|test|vstest)\b)(?:\s+\/(?:t|target|p|property|m|maxcpucount|v|verbosity|nologo|restore|bl)(?::[^\s@]*)?)+\s*$`,
   // A settings page or shell dialog opened, the screen locked or the machine put to sleep through
   // rundll32 with Windows' own DLL and export (`shell32.dll,Control_RunDLL desk.cpl`,
   // `user32.dll,LockWorkStation`): the whole command line, nothing loaded from elsewhere.

@@ -75,7 +75,7 @@ describe('ml on partial coverage', () => {
         expect([build, judgeableShortText(build)]).toEqual([build, false]);
       }
       for (const lolbin of ['C:\\Windows\\Microsoft.NET\\Framework\\v4.0.30319\\msbuild.exe C:\\Users\\Public\\payload.csproj /p:Configuration=Release', 'msbuild.exe C:\\Users\\Public\\tasks.xml /t:Build',
-        'msbuild.exe @C:\\Temp\\build.rsp /t:Build', 'msbuild.exe project.csproj /t:Build /logger:TargetLogger,C:\\Temp\\logger.dll', 'msbuild.exe project.csproj /t:Build & powershell -ep bypass -c calc']) {
+        'msbuild.exe @C:\\Temp\\build.rsp /t:Build', 'msbuild.exe %APPDATA%\\Fabrikam\\a.proj /t:Rebuild /p:Configuration=Release', 'msbuild.exe C:\\Users\\jdoe\\Downloads\\x.csproj /t:Build /v:q', 'msbuild.exe \\\\fileserver\\drop\\x.csproj /t:Build /m', 'msbuild.exe project.csproj /t:Build /logger:TargetLogger,C:\\Temp\\logger.dll', 'msbuild.exe project.csproj /t:Build & powershell -ep bypass -c calc']) {
         expect([lolbin, judgeableShortText(lolbin)]).toEqual([lolbin, true]);
       }
     });
