@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseAllowEntry } from './net/safe-target';
 import { tracesExporterFromEnv, type TracesExporter } from './telemetry/otel-env';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../workflows/heartbeat';
 
 export type Role = 'api' | 'worker' | 'mqtt';
 const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
@@ -260,7 +261,7 @@ export function loadConfig(env: Env = process.env): Config {
     temporalUiUrl: url('TEMPORAL_UI_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     temporalNamespace: str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: str('TEMPORAL_TASK_QUEUE') ?? 'sentinel',
-    activityHeartbeatTimeoutMs: 1000 * positiveInt('ACTIVITY_HEARTBEAT_TIMEOUT_S', 60),
+    activityHeartbeatTimeoutMs: 1000 * positiveInt('ACTIVITY_HEARTBEAT_TIMEOUT_S', DEFAULT_HEARTBEAT_TIMEOUT_MS / 1000),
     temporalTls: tlsWanted ? { certPath, keyPath, caPath, serverName } : undefined,
     temporalApiKey: str('TEMPORAL_API_KEY'),
     clamdHost: str('CLAMD_HOST'),

@@ -4,13 +4,14 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { FileActivities } from '../activities/files';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './heartbeat';
 
 /**
  * Scanning and clip making heartbeat; a worker killed mid-way is noticed after the heartbeat
  * timeout (the input's, from ACTIVITY_HEARTBEAT_TIMEOUT_S; 60 s for a workflow started without
  * one) and the activity (idempotent) runs again on another worker, so the file completes once.
  */
-const beating = (heartbeatTimeoutMs = 60_000) => proxyActivities<FileActivities>({
+const beating = (heartbeatTimeoutMs = DEFAULT_HEARTBEAT_TIMEOUT_MS) => proxyActivities<FileActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: heartbeatTimeoutMs,
   retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },

@@ -5,13 +5,14 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { ScanActivities } from '../activities/scan';
 import { FIXED_LIMITS } from '../src/accounts/plans';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './heartbeat';
 
 /**
  * The analysis heartbeats; a worker killed mid-scan is noticed after the heartbeat timeout (the
  * input's, from ACTIVITY_HEARTBEAT_TIMEOUT_S; 60 s for a workflow started without one) and the
  * activity (idempotent) runs again on another worker, so the scan completes once.
  */
-const analysis = (heartbeatTimeoutMs = 60_000) => proxyActivities<ScanActivities>({
+const analysis = (heartbeatTimeoutMs = DEFAULT_HEARTBEAT_TIMEOUT_MS) => proxyActivities<ScanActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: heartbeatTimeoutMs,
   retry: { maximumAttempts: 5, initialInterval: '2 seconds', backoffCoefficient: 2 },

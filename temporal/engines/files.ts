@@ -7,7 +7,7 @@ export class TemporalFileEngine implements FileWorkflows {
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly heartbeatTimeoutMs?: number) {}
 
   async startFileWorkflow(fileId: string): Promise<void> {
-    const args: FileWorkflowInput = { fileId, ...(this.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: this.heartbeatTimeoutMs }) };
-    await this.client.workflow.start('fileTransfer', { taskQueue: this.taskQueue, workflowId: `file-${fileId}`, args: [args] });
+    const input: FileWorkflowInput = { fileId, heartbeatTimeoutMs: this.heartbeatTimeoutMs };
+    await this.client.workflow.start('fileTransfer', { taskQueue: this.taskQueue, workflowId: `file-${fileId}`, args: [input] });
   }
 }

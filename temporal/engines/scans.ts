@@ -10,8 +10,8 @@ export class TemporalScanEngine implements ScanWorkflows {
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly heartbeatTimeoutMs?: number) {}
 
   async startDeferredScan(scanId: string): Promise<void> {
-    const args: ScanWorkflowInput = { scanId, ...(this.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: this.heartbeatTimeoutMs }) };
-    await this.client.workflow.start('deferredScan', { taskQueue: this.taskQueue, workflowId: `scan-${scanId}`, args: [args] });
+    const input: ScanWorkflowInput = { scanId, heartbeatTimeoutMs: this.heartbeatTimeoutMs };
+    await this.client.workflow.start('deferredScan', { taskQueue: this.taskQueue, workflowId: `scan-${scanId}`, args: [input] });
   }
 
   async startWebhook(scanId: string): Promise<void> {

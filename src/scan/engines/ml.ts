@@ -186,18 +186,20 @@ export const wordCount = (text: string): number => text.match(/[A-Za-z]{2,}/g)?.
  * three space-separated fields. Fewer is too little evidence (a two-line `exec grep -r "$@"`
  * wrapper, a one-field config entry); the rules still read them.
  */
-export const judgeableShortText = (text: string): boolean => wordCount(text) >= 5 && text.trim().split(/\s+/).length >= 3 && !onlyReadsOrLists(text);
+export const judgeableShortText = (text: string): boolean => wordCount(text) >= 5 && text.trim().split(/\s+/).length >= 3 && !onlyUnjudgedCommands(text);
 
 /**
- * Commands that only read, list, query or open a settings dialog (ATT&CK discovery, and everyday troubleshooting): a
- * `reg query`, `net user`, `Get-*`, `grep` or `ps` changes nothing, so alone they are not an
- * attack, and the model, which saw attack collections full of them, is not asked about a short
- * text made only of them. The same for an administrator's undo of persistence (a scheduled task,
- * Run value or service removed): the attack collections' clean-up steps look like them, but
- * removing an autostart is not an attack. The rules still read it (a read of /etc/shadow, of
- * saved passwords or a security agent's service deleted are theirs to flag).
+ * Commands the model is not asked about when a short text is made only of them; the rules still
+ * read them (a read of /etc/shadow, of saved passwords, a security agent's service deleted or a
+ * firewall switched off are theirs to flag):
+ *  - commands that only read, list, query or open a settings dialog (ATT&CK discovery, and
+ *    everyday troubleshooting): a `reg query`, `net user`, `Get-*`, `grep` or `ps` changes
+ *    nothing, and the model saw attack collections full of them;
+ *  - an administrator's undo of persistence (a scheduled task, Run value or service removed): the
+ *    attack collections' clean-up steps look like them, but removing an autostart is not an attack;
+ *  - a protection switched on, and MSBuild building a project through a standard target (below).
  */
-const READ_ONLY_COMMAND = new RegExp([
+const UNJUDGED_COMMAND = new RegExp([
   String.raw`schtasks(?:\.exe)?\s+\/(?:delete|end)\b`, String.raw`(?:unregister|disable)-scheduledtask\b`,
   String.raw`reg(?:\.exe)?\s+delete\s+"?hk(?:lm|cu|ey_local_machine|ey_current_user)\\software\\(?:wow6432node\\)?microsoft\\windows\\currentversion\\(?:run|runonce|uninstall)\b`,
   String.raw`remove-itemproperty\b[^\n]*\\currentversion\\run(?:once)?\b`,
@@ -230,10 +232,10 @@ const READ_ONLY_COMMAND = new RegExp([
   // `user32.dll,LockWorkStation`): the whole command line, nothing loaded from elsewhere.
   String.raw`rundll32(?:\.exe)?\s+(?:shell32(?:\.dll)?,\s*control_rundll\s+["']?(?:access|appwiz|bthprops|desk|firewall|hdwwiz|inetcpl|intl|irprops|joy|main|mmsys|ncpa|powercfg|sysdm|tabletpc|telephon|timedate|wscui)\.cpl(?:,[^\s"']*)?["']?|shell32(?:\.dll)?,\s*options_rundll\s+\d+|user32(?:\.dll)?,\s*lockworkstation|powrprof(?:\.dll)?,\s*setsuspendstate(?:\s+[\d,]+)?|keymgr(?:\.dll)?,\s*krshowkeymgr|sysdm\.cpl,\s*editenvironmentvariables|inetcpl\.cpl,\s*clearmytracksbyprocess\s+\d+|netplwiz(?:\.dll)?,\s*usersrundll|dsquery(?:\.dll)?,\s*openquerywindow)\s*$`,
 ].map((c) => `(?:${c})`).join('|'), 'i');
-const READ_ONLY_START = new RegExp(`^(?:${READ_ONLY_COMMAND.source})`, 'i');
-function onlyReadsOrLists(text: string): boolean {
+const UNJUDGED_START = new RegExp(`^(?:${UNJUDGED_COMMAND.source})`, 'i');
+function onlyUnjudgedCommands(text: string): boolean {
   const parts = text.split(/\|\|?|&&|;|\n|(?<!\d)&(?![>\d])/).map((x) => x.trim().replace(/^(?:sudo\s+|cmd(?:\.exe)?\s+\/c\s+|powershell(?:\.exe)?\s+(?:-c(?:ommand)?\s+)?)/i, '')).filter(Boolean);
-  return parts.length > 0 && parts.every((x) => READ_ONLY_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
+  return parts.length > 0 && parts.every((x) => UNJUDGED_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
 }
 /**
  * Perl programs: the model saw almost none (three of its 37,693 training files), so a `.pl`
