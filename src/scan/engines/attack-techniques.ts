@@ -16,7 +16,7 @@
  * and become high next to another offensive technique (`chain` in analyzeTechniques).
  */
 import type { Severity } from '../types';
-import { NeedleIndex } from './needle-index';
+import { NeedleGate } from './needle-index';
 import { scriptViews, type ScriptView, withoutWordLists } from './script-normalize';
 
 export interface TechniqueRule {
@@ -626,13 +626,12 @@ function nearMatch(all: RegExp[], chars: number, text: string): string | undefin
   return window && check(window) ? excerptOf(text.slice(window.from, window.to), anchor) : undefined;
 }
 
-/** All rules' needles in one automaton, and each rule's needle ids in it. */
-const NEEDLES = new NeedleIndex(TECHNIQUE_RULES.flatMap((r) => r.needles));
-const RULE_NEEDLES: ReadonlyMap<TechniqueRule, readonly number[]> = new Map(TECHNIQUE_RULES.map((r) => [r, r.needles.map((n) => NEEDLES.ids.get(n) as number)]));
+/** All rules' needles in one automaton. */
+const NEEDLES = new NeedleGate(TECHNIQUE_RULES);
 
-/** The rule's patterns on a view in which one of its needles occurs (`needlesIn`: NEEDLES.present of the view). */
-function matchRule(rule: TechniqueRule, view: ScriptView, needlesIn: Uint8Array): string | undefined {
-  if (!(RULE_NEEDLES.get(rule) ?? []).some((id) => needlesIn[id] === 1)) return undefined;
+/** The rule's patterns on a view in which one of its needles occurs (`needlesIn`: NEEDLES.in of the view). */
+function matchRule(rule: TechniqueRule, view: ScriptView, needlesIn: (rule: TechniqueRule) => boolean): string | undefined {
+  if (!needlesIn(rule)) return undefined;
   if (rule.atLeast !== undefined) {
     const seen = rule.all.filter((re) => re.test(view.text));
     return seen.length >= rule.atLeast ? excerptOf(view.text, seen[0]) : undefined;
@@ -651,7 +650,7 @@ function matchRule(rule: TechniqueRule, view: ScriptView, needlesIn: Uint8Array)
  */
 export function analyzeTechniques(text: string): TechniqueHit[] {
   const views = scriptViews(text).map((v) => ({ via: v.via, text: withoutWordLists(v.text) }));
-  const needlesIn = views.map((v) => NEEDLES.present(v.text));
+  const needlesIn = views.map((v) => NEEDLES.in(v.text));
   const hits: TechniqueHit[] = [];
   for (const rule of TECHNIQUE_RULES) {
     for (const [i, view] of views.entries()) {

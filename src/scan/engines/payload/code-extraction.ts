@@ -8,6 +8,7 @@
  * All patterns are literal-anchored with bounded quantifiers (linear; see bench/payload.ts).
  */
 import { SEVERITY_RANK, type Engine, type EngineContext, type EngineOutput, type Finding, type ScanSubject, type Severity } from '../../types';
+import { NeedleGate } from '../needle-index';
 import { checkBudget, extensionOf, lowerSameLength, maxSeverity, payloadText, safeExcerpt, type BudgetSignal, deadlineSignal } from './text';
 
 export type BlockSource =
@@ -356,11 +357,15 @@ export function extractBlocks(text: string, name: string, lower: string): CodeBl
 
 interface IndicatorHit { indicator: Indicator; start: number; end: number }
 
+/** The indicators' needles in one automaton (one pass per text instead of an `includes` per needle). */
+const INDICATOR_NEEDLES = new NeedleGate(INDICATORS);
+
 function findIndicators(lower: string, signal?: BudgetSignal): IndicatorHit[] {
   const hits: IndicatorHit[] = [];
+  const hasNeedle = INDICATOR_NEEDLES.in(lower);
   for (const ind of INDICATORS) {
     checkBudget(signal);
-    if (!ind.needles.some((n) => lower.includes(n))) continue;
+    if (!hasNeedle(ind)) continue;
     for (const re of ind.patterns) {
       re.lastIndex = 0;
       let m: RegExpExecArray | null;

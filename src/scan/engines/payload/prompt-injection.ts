@@ -10,6 +10,7 @@ import { shippedModel } from './pi-classifier';
 import {
   BIDI, decodeSegments, foldFullwidth, foldHomoglyphs, foldLeet, hasFullwidth, hasHomoglyphs, hasLeet, rot13, stripInvisible, ZERO_WIDTH,
 } from './pi-normalize';
+import { NeedleGate, NeedleIndex } from '../needle-index';
 import { RULES, type InjectionRule } from './pi-rules';
 import { checkBudget, lowerSameLength, maxSeverity, payloadText, safeExcerpt, type BudgetSignal, deadlineSignal } from './text';
 
@@ -40,14 +41,18 @@ const MAX_FINDINGS = 50;
 const RULE_VOCABULARY: ReadonlySet<string> = new Set(RULES.flatMap((r) => [...r.needles, ...(r.re.source.match(/[a-z]{2,}/g) ?? [])]
   .flatMap((w) => w.split(/[^a-z]+/)).filter((w) => w.length >= 2)));
 /** Rule needles with at least three letters, ROT13-encoded. */
-const ROT13_NEEDLES = [...new Set(RULES.flatMap((r) => r.needles).filter((n) => /[a-z].*[a-z].*[a-z]/.test(n)).map(rot13))];
+const ROT13_NEEDLES = new NeedleIndex(RULES.flatMap((r) => r.needles).filter((n) => /[a-z].*[a-z].*[a-z]/.test(n)).map(rot13));
+
+/** The rules' needles in one automaton (one pass per text instead of an `includes` per needle). */
+const RULE_NEEDLES = new NeedleGate(RULES);
 
 /** Runs every rule whose needles occur in the (lower-cased) text. */
 export function scanRules(lower: string, signal?: BudgetSignal): RuleHit[] {
   const hits: RuleHit[] = [];
+  const hasNeedle = RULE_NEEDLES.in(lower);
   for (const r of RULES) {
     checkBudget(signal);
-    if (!r.needles.some((n) => lower.includes(n))) continue;
+    if (!hasNeedle(r)) continue;
     r.re.lastIndex = 0;
     let m: RegExpExecArray | null;
     let n = 0;
@@ -187,8 +192,8 @@ export function analyzePromptInjection(text: string, signal?: BudgetSignal): Pro
   if (leetFolded !== undefined && found.size === rulesBefore) classify(leetFolded, 'leetspeak');
 
   checkBudget(signal);
-  // ROT13 only when some rule word occurs in ROT13 form (cheap substring checks first).
-  if (ROT13_NEEDLES.some((n) => lower.includes(n))) {
+  // ROT13 only when some rule word occurs in ROT13 form (one pass over the text first).
+  if (ROT13_NEEDLES.occursIn(lower)) {
     const r13 = rot13(text);
     const r13lower = lowerSameLength(r13);
     let hit = false;
