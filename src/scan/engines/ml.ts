@@ -209,7 +209,9 @@ const UNJUDGED_COMMAND = new RegExp([
   String.raw`net1?(?:\.exe)?\s+(?:user|group|localgroup)(?:\s+(?:"[^"\n]*"|[^\s/"]+))?(?:\s+\/(?!add\b|delete\b|del\b|active\b)\w+)*\s*$`,
   String.raw`net1?(?:\.exe)?\s+(?:view|session|statistics|accounts\s*(?:\/domain)?\s*$|share\s*$|time(?![^\n]*\/set))`,
   String.raw`netsh(?:\.exe)?\s[^\n]*\bshow\b`, String.raw`sc(?:\.exe)?\s+(?:query|qc)\b`, String.raw`schtasks(?:\.exe)?\s+\/query\b`,
-  String.raw`wmic(?:\.exe)?\s(?![^\n]*\b(?:call|create|delete|set)\b)[^\n]*\b(?:get|list)\b`,
+  // wmic reads with get/list, but `/format:` with anything but its own formats runs an XSL script
+  // (the T1220 LOLBin), so that is judged.
+  String.raw`wmic(?:\.exe)?\s(?![^\n]*\b(?:call|create|delete|set)\b)(?![^\n]*\/format:(?!(?:csv|list|table|htable|hform|xml|value|textvaluelist|rawxml|mof)(?:\s|$)))[^\n]*\b(?:get|list)\b`,
   String.raw`(?:ipconfig|systeminfo|whoami|hostname|findstr|find|sort|more|tasklist|driverquery|gpresult|ver|tree|where|nslookup|ping|tracert|pathping|netstat|arp|route\s+print|query\s+(?:user|session))(?:\.exe)?\b`,
   String.raw`(?:get|select|where|sort|format|measure|test|resolve)-\w+`,
   String.raw`(?:ls|grep|egrep|head|tail|wc|uniq|ps|id|uname|df|du|free|uptime|ss|w|who|last|journalctl|dig|host|traceroute|printenv|lsof|lsblk|ifconfig)\b`,

