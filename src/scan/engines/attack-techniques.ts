@@ -411,9 +411,17 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('cred.dump_tools', 'T1003', 'A credential-dumping tool is run', 'credential_access', 'high', ['secretsdump', 'pypykatz', 'lsassy', 'nanodump', 'hashdump', 'powerdump', 'gpppassword', 'ninjacopy', 'dcsync', 'safetykatz', 'crackmapexec', 'netexec'],
     /\bsecretsdump(?:\.py)?\s|\bpypykatz\s{1,4}(?:lsa|live|registry)\b|\blsassy\s|\bnanodump\b|\bhashdump\b|invoke-(?:powerdump|ninjacopy|dcsync)|get-gpppassword|\bsafetykatz\b|\b(?:crackmapexec|netexec|nxc|cme)\s[^\n]{0,160}\s--(?:sam|lsa|ntds)\b/),
   T('cred.shell_history', 'T1552.003', 'Shell or PowerShell command history is read', 'credential_access', 'medium', ['history'],
-    /(?:get-content|\bgc|\bcat|\btype)\s{1,4}[^\n|;]{0,40}(?:\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|consolehost_history\.txt)|(?:^|[;&|]\s{0,2})cat\s{1,4}(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b/m),
+    /(?:get-content|\bgc|\bcat|\btype)\s{1,4}[^\n|;]{0,120}(?:\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|consolehost_history\.txt)|(?:^|[;&|]\s{0,2})cat\s{1,4}(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b/m),
   T('cred.registry_search', 'T1552.002', 'The registry is searched for stored passwords', 'credential_access', 'medium', ['reg query', 'reg.exe query'],
     /\breg(?:\.exe)?\s{1,4}query\s{1,4}hk(?:lm|cu|ey_local_machine|ey_current_user)\s[^\n]{0,60}\/f\s{1,4}["']?pass(?:word|wd)?\b/),
+  // Fifteenth round: three procedures the one-liner gate had let past the model as plain reads
+  // (ATT&CK's descriptions of T1555, T1552.002 and T1048.003).
+  T('cred.wifi_keys', 'T1555', "Saved Wi-Fi profiles are shown with their keys in clear text", 'credential_access', 'medium', ['key=clear', 'key = clear'],
+    /\bnetsh(?:\.exe)?\s{1,4}wlan\s{1,4}show\s{1,4}profiles?\b[^\n]{0,160}\bkey\s{0,2}=\s{0,2}clear\b/),
+  T('cred.autologon_registry', 'T1552.002', "Windows' autologon password is read from the registry", 'credential_access', 'medium', ['defaultpassword'],
+    /\b(?:reg(?:\.exe)?\s{1,4}query|get-itemproperty(?:value)?|gp|gpv)\s[^\n]{0,160}\\winlogon\b[^\n]{0,160}\bdefaultpassword\b/),
+  T('exfil.dns_lookup_output', 'T1048.003', "A command's output is sent out as part of a DNS lookup or ping name", 'command_and_control', 'medium', ['dig', 'nslookup', 'host', 'drill', 'ping'],
+    /\b(?:dig|nslookup|host|drill|ping)\s[^\n|;&]{0,40}(?:\$\(|`)\s{0,2}(?:whoami|id|cat|base64|xxd|od|uname|env|printenv|ls)\b[^\n`)]{0,80}[)`][^\s"']{0,60}\.[a-z0-9-]{1,63}\.[a-z]{2,}\b/),
 
   // ---- Offensive frameworks known by their commands (T1059.001 plus the technique they serve) ----
   T('tool.offensive_powershell', 'T1059.001', 'An offensive PowerShell framework function is called', 'execution', 'high', ['invoke-', 'get-keystrokes', 'get-timedscreenshot', 'find-localadminaccess', 'sharphound', 'powerup', 'sharpersist', 'persistence', 'avsignature', 'gppautologon', 'install-ssp', 'volumeshadowcopy', 'out-compressed', 'out-encoded', 'out-encrypted', 'set-criticalprocess', 'set-masterbootrecord'],

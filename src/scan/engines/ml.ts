@@ -237,7 +237,8 @@ const UNJUDGED_COMMAND = new RegExp([
 const UNJUDGED_START = new RegExp(`^(?:${UNJUDGED_COMMAND.source})`, 'i');
 function onlyUnjudgedCommands(text: string): boolean {
   const parts = text.split(/\|\|?|&&|;|\n|(?<!\d)&(?![>\d])/).map((x) => x.trim().replace(/^(?:sudo\s+|cmd(?:\.exe)?\s+\/c\s+|powershell(?:\.exe)?\s+(?:-c(?:ommand)?\s+)?)/i, '')).filter(Boolean);
-  return parts.length > 0 && parts.every((x) => UNJUDGED_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b/i.test(x));
+  // A read that runs something inside it (`find -exec`, a `$(...)` or backtick substitution) is not only a read.
+  return parts.length > 0 && parts.every((x) => UNJUDGED_START.test(x.replace(/^["'(]+/, '')) && !/\s-(?:exec|execdir|delete|ok)\b|\$\(|`[^`\s]/i.test(x));
 }
 /**
  * Perl programs: the model saw almost none (three of its 37,693 training files), so a `.pl`

