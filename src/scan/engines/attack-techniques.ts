@@ -420,6 +420,10 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /\bnetsh(?:\.exe)?\s{1,4}wlan\s{1,4}show\s{1,4}profiles?\b[^\n]{0,160}\bkey\s{0,2}=\s{0,2}clear\b/),
   T('cred.autologon_registry', 'T1552.002', "Windows' autologon password is read from the registry", 'credential_access', 'medium', ['defaultpassword'],
     /\b(?:reg(?:\.exe)?\s{1,4}query|get-itemproperty(?:value)?|gp|gpv)\s[^\n]{0,160}\\winlogon\b[^\n]{0,160}\bdefaultpassword\b/),
+  T('cred.vnc_password', 'T1552.002', "A VNC server's stored password is read from the registry", 'credential_access', 'medium', ['winvnc', 'tightvnc', 'realvnc', 'tigervnc', 'ultravnc'],
+    /\b(?:reg(?:\.exe)?\s{1,4}query|get-itemproperty(?:value)?|gp|gpv)\s[^\n]{0,120}\\(?:orl\\winvnc3|realvnc\\winvnc4|tightvnc\\server|tigervnc\\winvnc4|ultravnc)\b[^\n]{0,80}\bpassword/),
+  T('cred.password_manager_search', 'T1555.005', 'Drives are searched for password manager databases', 'credential_access', 'medium', ['.kdbx', '.kdb', '.psafe3', '.1pif'],
+    /\b(?:get-childitem|gci|ls|dir|find|where(?:\.exe)?)\s[^\n|;]{0,160}(?:-r(?:ecurse)?\b|\/s\b|\/r\b|\s\/\s|-i?name\b)[^\n|;]{0,160}\*\.(?:kdbx?|psafe3|1pif)\b|\b(?:get-childitem|gci|dir|find|where(?:\.exe)?)\s[^\n|;]{0,160}\*\.(?:kdbx?|psafe3|1pif)\b[^\n|;]{0,160}(?:-r(?:ecurse)?\b|\/s\b|\/r\b)/),
   T('exfil.dns_lookup_output', 'T1048.003', "A command's output is sent out as part of a DNS lookup or ping name", 'command_and_control', 'medium', ['dig', 'nslookup', 'host', 'drill', 'ping'],
     /\b(?:dig|nslookup|host|drill|ping)\s[^\n|;&]{0,40}(?:\$\(|`)\s{0,2}(?:whoami|id|cat|base64|xxd|od|uname|env|printenv|ls)\b[^\n`)]{0,80}[)`][^\s"']{0,60}\.[a-z0-9-]{1,63}\.[a-z]{2,}\b/),
 

