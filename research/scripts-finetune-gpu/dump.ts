@@ -12,7 +12,9 @@
  *   bval / bfresh2 / bheld  benign corpus splits validation / fresh2 / heldout, all files;
  *            shipped = the pipeline with the shipped model, as `bench scan-fp --scripts`
  *
- *   npx tsx research/scripts-finetune-gpu/dump.ts --data DIR --inner INNER.json --out OUT.jsonl [--per-language N]
+ *   npx tsx research/scripts-finetune-gpu/dump.ts --data DIR --inner INNER.json --out OUT.jsonl [--per-language N] [--only-bfit]
+ *
+ * `--only-bfit` writes the bfit rows alone (the second run swaps them into the first run's rows).
  */
 import { createWriteStream, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -44,13 +46,15 @@ async function main(): Promise<void> {
     return r.safetyScore.threatLevel === 'Suspicious' || r.safetyScore.threatLevel === 'Malicious' ? 1 : 0;
   };
   try {
-    for (const r of recs) if (r.split === 'train' && !isValidation(r)) write({ role: 'fit', source: r.source, label: r.label, text: r.text.slice(0, KEEP) });
-    ADMIN_SHAPES.forEach((text) => write({ role: 'fit', source: 'admin-shapes', label: 0, text }));
+    const onlyBfit = process.argv.includes('--only-bfit');
+    for (const r of recs) if (!onlyBfit && r.split === 'train' && !isValidation(r)) write({ role: 'fit', source: r.source, label: r.label, text: r.text.slice(0, KEEP) });
+    if (!onlyBfit) ADMIN_SHAPES.forEach((text) => write({ role: 'fit', source: 'admin-shapes', label: 0, text }));
     const limits = new Map<string, number>([['shell', Infinity]]);
     for (const lang of ['python', 'perl', 'php', 'javascript', 'powershell', 'batch', 'vbscript', 'jscript']) limits.set(lang, perLanguage);
     const bfit = benignTrain(trainingPackages(readBenignManifest(BENIGN_MANIFEST), readBenignManifest(FRESH_MANIFEST)), DEFAULT_CACHE, limits);
     for (const r of bfit) write({ role: 'bfit', source: r.source, label: 0, text: r.text.slice(0, KEEP) });
     console.log(`fit and bfit written (${bfit.length} benign corpus files)`);
+    if (process.argv.includes('--only-bfit')) return;
 
     useScriptModelFile(inner);
     for (const r of recs) {
