@@ -47,14 +47,16 @@ async function main(): Promise<void> {
   };
   try {
     const onlyBfit = process.argv.includes('--only-bfit');
-    for (const r of recs) if (!onlyBfit && r.split === 'train' && !isValidation(r)) write({ role: 'fit', source: r.source, label: r.label, text: r.text.slice(0, KEEP) });
-    if (!onlyBfit) ADMIN_SHAPES.forEach((text) => write({ role: 'fit', source: 'admin-shapes', label: 0, text }));
+    if (!onlyBfit) {
+      for (const r of recs) if (r.split === 'train' && !isValidation(r)) write({ role: 'fit', source: r.source, label: r.label, text: r.text.slice(0, KEEP) });
+      ADMIN_SHAPES.forEach((text) => write({ role: 'fit', source: 'admin-shapes', label: 0, text }));
+    }
     const limits = new Map<string, number>([['shell', Infinity]]);
     for (const lang of ['python', 'perl', 'php', 'javascript', 'powershell', 'batch', 'vbscript', 'jscript']) limits.set(lang, perLanguage);
     const bfit = benignTrain(trainingPackages(readBenignManifest(BENIGN_MANIFEST), readBenignManifest(FRESH_MANIFEST)), DEFAULT_CACHE, limits);
     for (const r of bfit) write({ role: 'bfit', source: r.source, label: 0, text: r.text.slice(0, KEEP) });
     console.log(`fit and bfit written (${bfit.length} benign corpus files)`);
-    if (process.argv.includes('--only-bfit')) return;
+    if (onlyBfit) return;
 
     useScriptModelFile(inner);
     for (const r of recs) {

@@ -29,7 +29,7 @@ if ENC:
     meta = json.load(open(f"{ENC}/meta.json"))
     L = np.load(f"{ENC}/local-scores.npz")
     # the encoder experiment's rows are dev (data.npz order) and local (bench.npz order); match by role order
-    dev = [r for r in meta["dev"]]
+    dev = meta["dev"]
     order = defaultdict(list)
     for i, r in enumerate(rows):
         order[r["role"]].append(i)
