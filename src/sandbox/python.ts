@@ -96,6 +96,41 @@ function jailArgs(tools: JailTools, timeoutMs: number, ownUid: boolean): string[
 }
 
 /** Keeps the end of a traceback, where the exception is, within the error budget. */
+interface Outcome {
+  result?: unknown;
+  error?: string;
+}
+
+/**
+ * The runner's record on fd 3, after its "C": `{result}` or `{error: traceback}`. Undefined when
+ * nothing (or no JSON) was written; 'malformed' for JSON of another shape. The snippet runs in the
+ * runner's process and can write to fd 3 as well, so this is read as untrusted input.
+ */
+function readOutcome(text: string): Outcome | undefined | 'malformed' {
+  if (!text) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'malformed';
+  const o = parsed as Record<string, unknown>;
+  if (o.error !== undefined && typeof o.error !== 'string') return 'malformed';
+  return { result: o.result, error: o.error as string | undefined };
+}
+
+/** The runner's "U" record: why it could not confine the snippet (it never ran). */
+function unavailableReason(text: string): string {
+  try {
+    const why = (JSON.parse(text) as { unavailable?: unknown } | null)?.unavailable;
+    if (typeof why === 'string') return why;
+  } catch {
+    // Fall through: the runner died while writing it.
+  }
+  return 'the runner could not confine the snippet';
+}
+
 function trimTraceback(text: string): string {
   const t = text.trimEnd();
   return t.length <= JAIL_LIMITS.errorChars ? t : `…${t.slice(t.length - JAIL_LIMITS.errorChars)}`;
@@ -152,24 +187,23 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
       req.signal?.removeEventListener('abort', onAbort);
       reject(new SnippetError('unavailable', `Python sandbox unavailable: ${err.message}`));
     });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
+    const settle = (code: number | null, signal: NodeJS.Signals | null): void => {
       req.signal?.removeEventListener('abort', onAbort);
       if (failure) return reject(failure);
       const errText = Buffer.concat(stderr).toString('utf8');
-      const resultText = Buffer.concat(resultChunks).toString('utf8');
+      // The runner's first byte on fd 3 (runner.py): "C" = confined, the snippet ran; "U" = not.
+      const channel = Buffer.concat(resultChunks).toString('utf8');
+      if (channel.startsWith('U')) {
+        return reject(new SnippetError('unavailable', `Python sandbox unavailable: ${unavailableReason(channel.slice(1))}`));
+      }
+      const resultText = channel.startsWith('C') ? channel.slice(1) : '';
       // bwrap reports its child's death by signal N as exit code 128 + N (SIGXCPU = 24: the CPU limit).
       if (code === 128 + 24) {
         return reject(new SnippetError('timeout', `Python snippet used its CPU time of ${Math.ceil(req.timeoutMs / 1000)} s`));
       }
-      let outcome: { result?: unknown; error?: string; unavailable?: string } | undefined;
-      try {
-        outcome = resultText ? (JSON.parse(resultText) as { result?: unknown; error?: string; unavailable?: string }) : undefined;
-      } catch {
-        outcome = undefined;
-      }
-      if (outcome?.unavailable !== undefined) {
-        return reject(new SnippetError('unavailable', `Python sandbox unavailable: ${outcome.unavailable}`));
+      const outcome = readOutcome(resultText);
+      if (outcome === 'malformed') {
+        return reject(new SnippetError('python', 'Python snippet wrote a malformed record to the runner\'s result channel (fd 3)'));
       }
       if (outcome?.error !== undefined) {
         const kind = /^MemoryError\b/m.test(outcome.error) ? 'memory' : 'python';
@@ -180,12 +214,22 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
         return resolve({ result: outcome.result ?? null, stdout: Buffer.concat(stdout).toString('utf8') });
       }
       // bwrap's own failures (no user namespaces, a refused mount) come before Python ever starts.
-      if (/^bwrap: /m.test(errText) && !resultText) {
+      if (/^bwrap: /m.test(errText) && !channel) {
         return reject(new SnippetError('unavailable', `Python sandbox unavailable: ${trimTraceback(errText)}`));
       }
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
       const detail = errText.trim() ? `: ${trimTraceback(errText)}` : '';
       reject(new SnippetError(/MemoryError/.test(errText) ? 'memory' : 'killed', `Python snippet ${how} before returning a result${detail}`));
+    };
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      // Nothing the snippet wrote may throw here: this runs on the worker's event loop, and an
+      // uncaught throw would end the whole service process.
+      try {
+        settle(code, signal);
+      } catch (err) {
+        reject(new SnippetError('killed', `Python snippet's output could not be read: ${(err as Error).message}`));
+      }
     });
   });
 }

@@ -1,6 +1,8 @@
 # Runs inside the jail (python -I -S -c <this file>): reads {"code", "input"} as JSON from stdin,
-# executes the snippet with `input` bound, and writes {"result"} or {"error"} as JSON to fd 3.
-# The snippet's stdout stays on fd 1; the parent counts fd 1, 2 and 3 against the output cap.
+# executes the snippet with `input` bound, and writes to fd 3 one byte saying whether the jail's
+# confinement is in place ("C") or not ("U" and {"unavailable"}), then {"result"} or {"error"} as
+# JSON. The snippet can write to fd 3 too, but only after the "C": the parent trusts that first
+# byte alone. The snippet's stdout stays on fd 1; the parent counts fd 1, 2 and 3 against the cap.
 import ctypes, errno, json, linecache, os, sys, traceback
 
 def confine():
@@ -64,9 +66,11 @@ try:
     confine()
 except OSError as e:
     # Never run a snippet unconfined: the parent reports the sandbox as unavailable.
-    result_fd.write(json.dumps({"unavailable": "cannot confine the snippet (libseccomp2): %s" % e}))
+    result_fd.write("U" + json.dumps({"unavailable": "cannot confine the snippet (libseccomp2): %s" % e}))
     result_fd.flush()
     sys.exit(1)
+result_fd.write("C")
+result_fd.flush()
 
 def snippet_traceback(exc):
     tb = exc.__traceback__

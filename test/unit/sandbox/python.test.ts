@@ -84,6 +84,32 @@ describe('Python snippet jail', () => {
     expect(err.message).toMatch(/result is not JSON-serialisable/);
   });
 
+  // The snippet runs in the runner's process and can write to the runner's result channel (fd 3)
+  // itself. A record of another shape once threw in the service's close handler, uncaught, and
+  // took the whole process down (found by an outside probe).
+  it.each([
+    ['an error that is not text', '{"error": 5}'],
+    ['a null error', '{"error": null}'],
+    ['JSON null', 'null'],
+    ['an array', '[1, 2]'],
+  ])('fails cleanly when the snippet writes %s to the result channel itself', async (_what, record) => {
+    const err = await failure(run(`import os\nos.write(3, ${JSON.stringify(record)}.encode())\nos._exit(0)`));
+    expect(err.kind).toBe('python');
+    expect(err.message).toMatch(/malformed record to the runner's result channel/);
+  });
+
+  it('cannot pass itself off as an unavailable sandbox (a retryable failure) through the result channel', async () => {
+    const err = await failure(run('import os\nos.write(3, b\'{"unavailable": "spoofed"}\')\nos._exit(1)'));
+    expect(err.kind).not.toBe('unavailable');
+    expect(err.message).not.toMatch(/spoofed/);
+  });
+
+  it('a result the snippet writes over the runner\'s own is not taken for it', async () => {
+    const err = await failure(run('import os\nos.write(3, b\'{"result": "forged"}\')\nresult = "real"'));
+    expect(err.kind).toBe('killed');
+    expect(err.message).toMatch(/before returning a result/);
+  });
+
   it('has no network: a connection to a port listening on the host fails and never arrives', async () => {
     let accepted = 0;
     const server = net.createServer((s) => { accepted++; s.destroy(); });
