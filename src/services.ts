@@ -231,7 +231,7 @@ export function createServices(opts: {
     storage,
     accounts,
     audit,
-    roles: new CustomRoles(accountStore, stores.entities, audit),
+    roles: new CustomRoles(accountStore, stores.entities, audit, accounts.events),
     usage: new AccountUsage(limits, undefined, admission),
     limits,
     scans,

@@ -10,6 +10,7 @@ import { hasEntitlement } from './plans';
 import { DEFAULT_ROLE, DEFAULT_ROLE_PERMISSIONS, Permission } from './roles';
 import { isDuplicateKey } from '../storage/errors';
 import type { AccountDoc, RoleDoc, RoleRecords } from './records';
+import type { AccountEvents } from './service';
 
 const ROLE_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -23,7 +24,8 @@ const DEFAULT_VIEW: RoleView = { name: DEFAULT_ROLE, permissions: [...DEFAULT_RO
 export interface RoleHolders { roleInUse(accountId: string, role: string): Promise<boolean> }
 
 export class CustomRoles {
-  constructor(private readonly store: RoleRecords, private readonly holders: RoleHolders, private readonly audit: AuditLog) {}
+  /** `events`: where a role's changed permissions are announced to live sessions (MQTT). */
+  constructor(private readonly store: RoleRecords, private readonly holders: RoleHolders, private readonly audit: AuditLog, private readonly events?: AccountEvents) {}
 
   private entitled(account: AccountDoc): void {
     if (!hasEntitlement(account.plan, 'custom_roles')) throw new PlanRequiredError('custom_roles', account.plan, 'Custom roles require the Standard or Pro plan');
@@ -60,6 +62,7 @@ export class CustomRoles {
     if (name === DEFAULT_ROLE) throw new ConflictError('the default role is built in and cannot be changed');
     const r = await this.store.setRolePermissions(account._id, name, [...new Set(permissions)]);
     if (!r) throw new NotFoundError('Role');
+    this.events?.emit('entityPermissionsChanged', account._id);
     await this.audit.record({ accountId: account._id, action: 'update', resourceType: 'role', resourceId: r._id, resourceName: r.name, userEmail: actor, details: { permissions: r.permissions } });
     return view(r);
   }

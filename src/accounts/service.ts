@@ -35,7 +35,9 @@ export const actorOf = (p: Principal): string => (p.kind === 'account' ? `api_ke
 
 /**
  * Emits `entityKeyRevoked` (apiKeyId) so live sessions (MQTT) can be cut at once. EntityService
- * revokes the keys; the sessions listen here, beside the authentication they passed.
+ * revokes the keys; the sessions listen here, beside the authentication they passed. Emits
+ * `entityPermissionsChanged` (accountId) when what an account's entity keys may do can have changed
+ * (an entity's role, a custom role's permissions, the plan): live sessions re-read theirs.
  */
 export class AccountEvents extends EventEmitter {}
 
@@ -71,6 +73,8 @@ export class AccountService {
     if (!isPlanTier(plan)) throw new BadRequestError('plan must be one of free, starter, standard, pro');
     if (!(await this.store.setPlan(accountId, plan))) throw new NotFoundError('Account');
     this.accountCache.delete(accountId);
+    // Custom roles stop (or start) applying with the plan's entitlement.
+    this.events.emit('entityPermissionsChanged', accountId);
     return { accountId, plan };
   }
 

@@ -173,6 +173,7 @@ export class EntityService {
     if (typeof patch.service === 'string') set.serviceId = patch.service;
     const e = await this.deps.store.updateEntity(account._id, name, set, patch.service === null ? ['serviceId'] : []);
     if (!e) throw new NotFoundError('Entity');
+    if (set.role !== undefined) this.deps.accounts.events.emit('entityPermissionsChanged', account._id);
     await this.deps.audit.record({
       accountId: account._id, action: 'update', resourceType: 'entity', resourceId: e.resourcePath, resourceName: e.name,
       userEmail: actor, details: { fields: Object.keys(patch) },

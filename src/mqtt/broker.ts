@@ -4,14 +4,16 @@
  * API key; anything else CONNACK 5 not authorized), enforces the topic ACLs, and hands device
  * traffic to the DeviceGateway. Revoking or rotating a key closes its live sessions at once: in
  * this process through `entityKeyRevoked`, from other processes through the signal log, and as a
- * safety net every live session's key is re-checked every `recheckMs`.
+ * safety net every live session's key is re-checked every `recheckMs`. A session's permissions are
+ * re-read when they can have changed (`refreshAccount`: an entity's role, a custom role, the plan):
+ * one that lost any is closed, so the device reconnects and subscribes under what it may do now.
  */
 import net from 'node:net';
 import { Aedes, AuthenticateError, Client } from 'aedes';
 import type { Permission } from '../accounts/roles';
 import type { AccountService } from '../accounts/service';
 import type { Logger } from '../log';
-import { authenticateDevice, DeviceIdentity, mayPublish, maySubscribe } from './acl';
+import { authenticateDevice, deviceOfKey, DeviceIdentity, mayPublish, maySubscribe } from './acl';
 import type { DeviceGateway, DeviceTransport, Presence } from './gateway';
 
 export interface DeviceSession extends DeviceIdentity { permissions: ReadonlySet<Permission> }
@@ -24,6 +26,8 @@ export interface EmbeddedBroker extends DeviceTransport, Presence {
   use(gateway: DeviceGateway): void;
   /** Closes every live session of a key (revoked or rotated). */
   closeKey(apiKeyId: string): void;
+  /** Re-reads the permissions of an account's live sessions; closes those that lost any. */
+  refreshAccount(accountId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -156,6 +160,33 @@ export async function startEmbeddedBroker(opts: {
   const onRevoked = (apiKeyId: string) => closeKey(apiKeyId);
   opts.accounts.events.on('entityKeyRevoked', onRevoked);
 
+  const refreshAccount = async (accountId: string) => {
+    const keys = [...clientsByKey].filter(([, set]) => [...set].some((c) => sessions.get(c)?.accountId === accountId)).map(([k]) => k);
+    for (const apiKeyId of keys) {
+      const now = await deviceOfKey(opts.accounts, apiKeyId);
+      for (const client of [...(clientsByKey.get(apiKeyId) ?? [])]) {
+        const s = sessions.get(client);
+        if (!s) continue;
+        if (!now) {
+          client.close();
+          continue;
+        }
+        const lost = [...s.permissions].filter((p) => !now.permissions.has(p));
+        if (lost.length > 0) {
+          // Its subscriptions were granted under permissions it no longer has: it starts over.
+          log.info({ apiKeyId, lost }, 'closing an mqtt session whose role lost permissions');
+          client.close();
+        } else {
+          sessions.set(client, { ...s, permissions: now.permissions });
+        }
+      }
+    }
+  };
+  const onPermissions = (accountId: string) => {
+    refreshAccount(accountId).catch((err: unknown) => log.warn({ err, accountId }, 'mqtt permission re-check failed'));
+  };
+  opts.accounts.events.on('entityPermissionsChanged', onPermissions);
+
   const recheck = setInterval(() => {
     const ids = [...clientsByKey.keys()];
     opts.accounts.deadEntityKeys(ids).then((dead) => dead.forEach(closeKey), (err: unknown) => log.warn({ err }, 'mqtt key re-check failed'));
@@ -175,6 +206,7 @@ export async function startEmbeddedBroker(opts: {
     sessionOf: (client) => sessions.get(client),
     use: (g) => { gateway = g; },
     closeKey,
+    refreshAccount,
     send: (topic, payload, o) => new Promise<void>((resolve, reject) => {
       aedes.publish({ cmd: 'publish', topic, payload: Buffer.from(payload), qos: o.qos, retain: o.retain, dup: false }, (err) => (err ? reject(err) : resolve()));
     }),
@@ -186,6 +218,7 @@ export async function startEmbeddedBroker(opts: {
     close: async () => {
       clearInterval(recheck);
       opts.accounts.events.off('entityKeyRevoked', onRevoked);
+      opts.accounts.events.off('entityPermissionsChanged', onPermissions);
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -6,6 +6,7 @@ import type { DeviceIdentity } from './acl';
 
 export type MqttSignal =
   | { kind: 'revoked'; apiKeyId: string }
+  | { kind: 'permissions'; accountId: string }
   | { kind: 'queued'; accountId: string; dest: string; messageId: string }
   | { kind: 'state'; accountId: string; entityName: string; apiKeyId: string }
   | { kind: 'subscribed'; device: DeviceIdentity; topic: 'messages' | 'state' };

@@ -59,6 +59,10 @@ export async function startMqttRole(s: Services, logger: Logger): Promise<MqttRo
         broker?.closeKey(signal.apiKeyId);
         await bridge?.forgetKey(signal.apiKeyId);
         return;
+      case 'permissions':
+        // Another process changed a role or the plan; this process's sessions re-read theirs.
+        await broker?.refreshAccount(signal.accountId);
+        return;
       case 'subscribed':
         if (!bridge) return;
         await new Promise((r) => setTimeout(r, SUBSCRIBE_SETTLE_MS));

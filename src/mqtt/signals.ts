@@ -25,6 +25,7 @@ export class MqttSignals {
   /** Records the local events other MQTT processes must hear about. */
   attach(accounts: AccountEvents, messaging: MessagingEvents): void {
     accounts.on('entityKeyRevoked', (apiKeyId: string) => this.write({ kind: 'revoked', apiKeyId }));
+    accounts.on('entityPermissionsChanged', (accountId: string) => this.write({ kind: 'permissions', accountId }));
     messaging.on('messageQueued', (e) => this.write({ kind: 'queued', accountId: e.accountId, dest: e.destName, messageId: e.messageId }));
     messaging.on('stateChanged', (e) => this.write({ kind: 'state', accountId: e.accountId, entityName: e.entityName, apiKeyId: e.apiKeyId }));
   }

@@ -231,6 +231,35 @@ test('revoking a key closes its live session at once, and the old key is refused
   expect(fresh.connected).toBe(true);
 });
 
+// Found by an outside probe: a session kept the permissions it had at CONNECT, so a device whose
+// role lost entity:CheckMessages still received directed messages over MQTT (HTTP answered 403).
+test('a role change that takes permissions away closes the session; reconnected, the device may subscribe only as its new role allows', async () => {
+  const role = `pub-only-${Date.now()}`;
+  expect((await api('POST', '/api/roles', { key: account.apiKey, body: { name: role, permissions: ['entity:Publish', 'entity:State'] } })).status).toBe(201);
+  const d = await newDevice(account.accountId, 'demoted');
+  const t = await topicsOf(d);
+  const c = track(await connect(url(), d));
+  await c.subscribeAsync(t.messages, { qos: 1 });
+  const closed = new Promise<void>((resolve) => c.once('close', () => resolve()));
+  expect((await api('PATCH', '/api/entities/demoted', { key: account.apiKey, body: { role } })).status).toBe(200);
+  await within(closed, 30_000, 'the session closed after its role lost entity:CheckMessages');
+  c.end(true);
+  const again = track(await connect(url(), d));
+  const refused = await again.subscribeAsync([t.messages, t.state], { qos: 1 }).then(() => undefined, (e: Json) => e);
+  expect(refused?.packet?.granted).toEqual([128, 1]);
+  // A message for it now waits in its inbox (HTTP polling is refused too): nothing arrives here.
+  const box = inbox(again);
+  const sent = await api('POST', '/api/entities/message', { key: b.apiKey, body: { msg_type: 'publish', dest: 'demoted', data: { after: 'demotion' } } });
+  expect(sent.status).toBe(200);
+  expect((await api('GET', '/api/entities/check_messages', { key: d.apiKey })).status).toBe(403);
+  // Narrowing the role itself (PATCH /api/roles/:name) closes the session in the same way.
+  const closedAgain = new Promise<void>((resolve) => again.once('close', () => resolve()));
+  expect((await api('PATCH', `/api/roles/${role}`, { key: account.apiKey, body: { permissions: ['entity:Publish'] } })).status).toBe(200);
+  await within(closedAgain, 30_000, 'the session closed after its role lost entity:State');
+  again.end(true);
+  expect(box.messages.some((m) => (m.body as Json)?.id === sent.body.content)).toBe(false);
+});
+
 test('a rotation made by another process closes the session too (signal log, no shared memory)', async () => {
   const d = await newDevice(account.accountId, 'rotated-elsewhere');
   const c = track(await connect(url(), d));
