@@ -2,6 +2,7 @@
  * The one ajv instance, shared by HTTP routes and the message pipeline (HTTP and MQTT). Schemas
  * are plain JSON Schema objects, the single source for validation and for the OpenAPI document.
  */
+import Bourne from '@hapi/bourne';
 import Ajv, { ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types';
 import { RE2JS } from 're2js';
@@ -114,6 +115,16 @@ export function jsonShapeProblem(value: unknown, opts: { numbers?: boolean } = {
     else for (const [k, c] of Object.entries(v as Record<string, unknown>)) if (typeof c === 'object' || (numbers && typeof c === 'number')) stack.push({ v: c, d: f.d + 1, up: f, key: k });
   }
   return undefined;
+}
+
+/**
+ * JSON a client sent outside an HTTP JSON body (an MQTT publish, a multipart field, a flow
+ * trigger), parsed as the HTTP bodies are (co-body through @hapi/bourne): a `__proto__` key at
+ * any depth is refused, not kept, so one input is judged the same on every transport. Throws
+ * SyntaxError (message "Object contains forbidden prototype property" for that key).
+ */
+export function parseClientJson(text: string): unknown {
+  return Bourne.parse(text, { protoAction: 'error' }) as unknown;
 }
 
 /**

@@ -70,6 +70,8 @@ export const FIXED_LIMITS = {
   messageDataBytes: 5 * KB,
   /** One message as sent (HTTP body or MQTT payload), refused before parsing above this: 5 KB of data plus envelope. */
   messageBodyBytes: 64 * KB,
+  /** A state table as stored (its JSON text), however it is built up: PATCH, PUT, state messages. */
+  stateTableBytes: 64 * KB,
   messagingRequestsPerSecondPerKey: 50,
   tagsPerMessage: 10,
   messagesPageDefault: 10,

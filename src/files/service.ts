@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import type { AccountDoc } from '../accounts/records';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { AppError, BadRequestError, NotFoundError } from '../errors';
-import { describeAjvError, validatorFor } from '../json-schema';
+import { describeAjvError, parseClientJson, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { encodeUserJson, decodeUserJson } from '../storage/user-json';
 import { clipFormatOf, MadeClip } from './clip';
@@ -85,9 +85,10 @@ export function parseUploadFields(raw: Record<string, string>): { fields: Upload
   for (const key of ['tags', 'meta'] as const) {
     if (raw[key] === undefined || raw[key] === '') continue;
     try {
-      out[key] = JSON.parse(raw[key]);
-    } catch {
-      throw new BadRequestError(`${key} must be JSON (${key === 'tags' ? 'an array of strings' : 'an object'})`, undefined, 'invalid_field');
+      out[key] = parseClientJson(raw[key]);
+    } catch (err) {
+      const why = /prototype/.test((err as Error).message) ? `: ${(err as Error).message}` : '';
+      throw new BadRequestError(`${key} must be JSON (${key === 'tags' ? 'an array of strings' : 'an object'})${why}`, undefined, 'invalid_field');
     }
   }
   const metaText = encodeUserJson(out.meta ?? {});

@@ -6,6 +6,7 @@ import { AppContext, RouteRegistry, principalOf, queryOf } from '../http/route';
 import type { FlowService, RunService } from './service';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { FIXED_LIMITS } from '../accounts/plans';
+import { parseClientJson } from '../json-schema';
 import {
   documentedDefinitionSchema, listQuerySchema, ListQuery, runBodySchema, runListSchema, runSchema,
   runStartedSchema, validationErrorSchema, workflowSchema,
@@ -29,7 +30,7 @@ async function readJson(ctx: AppContext, allowEmpty = false): Promise<{ value: u
   }
   if (allowEmpty && bytes === 0) return { value: undefined, bytes };
   try {
-    return { value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, bytes };
+    return { value: parseClientJson(Buffer.concat(chunks).toString('utf8')), bytes };
   } catch (err) {
     throw new BadRequestError(`Malformed JSON body: ${(err as Error).message}`, undefined, 'invalid_json');
   }

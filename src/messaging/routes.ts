@@ -3,6 +3,7 @@ import { actorOf } from '../accounts/service';
 import { FIXED_LIMITS, hasEntitlement } from '../accounts/plans';
 import { type AppContext, bodyOf, principalOf, queryOf, type RouteRegistry } from '../http/route';
 import { ForbiddenError, PlanRequiredError } from '../errors';
+import { checkJsonShape } from '../json-schema';
 import type { AuditLog } from '../accounts/audit';
 import type { Logger } from '../log';
 import { exportAuditLog, exportMessages, ExportStream } from './export';
@@ -100,7 +101,11 @@ export function registerMessagingRoutes(r: RouteRegistry, s: MessagingRouteServi
       },
       handler: async (ctx) => {
         const e = entityOf(ctx);
-        ctx.body = { statusTable: await m.writeStatusTable(e.entity, bodyOf<Record<string, unknown>>(ctx), method === 'PATCH' ? 'merge' : 'replace') };
+        const table = bodyOf<Record<string, unknown>>(ctx);
+        // Stored exactly as sent, so a number JSON cannot keep (1e309 parses as Infinity and
+        // would be stored as null) is refused, as in a state message.
+        checkJsonShape(table, { numbers: true });
+        ctx.body = { statusTable: await m.writeStatusTable(e.entity, table, method === 'PATCH' ? 'merge' : 'replace') };
       },
     });
   }

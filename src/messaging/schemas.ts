@@ -46,7 +46,9 @@ export const publishResultSchema: JsonSchema = {
 
 export const batchBodySchema: JsonSchema = {
   type: 'array', minItems: 1, maxItems: FIXED_LIMITS.batchMessagesMax,
-  items: { type: 'object', description: 'A message as for POST /api/entities/message; each is judged on its own' },
+  // No item type here: an entry that is not an object gets its own 400 in the results, and the
+  // others are still stored (one bad message does not fail the others).
+  items: { description: 'A message as for POST /api/entities/message; each is judged on its own (an entry that is not an object gets its own 400)' },
 };
 export const batchResultSchema: JsonSchema = {
   type: 'object', required: ['results'],

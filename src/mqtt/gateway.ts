@@ -14,6 +14,7 @@ import type { Logger } from '../log';
 import type { Services } from '../services';
 import { AppError, BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../errors';
 import { enforceMessagingRate } from '../limits/rates';
+import { parseClientJson } from '../json-schema';
 import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/records';
 import { DeviceIdentity, topicsOfDevice } from './acl';
@@ -61,9 +62,11 @@ export class DeviceGateway {
       if (payload.length > FIXED_LIMITS.messageBodyBytes) throw new PayloadTooLargeError(`Message exceeds ${FIXED_LIMITS.messageBodyBytes} bytes`);
       let raw: unknown;
       try {
-        raw = JSON.parse(payload.toString('utf8'));
-      } catch {
-        throw new BadRequestError('Malformed JSON payload', undefined, 'invalid_json');
+        raw = parseClientJson(payload.toString('utf8'));
+      } catch (err) {
+        // A `__proto__` key is refused by name, as the HTTP routes refuse it; other errors are generic.
+        const proto = /prototype/.test((err as Error).message) ? `: ${(err as Error).message}` : '';
+        throw new BadRequestError(`Malformed JSON payload${proto}`, undefined, 'invalid_json');
       }
       const sender = await this.senderOf(device);
       // The key was rotated after this session authenticated: nothing more from it counts.

@@ -4,6 +4,8 @@
  * before, when these were native.
  */
 import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
+import { FIXED_LIMITS } from '../../accounts/plans';
+import { PayloadTooLargeError } from '../../errors';
 import type { ServiceRule } from '../schemas';
 import type { DeliveredMessage, ExportedMessage, InboxDoc, MessageDoc, ServiceDoc } from '../records';
 
@@ -12,6 +14,19 @@ export type Stored<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] | UserJ
 export type StoredMessage = Stored<MessageDoc, 'data'>;
 export type StoredInbox = Omit<InboxDoc, 'message'> & { message: Stored<DeliveredMessage, 'data'> };
 export type StoredService = Omit<ServiceDoc, 'rules'> & { rules: Array<Stored<ServiceRule, 'schema'>> };
+
+/**
+ * A state table's stored text, refused (413, nothing written) when it would pass the fixed limit:
+ * without one, PATCHes of new keys (or state_update messages) grew a table without bound.
+ */
+export function stateTableText(table: Record<string, unknown>): UserJsonText {
+  const text = encodeUserJson(table);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > FIXED_LIMITS.stateTableBytes) {
+    throw new PayloadTooLargeError(`The state table would be ${bytes} bytes as JSON; the limit is ${FIXED_LIMITS.stateTableBytes} (remove keys with PUT, or keep less in it)`, { limit: FIXED_LIMITS.stateTableBytes });
+  }
+  return text;
+}
 
 export const decoded = <T>(v: T | UserJsonText): T => (typeof v === 'string' ? decodeUserJson<T>(v) : v);
 export const messageOf = ({ data, ...m }: StoredMessage): MessageDoc => ({ ...m, data: decoded(data) });

@@ -19,7 +19,7 @@ import { COLLECTIONS, pagesOf } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
 import { GroupCommit, ItemFailure } from '../../storage/group-commit';
 import { encodeUserJson, UserJsonText } from '../../storage/user-json';
-import { decoded, encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
+import { decoded, encodedRules, exportedOf, inboxOf, messageOf, serviceOf, stateTableText, StoredInbox, StoredMessage, StoredService } from './codec';
 import { ConflictError } from '../../errors';
 import type { EntityDoc } from '../../entities/records';
 import type { ExportedMessage, ExportSource, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
@@ -147,7 +147,7 @@ export class MongoMessageStore implements MessageStore {
   }
 
   async replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
-    const r = await this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { statusTable: encodeUserJson(table) }, $inc: { stateVersion: 1 } });
+    const r = await this.entities.updateOne({ _id: `${accountId}/${name}` }, { $set: { statusTable: stateTableText(table) }, $inc: { stateVersion: 1 } });
     return r.matchedCount === 1 ? table : undefined;
   }
 
@@ -175,7 +175,7 @@ export class MongoMessageStore implements MessageStore {
       if (Object.keys(patch).length === 0) return table;
       const r = await this.entities.updateOne(
         { _id, stateVersion: e.stateVersion ?? { $exists: false } },
-        { $set: { statusTable: encodeUserJson(table) }, $inc: { stateVersion: 1 } },
+        { $set: { statusTable: stateTableText(table) }, $inc: { stateVersion: 1 } },
       );
       if (r.matchedCount === 1) return table;
     }

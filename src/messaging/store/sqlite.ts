@@ -11,7 +11,7 @@ import { isDuplicateKey } from '../../storage/errors';
 import { decodeUserJson, encodeUserJson } from '../../storage/user-json';
 import type { StoredEntity } from '../../entities/store/sqlite';
 import type { ExportedMessage, ExportSource, InboxDoc, MessageDoc, MessageFilter, MessageStore, NotificationDoc, ServiceDoc } from '../records';
-import { encodedRules, exportedOf, inboxOf, messageOf, serviceOf, StoredInbox, StoredMessage, StoredService } from './codec';
+import { encodedRules, exportedOf, inboxOf, messageOf, serviceOf, stateTableText, StoredInbox, StoredMessage, StoredService } from './codec';
 
 /**
  * Export pages: this many messages per read at most. A page is read, parsed and written in one
@@ -99,7 +99,8 @@ export class SqliteMessageStore implements MessageStore {
   }
 
   async replaceStatusTable(accountId: string, name: string, table: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
-    const e = this.entities.update(`${accountId}/${name}`, (cur) => ({ ...cur, statusTable: encodeUserJson(table) }));
+    const text = stateTableText(table);
+    const e = this.entities.update(`${accountId}/${name}`, (cur) => ({ ...cur, statusTable: text }));
     return e ? table : undefined;
   }
 
@@ -107,7 +108,7 @@ export class SqliteMessageStore implements MessageStore {
     let table: Record<string, unknown> | undefined;
     this.entities.update(`${accountId}/${name}`, (cur) => {
       table = { ...decodeUserJson<Record<string, unknown>>(cur.statusTable ?? '{}'), ...patch };
-      return Object.keys(patch).length ? { ...cur, statusTable: encodeUserJson(table) } : undefined;
+      return Object.keys(patch).length ? { ...cur, statusTable: stateTableText(table) } : undefined;
     });
     return table;
   }

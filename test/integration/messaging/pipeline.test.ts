@@ -89,6 +89,18 @@ describe('message judgement', () => {
     const tooMany = await api('POST', '/api/entities/messages', { key: f.devices.a.apiKey, body: Array.from({ length: 101 }, () => ({ msg_type: 'heartbeat' })) });
     expect(tooMany.status).toBe(400);
   });
+
+  it('an entry that is not an object gets its own 400, and the batch\'s good messages are stored', async () => {
+    const marker = `batch-null-${Date.now()}`;
+    const r = await api('POST', '/api/entities/messages', { key: f.devices.a.apiKey, body: [{ msg_type: 'publish', data: { marker } }, null, 7, 'publish'] });
+    expect(r.status).toBe(200);
+    const res = r.body.results as Json[];
+    expect(res.map((x) => x.code)).toEqual([200, 400, 400, 400]);
+    expect(res[1].reason).toBe('A message must be a JSON object');
+    const stored = await api('GET', `/api/entities/messages/${res[0].content as string}`, { key: f.apiKey });
+    expect(stored.status).toBe(200);
+    expect((stored.body.data as Json).marker).toBe(marker);
+  });
 });
 
 describe('state table', () => {
@@ -108,6 +120,33 @@ describe('state table', () => {
     expect(put.body).toEqual({ statusTable: { only: 1 } });
     expect((await api('GET', '/api/entities/status-table', { key })).body).toEqual({ statusTable: { only: 1 } });
     expect((await api('PATCH', '/api/entities/status-table', { key, body: { 'a.b': 1 } })).body).toEqual({ statusTable: { only: 1, 'a.b': 1 } });
+  });
+
+  it('a state table is at most 64 KB however it is built up: PATCH, PUT and state_update past it are 413 and the table keeps what it had', async () => {
+    const f = await fleet('free', ['s3']);
+    const key = f.devices.s3.apiKey;
+    const chunk = 'x'.repeat(20 * 1024);
+    for (const k of ['a', 'b', 'c']) expect((await api('PATCH', '/api/entities/status-table', { key, body: { [k]: chunk } })).status).toBe(200);
+    const over = await api('PATCH', '/api/entities/status-table', { key, body: { d: chunk } });
+    expect([over.status, over.body.code]).toEqual([413, 'payload_too_large']);
+    expect(over.body.reason).toMatch(/state table would be \d+ bytes as JSON; the limit is 65536/);
+    const viaMessage = await publish(key, { msg_type: 'state_update', data: { e: 'y'.repeat(5000) } });
+    expect(viaMessage.status).toBe(413);
+    const table = (await api('GET', '/api/entities/status-table', { key })).body.statusTable as Json;
+    expect(Object.keys(table).sort()).toEqual(['a', 'b', 'c']);
+    // Replacing it with something smaller is how a full table is emptied.
+    expect((await api('PUT', '/api/entities/status-table', { key, body: { d: chunk } })).body).toEqual({ statusTable: { d: chunk } });
+  });
+
+  it('PATCH and PUT refuse a number JSON cannot keep (1e309) with 400 number_out_of_range, and the table keeps what it had', async () => {
+    const f = await fleet('free', ['s2']);
+    const key = f.devices.s2.apiKey;
+    expect((await api('PUT', '/api/entities/status-table', { key, body: { level: 3 } })).status).toBe(200);
+    for (const [method, text] of [['PATCH', '{"x": 1e309}'], ['PUT', '{"x": {"y": [1, -1e400]}}']] as const) {
+      const r = await api(method, '/api/entities/status-table', { key, rawBody: text, headers: { 'content-type': 'application/json' } });
+      expect([r.status, r.body.code]).toEqual([400, 'number_out_of_range']);
+    }
+    expect((await api('GET', '/api/entities/status-table', { key })).body).toEqual({ statusTable: { level: 3 } });
   });
 });
 

@@ -108,6 +108,8 @@ describe('parseUploadFields', () => {
     [{ dest: '../b' }, /field/],
     [{ kind: 'clip', meta: '{"fps":0}' }, /field/],
     [{ kind: 'clip', meta: '{"format":"mjpeg"}' }, /field/],
+    // As the HTTP JSON bodies and MQTT publishes refuse them.
+    [{ dest: 'b', meta: '{"__proto__":{"polluted":1}}' }, /meta must be JSON \(an object\): Object contains forbidden prototype property/],
   ])('refuses %j', (raw, message) => {
     expect(() => parseUploadFields(raw as Record<string, string>)).toThrow(message);
   });

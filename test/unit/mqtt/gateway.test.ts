@@ -114,6 +114,16 @@ describe('handlePublish', () => {
     expect(s.processed).toEqual([]);
   });
 
+  test.each([
+    ['a __proto__ key in data', '{"msg_type":"state_update","data":{"__proto__":{"polluted":"yes"}}}'],
+    ['a __proto__ key deep in a publish', '{"msg_type":"publish","data":{"a":[{"b":{"__proto__":{}}}]}}'],
+  ])('%s: refused as HTTP refuses it (invalid_json), pipeline not called', async (_what, text) => {
+    const s = setup();
+    await s.gw.handlePublish(device, Buffer.from(text));
+    expect(s.errorReply().data).toEqual({ reason: 'Malformed JSON payload: Object contains forbidden prototype property', code: 'invalid_json', status: 400 });
+    expect(s.processed).toEqual([]);
+  });
+
   test('valid JSON that is not an object is still handed to the pipeline (it decides)', async () => {
     const s = setup();
     await s.gw.handlePublish(device, Buffer.from('"publish"'));
