@@ -181,7 +181,10 @@ export function createServices(opts: {
       pool: opts.enginePool,
     },
     opts.engines?.scans,
-    { allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs },
+    {
+      allowHosts: config.webhookAllowHosts, webhookTimeoutMs: FIXED_LIMITS.webhookTimeoutMs,
+      planOf: async (accountId) => (await stores.accounts.findAccount(accountId))?.plan,
+    },
     logger.child({ component: 'scan' }),
   );
   const accountStore = stores.accounts;

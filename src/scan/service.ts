@@ -119,7 +119,11 @@ export class ScanService {
     private readonly limits: LimitService,
     private readonly analyzeDeps: AnalyzeDeps,
     private readonly workflows: ScanWorkflows | undefined,
-    private readonly opts: { allowHosts: readonly string[]; webhookTimeoutMs: number },
+    /**
+     * `planOf`: the account's plan now (the accounts store): a webhook is sent only while the plan
+     * includes webhooks, so a profile kept from a Starter plan stops firing after a move to Free.
+     */
+    private readonly opts: { allowHosts: readonly string[]; webhookTimeoutMs: number; planOf?: (accountId: string) => Promise<PlanTier | undefined> },
     private readonly logger: Logger,
   ) {}
 
@@ -148,7 +152,7 @@ export class ScanService {
       const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name, type), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
       await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
       // A Rejected result is a completed scan too: its profile's webhook hears of it.
-      if (profile.webhook) await this.startWebhook(scanId);
+      if (profile.webhook && hasEntitlement(account.plan, 'webhooks')) await this.startWebhook(scanId);
       throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
     }
 
@@ -159,7 +163,7 @@ export class ScanService {
 
     const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes, type });
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
-    if (profile?.webhook) await this.startWebhook(scanId);
+    if (profile?.webhook && hasEntitlement(account.plan, 'webhooks')) await this.startWebhook(scanId);
     return { kind: 'complete', result };
   }
 
@@ -269,6 +273,11 @@ export class ScanService {
     const profile = await this.store.findProfile(scan.accountId, scan.profileId);
     const target = profile ? this.profiles.webhookTarget(profile) : undefined;
     if (!target) return { sent: false, error: 'profile has no webhook' };
+    const plan = this.opts.planOf ? await this.opts.planOf(scan.accountId) : undefined;
+    if (this.opts.planOf && (!plan || !hasEntitlement(plan, 'webhooks'))) {
+      this.logger.info({ scanId, plan }, 'webhook not sent: the account\'s plan does not include webhooks');
+      return { sent: false, error: 'the account\'s plan does not include webhooks' };
+    }
     if (!(await this.store.claimWebhook(scanId, new Date()))) return { sent: false, error: 'already sent' };
     const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResult, scan.completedAt ?? new Date())));
     const outcome = await deliverWebhook(target, body, scan.requestId, { timeoutMs: this.opts.webhookTimeoutMs, allowHosts: this.opts.allowHosts });

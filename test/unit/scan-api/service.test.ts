@@ -142,7 +142,7 @@ class MemoryScans {
 
 const ENGINES = buildEngines({}).filter((s) => !['clamav', 'yara', 'threat_feed'].includes(s.engine.name));
 
-function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?: WebhookTarget } = {}) {
+function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?: WebhookTarget; planNow?: PlanTier } = {}) {
   const store = new MemoryScans();
   if (opts.profile) store.profiles.set(opts.profile._id, opts.profile);
   const reserveScan = jest.fn(async () => opts.quotaLeft ?? true);
@@ -159,7 +159,8 @@ function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?
   const deps: AnalyzeDeps = { clamd: { host: '127.0.0.1', port: 1 }, engines: ENGINES };
   const svc = new ScanService(
     store as unknown as ScanStore, profiles as unknown as ProfileService, { reserveScan } as unknown as LimitService, deps,
-    new TemporalScanEngine(temporal as unknown as Client, 'q'), { allowHosts: [], webhookTimeoutMs: 500 }, logger as unknown as Logger,
+    new TemporalScanEngine(temporal as unknown as Client, 'q'),
+    { allowHosts: [], webhookTimeoutMs: 500, ...(opts.planNow ? { planOf: async () => opts.planNow } : {}) }, logger as unknown as Logger,
   );
   return { svc, store, reserveScan, starts, logger };
 }
@@ -320,6 +321,18 @@ describe('ScanService.sendWebhook (at most once)', () => {
     expect(first.error).toMatch(/internal address/);
     expect(store.claims.has(id)).toBe(true);
     expect(await svc.sendWebhook(id)).toEqual({ sent: false, error: 'already sent' });
+  });
+
+  // Found by an outside probe: a profile's webhook, set on Starter, kept firing after a move to Free.
+  it('an account whose plan no longer includes webhooks: no webhook workflow started, and none sent or claimed', async () => {
+    const target: WebhookTarget = { url: 'https://hooks.example.com/', authType: 'none', headers: {} };
+    const { svc, store, starts } = setup({ profile: profile({ webhook: WEBHOOK }), target, planNow: 'free' });
+    const out = await svc.scan({ account: account('free'), requestId: 'r', content: Buffer.from('x'), name: 'x', scanType: 'file' });
+    const id = (out as { result: ScanResult }).result.scanId;
+    expect(starts).toEqual([]);
+    // A delivery already under way (a deferred scan, or a downgrade between scan and delivery).
+    expect(await svc.sendWebhook(id)).toEqual({ sent: false, error: 'the account\'s plan does not include webhooks' });
+    expect(store.claims.size).toBe(0);
   });
 
   it('no profile webhook: nothing claimed', async () => {
