@@ -72,6 +72,13 @@ export interface ClamdConfig {
   logFile: string;
 }
 
+/**
+ * How long clamd itself may work on one scan: the clamav engine's budget (scan/registry.ts). Past
+ * it the engine has answered `timeout` already; without this clamd kept a core busy on the file
+ * for its own default of 120 s (a 5 MB zip of 60,000 empty entries: about 75 s of CPU).
+ */
+export const CLAMD_MAX_SCAN_TIME_MS = 30_000;
+
 /** clamd.conf for a foreground clamd on 127.0.0.1, sized for 100 MB uploads (the Pro plan's limit). */
 export function writeClamdConf(c: ClamdConfig): void {
   fs.mkdirSync(c.tmpDir, { recursive: true });
@@ -89,6 +96,7 @@ export function writeClamdConf(c: ClamdConfig): void {
     'StreamMaxLength 110M',
     'MaxFileSize 110M',
     'MaxScanSize 400M',
+    `MaxScanTime ${CLAMD_MAX_SCAN_TIME_MS}`,
     'MaxThreads 8',
     'ReadTimeout 120',
     'CommandReadTimeout 30',
