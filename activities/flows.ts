@@ -24,10 +24,25 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * How often a running node heartbeats. Temporal hands an activity its cancellation only in the
+ * answer to a heartbeat: without them a cancelled run's Python jail (or HTTP wait) ran on to its
+ * node timeout, holding its slot (an outside probe: 80 s after the cancel). The worker sends them
+ * on at most this often (temporal/worker.ts, defaultHeartbeatThrottleInterval). No heartbeat
+ * timeout is set on nodes: a busy event loop must not fail a node that is still running.
+ */
+export const NODE_HEARTBEAT_MS = 2_000;
+
 export function createFlowActivities(runner: NodeRunner) {
   return {
     async runFlowNode(args: Omit<RunNodeArgs, 'attempt'>) {
-      return guarded(() => runner.runNode({ ...args, attempt: Context.current().info.attempt }, Context.current().cancellationSignal));
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), NODE_HEARTBEAT_MS);
+      try {
+        return await guarded(() => runner.runNode({ ...args, attempt: ctx.info.attempt }, ctx.cancellationSignal));
+      } finally {
+        clearInterval(beat);
+      }
     },
     async prepareForEach(args: NodeRef & { items: string }) {
       return guarded(() => prepareForEach(runner, args));

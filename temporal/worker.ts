@@ -11,6 +11,7 @@ import {
 import type { Config } from '../src/config';
 import type { Logger } from '../src/log';
 import { createActivities, ActivityDeps } from '../activities';
+import { NODE_HEARTBEAT_MS } from '../activities/flows';
 import { WORKER_ACTIVITY_SLOTS } from './limits';
 import { findFreePort } from '../src/stack/net';
 import { metricsEnabled } from '../src/telemetry/metrics';
@@ -98,6 +99,9 @@ export async function startWorker(config: Config, connection: NativeConnection, 
     activities: createActivities(deps),
     // Node activities mostly wait on I/O; one account can hold at most half of these (temporal/limits.ts).
     maxConcurrentActivityTaskExecutions: WORKER_ACTIVITY_SLOTS,
+    // Workflow nodes heartbeat every NODE_HEARTBEAT_MS so a cancelled run reaches them (activities/flows.ts);
+    // activities without a heartbeat timeout would otherwise send them on only every 30 s.
+    defaultHeartbeatThrottleInterval: NODE_HEARTBEAT_MS,
     shutdownGraceTime: '10s',
     ...traced,
   });

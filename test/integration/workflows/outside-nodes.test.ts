@@ -8,13 +8,14 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { api, Json, newAccount, stack } from '../../support/env';
 import { startMoto, MotoServer } from '../../support/moto';
 import { filesHolding } from '../../support/db';
 import { ROOT } from '../../support/service';
 import { createWorkflow, node, startRun, waitForRun } from './helpers';
+import { until } from '../mqtt/support';
 
 jest.setTimeout(300_000);
 
@@ -108,6 +109,32 @@ it('a Free account\'s snippet printing 1.5 MB fails with output limit; a Pro acc
   expect(full.status).toBe(200);
   expect(full.body.result).toBe('done');
   expect(full.body.stdout).toHaveLength(1_500_001);
+});
+
+/** Pids of host processes whose name (/proc/PID/comm, set by the snippet itself through prctl) is `name`. */
+function processesNamed(name: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name) found.push(Number(pid));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+// Found by an outside probe: Temporal hands an activity its cancellation only in a heartbeat's
+// answer, and node activities sent none, so a cancelled run's jail ran on to its node timeout.
+it('cancelling a run kills its running Python jail at once, not at the node timeout', async () => {
+  const name = `snip${Date.now() % 1e9}`;
+  const code = `import ctypes, time\nctypes.CDLL(None).prctl(15, b"${name}", 0, 0, 0)\ntime.sleep(600)`;
+  const wf = await createWorkflow(pro.apiKey, { name: `cancel jail ${name}`, nodes: [{ id: 'sleepy', type: 'python', timeout_ms: 300_000, config: { code } }], edges: [] });
+  const runId = await startRun(pro.apiKey, wf);
+  await until(async () => processesNamed(name).length > 0 || undefined, 60_000, 'the snippet running in its jail');
+  expect((await api('POST', `/api/workflows/runs/${runId}/cancel`, { key: pro.apiKey })).status).toBe(200);
+  expect((await waitForRun(pro.apiKey, runId, 60_000)).status).toBe('cancelled');
+  await until(async () => processesNamed(name).length === 0 || undefined, 60_000, 'the jail gone after the cancel');
 });
 
 it('a snippet reading the service\'s DATA_DIR/secrets.json fails its node with the traceback; the service stays healthy', async () => {
