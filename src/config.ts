@@ -8,6 +8,13 @@ import { parseAllowEntry } from './net/safe-target';
 import { tracesExporterFromEnv, type TracesExporter } from './telemetry/otel-env';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../workflows/heartbeat';
 
+/**
+ * Expression threads of a worker process unless EXPRESSION_THREADS says otherwise: with one account
+ * holding fewer than half (src/flows/fair-slots.ts), three accounts' runaway expressions still
+ * leave one free.
+ */
+export const DEFAULT_EXPRESSION_THREADS = 4;
+
 export type Role = 'api' | 'worker' | 'mqtt';
 const ALL_ROLES: readonly Role[] = ['api', 'worker', 'mqtt'];
 
@@ -76,7 +83,7 @@ export interface Config {
   scanThreads: number;
   /** Content below this many bytes is analysed on the main thread. Default 65536. */
   scanThreadMinBytes: number;
-  /** Threads for workflow expressions and templates (src/flows/expression-pool.ts), in worker processes. Default 2, at least 1. */
+  /** Threads for workflow expressions and templates (src/flows/expression-pool.ts), in worker processes. Default 4, at least 1. */
   expressionThreads: number;
   /** Directory of operator YARA rules loaded next to the bundled ones. */
   yaraRulesDir?: string;
@@ -268,7 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
     clamdPort: port('CLAMD_PORT', 3310),
     scanThreads: nonNegativeInt('SCAN_THREADS', Math.max(1, Math.min(4, os.availableParallelism() - 1))),
     scanThreadMinBytes: nonNegativeInt('SCAN_THREAD_MIN_BYTES', 65_536),
-    expressionThreads: positiveInt('EXPRESSION_THREADS', 2),
+    expressionThreads: positiveInt('EXPRESSION_THREADS', DEFAULT_EXPRESSION_THREADS),
     yaraRulesDir: str('YARA_RULES_DIR') ? path.resolve(str('YARA_RULES_DIR') as string) : undefined,
     dataDir,
     region: str('REGION') ?? 'local',

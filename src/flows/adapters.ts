@@ -41,9 +41,11 @@ export function payloadScanner(scans: ScanService, accounts: AccountService, fil
 
 /**
  * Snippets one worker process runs at once (each a jail process of up to 256 MB): the worker's
- * activity slots are sized for nodes that wait on I/O, so snippets take turns, account by account.
+ * activity slots are sized for nodes that wait on I/O, so snippets take turns, account by account,
+ * and one account holds fewer than half of them (FairSlots): at least 4, so that on a small host
+ * a slot stays free while two accounts' snippets sleep.
  */
-export const SNIPPETS_AT_ONCE = Math.max(2, availableParallelism());
+export const SNIPPETS_AT_ONCE = Math.max(4, availableParallelism());
 
 /** `python` nodes: the jail with the output cap of the account's plan; a turn's wait counts in the node's timeout. */
 export function snippetRunner(accounts: AccountService, slots = new FairSlots(SNIPPETS_AT_ONCE)): SnippetRunner {

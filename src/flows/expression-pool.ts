@@ -7,13 +7,17 @@
  * it ran; JSONata's own timeout only fires between evaluation steps. Here such an expression only
  * ever holds its own thread: past its node's time budget (plus a grace for the soft timeout to
  * answer first) or its heap, the pool terminates the thread and starts a fresh one, and the node
- * fails with a clear message. An account may hold at most `perAccount` threads at once, so the
- * other accounts' expressions always find one free (with two or more threads).
+ * fails with a clear message. An account may hold at most `perAccount` threads at once (fewer
+ * than half by default), and a freed thread goes round the waiting accounts: an outside probe's
+ * two accounts each holding "all threads but one" of two left none for a third. With the default 4
+ * threads, one per account, three accounts' runaway expressions at once still leave one free.
  */
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { ExpressionError, hasExpressionTemplate, resolveTemplates, type ExpressionContext, type TemplateOptions } from './expressions';
+import { FairSlots, perAccountDefault } from './fair-slots';
+import { DEFAULT_EXPRESSION_THREADS } from '../config';
 
 export type ExpressionTask =
   | { kind: 'evaluate'; expression: string; context: ExpressionContext; timeoutMs: number }
@@ -22,9 +26,9 @@ export type ExpressionTask =
 export type ExpressionReply = { value: unknown } | { error: string };
 
 export interface ExpressionPoolOptions {
-  /** Expression threads (default 2). */
+  /** Expression threads (default DEFAULT_EXPRESSION_THREADS). */
   threads?: number;
-  /** Threads one account may hold at once (default threads - 1, at least 1). */
+  /** Threads one account may hold at once (default: fewer than half, at least 1; `perAccountDefault`). */
   perAccount?: number;
   /** Heap of one thread in MB (default FIXED_LIMITS.expressionHeapMb). */
   heapMb?: number;
@@ -33,20 +37,19 @@ export interface ExpressionPoolOptions {
 /** After JSONata's own timeout should have answered, the thread is terminated. */
 const HARD_LIMIT_GRACE_MS = 1_000;
 
-interface Waiter { accountId: string; start: () => void }
+/** The signal of a task that nothing cancels. */
+const NEVER = new AbortController().signal;
 
 export class ExpressionPool {
   private piscina: Piscina | undefined;
   private readonly threads: number;
-  private readonly perAccount: number;
   private readonly heapMb: number;
-  private busy = 0;
-  private readonly byAccount = new Map<string, number>();
-  private readonly waiting: Waiter[] = [];
+  /** Threads taken in turn by accounts, each holding at most its share (src/flows/fair-slots.ts). */
+  private readonly slots: FairSlots;
 
   constructor(options: ExpressionPoolOptions = {}) {
-    this.threads = Math.max(1, options.threads ?? 2);
-    this.perAccount = Math.max(1, Math.min(this.threads, options.perAccount ?? this.threads - 1));
+    this.threads = Math.max(1, options.threads ?? DEFAULT_EXPRESSION_THREADS);
+    this.slots = new FairSlots(this.threads, options.perAccount ?? perAccountDefault(this.threads));
     this.heapMb = options.heapMb ?? FIXED_LIMITS.expressionHeapMb;
   }
 
@@ -75,7 +78,16 @@ export class ExpressionPool {
   }
 
   private async run(accountId: string, task: ExpressionTask, signal?: AbortSignal): Promise<unknown> {
-    await this.acquire(accountId, signal);
+    try {
+      return await this.slots.run(accountId, signal ?? NEVER, () => this.onThread(task, signal));
+    } catch (err) {
+      // A wait for a thread that its signal ended reports the signal's reason.
+      if (signal?.aborted && err === signal.reason && !(err instanceof Error)) throw new Error('expression cancelled');
+      throw err;
+    }
+  }
+
+  private async onThread(task: ExpressionTask, signal?: AbortSignal): Promise<unknown> {
     const limitMs = Math.max(1, task.timeoutMs) + HARD_LIMIT_GRACE_MS;
     const hard = AbortSignal.timeout(limitMs);
     let reply: ExpressionReply;
@@ -85,57 +97,14 @@ export class ExpressionPool {
       if (hard.aborted) throw new ExpressionError(`expression ran longer than its ${task.timeoutMs} ms budget (stopped)`);
       if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new ExpressionError(`expression used more than ${this.heapMb} MB of memory (stopped)`);
       throw err;
-    } finally {
-      this.release(accountId);
     }
     if ('error' in reply) throw new ExpressionError(reply.error);
     return reply.value;
   }
 
-  private acquire(accountId: string, signal?: AbortSignal): Promise<void> {
-    if (this.canStart(accountId)) {
-      this.take(accountId);
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = { accountId, start: () => { signal?.removeEventListener('abort', onAbort); resolve(); } };
-      const onAbort = () => {
-        const at = this.waiting.indexOf(waiter);
-        if (at >= 0) this.waiting.splice(at, 1);
-        reject(signal?.reason instanceof Error ? signal.reason : new Error('expression cancelled'));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(waiter);
-    });
-  }
-
-  private canStart(accountId: string): boolean {
-    return this.busy < this.threads && (this.byAccount.get(accountId) ?? 0) < this.perAccount;
-  }
-
-  private take(accountId: string): void {
-    this.busy++;
-    this.byAccount.set(accountId, (this.byAccount.get(accountId) ?? 0) + 1);
-  }
-
-  /** Frees a thread and hands it to the longest-waiting task whose account is under its share. */
-  private release(accountId: string): void {
-    this.busy--;
-    const held = (this.byAccount.get(accountId) ?? 1) - 1;
-    if (held > 0) this.byAccount.set(accountId, held);
-    else this.byAccount.delete(accountId);
-    for (let i = 0; i < this.waiting.length && this.busy < this.threads; i++) {
-      const w = this.waiting[i];
-      if (!this.canStart(w.accountId)) continue;
-      this.waiting.splice(i--, 1);
-      this.take(w.accountId);
-      w.start();
-    }
-  }
-
   /** Tasks waiting for a thread and threads busy (health and tests). */
   stats(): { busy: number; waiting: number; threads: number } {
-    return { busy: this.busy, waiting: this.waiting.length, threads: this.threads };
+    return { ...this.slots.stats(), threads: this.threads };
   }
 
   async close(): Promise<void> {

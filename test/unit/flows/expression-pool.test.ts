@@ -65,6 +65,17 @@ it('one account holds at most its share of the threads: another account is serve
   expect(order).toEqual(['other', 'greedy', 'greedy', 'greedy']);
 });
 
+// Found by an outside probe: with 2 threads and "all but one" per account, two accounts'
+// backtracking expressions held both threads and a third account's transform timed out waiting.
+it('by default three accounts running away at once still leave a thread for a fourth', async () => {
+  pool = new ExpressionPool();
+  const greedy = ['a', 'b', 'c'].flatMap((acc) => [1, 2].map(() => pool.evaluate(acc, REDOS, ctx, 4_000).catch(() => 'stopped')));
+  await new Promise((r) => setImmediate(r));
+  expect(pool.stats()).toEqual({ busy: 3, waiting: 3, threads: 4 });
+  expect(await pool.evaluate('other', '$sum([1, 2, 3])', ctx, 5_000)).toBe(6);
+  await Promise.all(greedy);
+});
+
 it('a cancelled task that still waits for a thread leaves the queue', async () => {
   pool = new ExpressionPool({ threads: 1 });
   const busy = pool.evaluate('a', REDOS, ctx, 3_000).catch(() => 'stopped');
