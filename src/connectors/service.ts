@@ -109,8 +109,9 @@ export class ConnectorService {
   }
 
   /**
-   * Runs one aws.s3 operation through the account's connector. Errors and attempt records
-   * name the operation, never the credentials (a server echoing them is redacted).
+   * Runs one aws.s3 operation through the account's connector. Its output, errors and attempt
+   * records name the operation, never the credentials: a server echoing them (an object body
+   * quoting the request's Authorization header, `Credential=AKIA...`) is redacted in all three.
    */
   async runS3(accountId: string, op: S3OperationConfig, opts: S3RunOptions = {}): Promise<S3Output> {
     const c = await this.get(accountId, op.connector_id);
@@ -119,10 +120,10 @@ export class ConnectorService {
     const settings: S3Settings = { region: c.region, endpoint: c.endpoint, ...creds };
     const onAttempt = opts.onAttempt;
     try {
-      return await runS3Operation(settings, op, {
+      return redact.json(await runS3Operation(settings, op, {
         allowHosts: this.allowHosts, policy: opts.policy, signal: opts.signal,
         onAttempt: onAttempt && ((a) => onAttempt(redact.json(a))),
-      });
+      }));
     } catch (err) {
       throw redact.error(err);
     }

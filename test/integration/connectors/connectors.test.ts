@@ -137,6 +137,26 @@ describe('connectors API', () => {
     }
   });
 
+  // Found by an outside probe: a `get` from a server that answers with the request it got put the
+  // access key id (in the SigV4 Authorization header) into the node's output.
+  it('keeps credentials a server echoes in an object body out of the output', async () => {
+    const echo = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(JSON.stringify({ authorization: req.headers.authorization, also: SECRET }));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
+    const endpoint = `http://127.0.0.1:${(echo.address() as net.AddressInfo).port}`;
+    try {
+      const created = await api('POST', '/api/connectors', { key: a.apiKey, body: { name: 'echo-body', type: 'aws', region: 'us-east-1', endpoint, access_key_id: KEY_ID, secret_access_key: SECRET } });
+      const out = await withStackRecords(({ stores }) => new ConnectorService(stores.connectors, stackDataKey(), ['127.0.0.1:*'])
+        .runS3(a.accountId, { connector_id: created.body.id, operation: 'get', bucket: 'bkt', key: 'k' }));
+      expect(JSON.stringify(out)).toContain('Credential=[connector:access_key_id]');
+      expectNoCredentials(JSON.stringify(out));
+    } finally {
+      echo.close();
+    }
+  });
+
   it('deletes it', async () => {
     expect((await api('DELETE', `/api/connectors/${id}`, { key: a.apiKey })).status).toBe(204);
     expect((await api('GET', `/api/connectors/${id}`, { key: a.apiKey })).status).toBe(404);

@@ -81,6 +81,28 @@ describe('Redactor', () => {
     expect(r.text('x abcdef y abc')).toBe('x [vault:LONG] y [vault:SHORT]');
     expect(r.json({ abcdef: ['abc', { n: 1, t: true, z: null }] })).toEqual({ '[vault:LONG]': ['[vault:SHORT]', { n: 1, t: true, z: null }] });
   });
+  // Found by an outside probe: an http node's URL `http://u:{{ vault.TOK }}@host/` made the client
+  // send `Authorization: Basic base64("u:" + secret)`, which an echoing server put in the output.
+  it('finds a value encoded in base64 together with other bytes, and replaces the whole token', () => {
+    const secret = 'S3cr3t-Vault-Value-xyz123';
+    const red = new Redactor({ TOK: secret });
+    const basic = Buffer.from(`u:${secret}`).toString('base64');
+    expect(red.text(`Authorization: Basic ${basic}`)).toBe('Authorization: Basic [vault:TOK]');
+    const blob = Buffer.from(JSON.stringify({ user: 'x', password: secret, n: 1 })).toString('base64url');
+    expect(red.json({ headers: { 'X-Echo': `v=${blob}` } })).toEqual({ headers: { 'X-Echo': 'v=[vault:TOK]' } });
+    // Offset inside the encoded bytes: one, two or three leading bytes.
+    for (const lead of ['a', 'ab', 'abc']) {
+      const out = red.text(Buffer.from(lead + secret).toString('base64'));
+      expect(out).toMatch(/\[vault:TOK\]$/);
+      expect(Buffer.from(out.replace('[vault:TOK]', ''), 'base64').toString('latin1')).not.toContain(secret.slice(0, 6));
+    }
+    // Unrelated base64 and prose stay as they are.
+    const other = Buffer.from('nothing to see here at all').toString('base64');
+    expect(red.text(`${other} Authorization Basically`)).toBe(`${other} Authorization Basically`);
+    // Short values are not looked for inside decoded bytes (random bytes would match them).
+    expect(new Redactor({ S: 'abc' }).text(Buffer.from('xxabcxx').toString('base64'))).toBe(Buffer.from('xxabcxx').toString('base64'));
+  });
+
   it('finds a value in the spellings a request gives it: URL path, query, form body, JSON, base64', () => {
     const secret = 'p@ss w=rd&x+y/z"';
     const red = new Redactor({ S: secret });
