@@ -85,6 +85,8 @@ export function validateDefinition(raw: unknown, sizeBytes: number): { details: 
   def.nodes.forEach((n, i) => {
     if (ids.has(n.id)) details.push({ path: `nodes[${i}].id`, message: `duplicate node id "${n.id}" (first at nodes[${ids.get(n.id)}])` });
     else ids.set(n.id, i);
+    // Node outputs are read as `nodes.<id>`: this one id would name the object's prototype, not an output.
+    if (n.id === '__proto__') details.push({ path: `nodes[${i}].id`, message: 'node id "__proto__" is reserved' });
     checkConfig(n.type, n.config, `nodes[${i}]`, details);
   });
   const outCount = new Map<string, number>();

@@ -95,6 +95,11 @@ describe('limits, each at the limit (accepted) and one past it (422 detail with 
 });
 
 describe('structure', () => {
+  // Found by an outside probe: accepted, and the next node read its output as null.
+  it('the node id __proto__', () => {
+    expect(check({ name: 'p', nodes: [t('__proto__')], edges: [] })).toEqual([{ path: 'nodes[0].id', message: 'node id "__proto__" is reserved' }]);
+  });
+
   it('duplicate node ids', () => {
     expect(check({ name: 'd', nodes: [t('a'), t('a')], edges: [] })).toEqual([{ path: 'nodes[1].id', message: 'duplicate node id "a" (first at nodes[0])' }]);
   });
