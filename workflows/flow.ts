@@ -146,7 +146,16 @@ async function execute(args: FlowRunArgs, walk: Walk, node: NodeDef, execution: 
       return 'workflow_id' in cfg.do ? forEachRunsOf(step, cfg, cfg.do.workflow_id) : forEachChunks(step, cfg, cfg.do);
     }
     default:
-      return proxyActivities<FlowActivities>(policy.activity).runFlowNode({ ...ref, type: node.type, config: node.config as Record<string, unknown> });
+      try {
+        return await proxyActivities<FlowActivities>(policy.activity).runFlowNode({ ...ref, type: node.type, config: node.config as Record<string, unknown> });
+      } catch (err) {
+        // A timed-out attempt reports no attempt number of its own: when the retries ran out,
+        // every allowed attempt ran (an outside probe saw `attempts: 1` after three requests).
+        if (err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED' && !(err.cause instanceof ApplicationFailure)) {
+          throw failureOf(err, policy.maxAttempts);
+        }
+        throw err;
+      }
   }
 }
 

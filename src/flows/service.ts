@@ -239,9 +239,10 @@ export class RunService {
   /**
    * A run still `running` after its deadline (plus a grace for the interpreter's own final
    * write) gets its final status from the engine: a timed-out execution is `failed` with
-   * `Workflow execution timed out`. Returns whether the record changed.
+   * `Workflow execution timed out`. A node still shown `running` was in flight when the run was
+   * stopped: it becomes `cancelled`, as when a run is cancelled. Returns whether the record changed.
    */
-  async settle(run: Pick<RunDoc, '_id' | 'status' | 'deadline'>, force = false): Promise<boolean> {
+  async settle(run: Pick<RunDoc, '_id' | 'status' | 'deadline'> & Partial<Pick<RunDoc, 'nodes'>>, force = false): Promise<boolean> {
     if (run.status !== 'running' || !run.deadline) return false;
     if (!force && this.now().getTime() < run.deadline.getTime() + SETTLE_GRACE_MS) return false;
     const outcome = await this.engine().outcome(run._id);
@@ -258,7 +259,9 @@ export class RunService {
     const f = final[outcome];
     if (!f) return false;
     const log: RunLogEntry = { level: 'error', message: f.error ?? `run ${f.status}`, at: finishedAt.toISOString() };
-    const changed = await this.deps.runs.finish(run._id, { ...f, finishedAt }, f.error ? [log] : []);
+    const inFlight = f.status !== 'completed' && run.nodes ? Object.entries(run.nodes).filter(([, n]) => n.status === 'running') : [];
+    const nodes = inFlight.length ? { ...run.nodes, ...Object.fromEntries(inFlight.map(([id, n]) => [id, { ...n, status: 'cancelled' as const }])) } : undefined;
+    const changed = await this.deps.runs.finish(run._id, { ...f, finishedAt, ...(nodes ? { nodes } : {}) }, f.error ? [log] : []);
     // Also when another writer finished it first: releasing is idempotent.
     await this.deps.admission?.ended(run._id);
     return changed;

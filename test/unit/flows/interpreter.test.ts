@@ -249,6 +249,22 @@ it('a long run continues-as-new and carries its state into the next execution', 
   expect(first.status.name).toBe('CONTINUED_AS_NEW');
 });
 
+// Found by an outside probe: an http node whose three attempts all timed out showed `attempts: 1`.
+it('a node whose every attempt times out reports all the attempts it ran', async () => {
+  sending.holdMs = 5_000;
+  try {
+    const r = await run({ nodes: [{ id: 'slow', type: 'device.send', timeout_ms: 1_000, retry: { max_attempts: 3, backoff_ms: 100 }, config: { entity: 'dev', data: {} } }], edges: [] });
+    expect(r.record.status).toBe('failed');
+    expect(r.record.nodes.slow).toMatchObject({ status: 'failed', attempts: 3 });
+    expect(r.record.nodes.slow.error).toMatch(/timed out/);
+  } finally {
+    sending.holdMs = 0;
+    // The timed-out attempts' sends still run on the worker: let them end before the next test counts.
+    for (let i = 0; i < 200 && sending.now > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    sending.max = 0;
+  }
+});
+
 it('device.send hands the templated message to the message pipeline', async () => {
   sent.length = 0;
   const r = await run({ nodes: [{ id: 'send', type: 'device.send', config: { entity: 'dev-{{ input.n }}', data: { v: '{{ input.n * 2 }}' } } }], edges: [] }, { n: 4 });
@@ -276,6 +292,8 @@ it('a delay past 10 minutes times the run out; the record says so, written from 
   expect(await service.sweep()).toBe(1);
   expect(r.record.status).toBe('failed');
   expect(r.record.error).toBe(RUN_TIMEOUT_ERROR);
+  // The delay was in flight when the run was stopped (an outside probe found it left `running`).
+  expect(r.record.nodes.wait).toMatchObject({ status: 'cancelled', executions: 1 });
   expect(r.record.log.at(-1)?.message).toBe(RUN_TIMEOUT_ERROR);
 });
 
