@@ -17,6 +17,9 @@ const MULTIPART_OVERHEAD = 64 * 1024;
  * A declared Content-Length over the limit is answered 413 now; the rest of the body is read and
  * discarded (never buffered) so the client sees the 413 instead of a reset connection.
  */
+/** A file part's filename, as a payload's `label`: what history, results and webhooks echo. */
+export const MAX_FILENAME_CHARS = 255;
+
 export function refuseDeclaredOverLimit(req: IncomingMessage, declaredLength: number, maxFileBytes: number, limitText: string): void {
   if (declaredLength > maxFileBytes + MULTIPART_OVERHEAD) {
     req.resume();
@@ -126,6 +129,11 @@ export function streamMultipartUpload<T>(
         return;
       }
       filename = info.filename ?? '';
+      if (filename.length > MAX_FILENAME_CHARS) {
+        stream.resume();
+        fail(new BadRequestError(`The file part's filename is ${filename.length} characters; at most ${MAX_FILENAME_CHARS} (as a payload's label)`, undefined, 'invalid_upload'));
+        return;
+      }
       mimeType = info.mimeType ?? '';
       // Hashed on the way through; the transform holds the bytes (and pauses the body) until
       // `consume` reads them, so none are lost while it gets ready. It takes the next piece only
@@ -156,7 +164,10 @@ export function streamMultipartUpload<T>(
     bb.on('field', (rawName, value) => {
       // busboy reports an empty name (`name=""`) as undefined.
       const name = rawName ?? '';
-      if (!fieldNames.includes(name)) {
+      if (name === 'file') {
+        // busboy reads a part without a filename (or with an empty one) as a text field.
+        fail(new BadRequestError('Form field "file" must be a file part with a filename (Content-Disposition: form-data; name="file"; filename="...")', undefined, 'invalid_upload'));
+      } else if (!fieldNames.includes(name)) {
         fail(unknownField(name));
       } else if (name in fields) {
         fail(new BadRequestError(`Form field "${name}" given more than once`, undefined, 'invalid_upload'));

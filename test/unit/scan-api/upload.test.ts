@@ -153,6 +153,23 @@ describe('refused uploads', () => {
     expect(twice).toMatchObject({ status: 400, code: 'invalid_upload', message: 'Form field "profile_id" given more than once' });
   });
 
+  // Found by an outside probe: answered 'Unknown form field "file"; expected file, ...'.
+  it('a "file" part without a filename (or with an empty one) is 400 saying it must be a file part', async () => {
+    for (const part of [{ name: 'file', data: 'x' }, { name: 'file', filename: '', data: 'x' }]) {
+      const e = await uploadErr(form([part]));
+      expect(e).toMatchObject({ status: 400, code: 'invalid_upload' });
+      expect(e.message).toMatch(/^Form field "file" must be a file part with a filename/);
+    }
+  });
+
+  it('a filename over 255 characters is 400; 255 pass', async () => {
+    const e = await uploadErr(form([{ name: 'file', filename: `${'n'.repeat(252)}.txt`, data: 'x' }]));
+    expect(e).toMatchObject({ status: 400, code: 'invalid_upload' });
+    expect(e.message).toMatch(/filename is 256 characters; at most 255/);
+    const ok = await upload(form([{ name: 'file', filename: `${'n'.repeat(251)}.txt`, data: 'x' }]));
+    expect(ok.filename).toHaveLength(255);
+  });
+
   it('a file part under another name (or another case) is not the file', async () => {
     expect((await uploadErr(form([{ name: 'File', filename: 'a.txt', data: 'x' }]))).message).toMatch(/^Unknown form field "File"/);
     expect((await uploadErr(form([{ name: 'upload', filename: 'a.txt', data: 'x' }]))).message).toMatch(/^Unknown form field "upload"/);
