@@ -9,7 +9,7 @@
  * How it works and what it guarantees: docs/workflows-sandbox.md.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { SnippetError } from '../errors';
@@ -137,6 +137,72 @@ function trimTraceback(text: string): string {
 }
 
 /**
+ * Jails running now (the outer bwrap's pid, each the leader of its own process group).
+ * Killing only the outer bwrap raced the jail's start (an outside probe): the jail's init (bwrap's
+ * pid 1 in the namespace, which calls setsid, so it leaves the group) outlived it as an orphan
+ * when the kill came before its parent-death signal took hold, kept the pipes open and the run's
+ * snippet slot was never freed. So a kill freezes the outer bwrap (it cannot fork any more),
+ * kills every process below it, then it and its group.
+ */
+const liveJails = new Set<number>();
+let exitHook = false;
+
+/** Pids of the processes below `root` (children, their children, ...), from /proc. */
+function descendantsOf(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ")" ends it.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid);
+      if (list) list.push(Number(d));
+      else children.set(ppid, [Number(d)]);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const out: number[] = [];
+  for (let i = 0, queue = [root]; i < queue.length; i++) {
+    for (const c of children.get(queue[i]) ?? []) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Gone already.
+  }
+}
+
+function killJail(pid: number | undefined): void {
+  if (pid === undefined) return;
+  signal(pid, 'SIGSTOP');
+  for (const p of descendantsOf(pid)) signal(p, 'SIGKILL');
+  signal(-pid, 'SIGKILL');
+  signal(pid, 'SIGKILL');
+}
+
+/** Jails no longer share the service's process group (a terminal's Ctrl-C): they end with it here. */
+function trackJail(pid: number | undefined): void {
+  if (pid === undefined) return;
+  liveJails.add(pid);
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => { for (const p of liveJails) killJail(p); });
+  }
+}
+
+/** After a kill, how long the jail's pipes may stay open (a process that escaped the group kill). */
+const PIPE_GRACE_MS = 2_000;
+
+/**
  * Runs one snippet in a fresh jail. Resolves `{result, stdout}`; rejects with SnippetError:
  * `python` (the trimmed traceback), `output_limit`, `timeout`, `memory`, `killed`, `unavailable`.
  */
@@ -148,8 +214,9 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
   return new Promise<SnippetOutput>((resolve, reject) => {
     if (req.signal?.aborted) return reject(new SnippetError('killed', 'Python snippet cancelled'));
     const child = spawn(tools.prlimit, jailArgs(tools, req.timeoutMs, ownUid), {
-      env: {}, cwd: '/', stdio: ['pipe', 'pipe', 'pipe', 'pipe'], ...spawnAs,
+      env: {}, cwd: '/', stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true, ...spawnAs,
     });
+    trackJail(child.pid);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     const resultChunks: Buffer[] = [];
@@ -158,9 +225,18 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
     const stop = (err: SnippetError) => {
       if (failure) return;
       failure = err;
-      // With --die-with-parent, killing bwrap kills the jail's init, and with it the whole pid namespace.
-      child.kill('SIGKILL');
+      // The whole group: bwrap, and the jail's init even before its parent-death signal is set;
+      // killing the init ends the pid namespace.
+      killJail(child.pid);
     };
+    // Settled on 'close' (every pipe shut). A process that escaped the kill would hold a pipe,
+    // and with it the run's slot, forever: after a kill and the exit, the pipes are closed here.
+    child.once('exit', () => {
+      if (!failure) return;
+      setTimeout(() => {
+        for (const s of [child.stdin, child.stdout, child.stderr, child.stdio[3]]) s?.destroy();
+      }, PIPE_GRACE_MS).unref();
+    });
     const collect = (stream: Readable, into: Buffer[]) => stream.on('data', (chunk: Buffer) => {
       if (failure) return;
       total += chunk.length;
@@ -223,6 +299,7 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
     };
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      if (child.pid !== undefined) liveJails.delete(child.pid);
       // Nothing the snippet wrote may throw here: this runs on the worker's event loop, and an
       // uncaught throw would end the whole service process.
       try {

@@ -321,6 +321,27 @@ describe('Python snippet jail', () => {
     expect(outs.map((o) => o.result)).toEqual(Array.from({ length: 6 }, (_, i) => [[], String(i)]));
   });
 
+  // Found by an outside probe: a cancel that arrived while the jail was starting killed the outer
+  // bwrap before the jail's init had set its parent-death signal; the init lived on with the
+  // pipes open, the run never settled and its snippet slot was never freed.
+  it('an abort at any moment of the jail\'s start settles the run and leaves no jail process', async () => {
+    const bwrapJails = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv.includes('--die-with-parent') && argv.includes('--new-session');
+      } catch {
+        return false;
+      }
+    });
+    for (let i = 0; i < 24; i++) {
+      const ac = new AbortController();
+      const p = run('import time\nwhile True: time.sleep(1)', { signal: ac.signal, timeoutMs: 60_000 });
+      setTimeout(() => ac.abort(), i % 12);
+      expect((await failure(p)).kind).toBe('killed');
+    }
+    await waitFor(() => bwrapJails().length === 0, 'every jail process to end');
+  }, 120_000);
+
   it('stops when the caller aborts', async () => {
     const ac = new AbortController();
     const p = run('import time\ntime.sleep(30)', { signal: ac.signal });
