@@ -40,6 +40,8 @@ export function registerScanRoutes(r: RouteRegistry, s: { scans: ScanService }):
       const q = queryOf<ScanQuery>(ctx);
       const { maxBytes, message: limitText } = s.scans.fileSizeLimit(account.plan);
       refuseDeclaredOverLimit(ctx.req, Number(ctx.get('content-length') || 0), maxBytes, limitText);
+      // Answered at once; the body is drained unread, as for a declared size over the limit.
+      await s.scans.refuseBeforeUpload(account, q.defer === true).catch((err: unknown) => { ctx.req.resume(); throw err; });
       const upload = await readMultipartUpload(ctx.req, maxBytes, limitText, UPLOAD_FIELDS);
       answer(ctx, await s.scans.scan({
         account, requestId: ctx.state.requestId, content: upload.content, name: upload.filename, scanType: 'file',

@@ -106,6 +106,11 @@ export function publicResult(analysis: AnalysisResult, meta: { scanId: string; r
 }
 
 
+const quotaUsedUp = (tier: PlanTier): QuotaExceededError => {
+  const plan = planOf(tier);
+  return new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
+};
+
 /** How scans start their durable work (Temporal, temporal/engines/scans.ts). */
 export interface ScanWorkflows {
   startDeferredScan(scanId: string): Promise<void>;
@@ -170,9 +175,21 @@ export class ScanService {
   /** Takes one scan of the account's monthly quota (402 `quota_exceeded` when it is used up). */
   async reserveScan(account: AccountDoc): Promise<void> {
     const plan = planOf(account.plan);
-    if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) {
-      throw new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
+    if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) throw quotaUsedUp(plan.tier);
+  }
+
+  /**
+   * The refusals that depend only on the account and the query, answered before an upload is read
+   * (an outside probe's 9 MB upload was read, buffered and hashed before its 402 or 403): deferral
+   * without the plan's entitlement, and a quota already used up. scan() still reserves the quota
+   * (this read does not), so two uploads racing for the last scan are settled there.
+   */
+  async refuseBeforeUpload(account: AccountDoc, defer: boolean): Promise<void> {
+    if (defer && !hasEntitlement(account.plan, 'async_scanning')) {
+      throw new PlanRequiredError('async_scanning', account.plan, 'Deferred scanning (defer=true) requires the Standard or Pro plan');
     }
+    const plan = planOf(account.plan);
+    if ((await this.limits.scansUsedThisMonth(account._id)) >= plan.scansPerMonth) throw quotaUsedUp(plan.tier);
   }
 
   /**

@@ -159,6 +159,33 @@ describe('plan limits on scans', () => {
     expect(over.body.code).toBe('quota_exceeded');
   });
 
+  // Found by an outside probe: both waited for the whole (9 MB) body before answering.
+  it('answers 403 for defer on Free and 402 for a used-up quota before the upload has been sent', async () => {
+    /** Sends the headers and the first 64 KB of a 9 MB multipart body, never the rest; resolves with the answer. */
+    const early = (apiKey: string, query: string) => new Promise<{ status: number; body: { code?: string } }>((resolve, reject) => {
+      const boundary = 'early-boundary';
+      const req = http.request(`${stack().baseUrl}/api/scan${query}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(9_000_000) },
+      }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => { text += c.toString('utf8'); });
+        res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }); });
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'ECONNRESET') reject(err); });
+      req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`);
+      req.write(Buffer.alloc(64 * 1024, 0x41));
+    });
+    const free = await newAccount('free');
+    const deferred = await early(free.apiKey, '?defer=true');
+    expect([deferred.status, deferred.body.code]).toEqual([403, 'plan_required']);
+    const month = new Date().toISOString().slice(0, 7);
+    expect((await upload(free.apiKey, Buffer.from('one'), 'one.txt')).status).toBe(200);
+    await withStackRecords(async ({ table }) => table<UsageDoc>('usage').update(`${free.accountId}:${month}`, (u) => ({ ...u, scans: 100 })));
+    const over = await early(free.apiKey, '');
+    expect([over.status, over.body.code]).toEqual([402, 'quota_exceeded']);
+  });
+
   it('answers a burst beyond the per-minute limits with 429 and Retry-After', async () => {
     const { apiKey } = await newAccount('pro');
     await clearOfWindowEdge(60_000, 20_000);
