@@ -284,7 +284,7 @@ export function runPythonSnippet(req: SnippetRequest): Promise<SnippetOutput> {
       if (outcome?.error !== undefined) {
         const kind = /^MemoryError\b/m.test(outcome.error) ? 'memory' : 'python';
         const hint = kind === 'memory' ? ` (the jail allows ${JAIL_LIMITS.memoryBytes / (1024 * 1024)} MB)` : '';
-        return reject(new SnippetError(kind, `${trimTraceback(outcome.error)}${hint}`));
+        return reject(new SnippetError(kind, `${trimTraceback(outcome.error) || 'Python snippet reported an error without text'}${hint}`));
       }
       if (outcome && code === 0) {
         return resolve({ result: outcome.result ?? null, stdout: Buffer.concat(stdout).toString('utf8') });

@@ -98,6 +98,11 @@ describe('Python snippet jail', () => {
     expect(err.message).toMatch(/malformed record to the runner's result channel/);
   });
 
+  it('an empty error record still fails with a message', async () => {
+    const err = await failure(run('import os\nos.write(3, b\'{"error": ""}\')\nos._exit(0)'));
+    expect([err.kind, err.message]).toEqual(['python', 'Python snippet reported an error without text']);
+  });
+
   it('cannot pass itself off as an unavailable sandbox (a retryable failure) through the result channel', async () => {
     const err = await failure(run('import os\nos.write(3, b\'{"unavailable": "spoofed"}\')\nos._exit(1)'));
     expect(err.kind).not.toBe('unavailable');
