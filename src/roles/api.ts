@@ -11,6 +11,7 @@ import { createApp } from '../http/app';
 import { RouteRegistry, type AppState } from '../http/route';
 import { makeRateLimiter } from '../http/limits';
 import { registerAllRoutes } from '../http/routes';
+import { answerClientError } from '../http/client-error';
 
 export interface ApiRole {
   server: http.Server;
@@ -31,6 +32,7 @@ export async function startApiRole(opts: {
   const app = createApp({ logger: opts.logger, registry, health: opts.health, version: opts.version, pages: opts.pages });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
