@@ -77,3 +77,20 @@ def make_lock():
     import threading
 
     return threading.RLock()
+
+
+def compact_json(value):
+    """JSON as the service measures and parses it: compact separators, UTF-8 text as is, and no NaN
+    or Infinity (refused with ValueError here instead of by the service later). MicroPython's json
+    takes none of these keywords; its output is compact and unescaped already."""
+    if MICROPYTHON:
+        return json_module().dumps(value)
+    import json
+
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def json_module():
+    import json
+
+    return json

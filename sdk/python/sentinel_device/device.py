@@ -2,7 +2,7 @@
 import json
 
 from . import framing
-from ._compat import MICROPYTHON, elapsed_ms, epoch_ms, make_lock, monotonic_ms, rfc3339, sleep, warn
+from ._compat import MICROPYTHON, compact_json, elapsed_ms, epoch_ms, make_lock, monotonic_ms, rfc3339, sleep, warn
 from .errors import NotConnected, PayloadTooLarge
 from .files import FilesMixin
 from .http import HttpClient
@@ -58,7 +58,8 @@ class Device(FilesMixin):
         if self.mqtt is not None:
             return
         self.mqtt = MqttTransport(self.me["resourcePath"], self.me["apiKeyId"], self.api_key, self.mqtt_url,
-                                  [self.topics["messages"], self.topics["state"]], self._on_mqtt, self._on_connected)
+                                  [self.topics["messages"], self.topics["state"]], self._on_mqtt, self._on_connected,
+                                  on_refused=self._error)
         try:
             self.mqtt.connect(timeout)
         except Exception:
@@ -112,8 +113,13 @@ class Device(FilesMixin):
             if self.mqtt is not None and self.mqtt.publish(self.topics["publish"], framing.encode(msg)):
                 return None
             if write_offline:
+                # Kept in the local database even for a dead key: a Device with the new key and the
+                # same db_path sends it.
                 self._queue(msg, db_ttl)
                 return None
+        dead = self.mqtt.dead if self.mqtt is not None else None
+        if dead is not None:
+            raise dead
         raise NotConnected()
 
     def update_state(self, data, tags=None):
@@ -156,7 +162,9 @@ class Device(FilesMixin):
         return body.get("content") if body else None
 
     def _check_size(self, msg):
-        size = len(json.dumps(msg.get("data", {})).encode("utf-8"))
+        # Measured as the service measures it: compact UTF-8 JSON (escaped non-ASCII text and ", "
+        # separators once counted up to three times the bytes). Raises ValueError for NaN/Infinity.
+        size = len(compact_json(msg.get("data", {})).encode("utf-8"))
         if size > MAX_DATA_BYTES:
             raise PayloadTooLarge("message data is %d bytes; the limit is %d" % (size, MAX_DATA_BYTES), "payload_too_large", 413)
 
@@ -242,6 +250,8 @@ class Device(FilesMixin):
         return handler
 
     def _on_mqtt(self, topic, payload):
+        # Runs on the network loop (paho's thread, or check_msg): nothing a payload holds may raise
+        # out of here, or the loop would end while `connected` stays True.
         try:
             if topic == self.topics["state"]:
                 table = framing.decode_state(payload)
@@ -249,13 +259,12 @@ class Device(FilesMixin):
                     _guarded(self.on_state, table)
                 return
             msg, err = framing.decode_inbound(payload)
-        except ValueError as e:
-            warn("ignored an inbound MQTT payload that is not a message: %s" % e)
-            return
-        if err is not None:
-            self._error(err)
-        else:
-            self._dispatch(msg)
+            if err is not None:
+                self._error(err)
+            else:
+                self._dispatch(msg)
+        except Exception as e:
+            warn("ignored an inbound MQTT payload that is not a message: %r" % e)
 
     def _dispatch(self, msg):
         handler = self.router.handler_for(msg)

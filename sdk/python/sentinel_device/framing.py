@@ -1,6 +1,7 @@
 """The JSON messages a device sends and receives (docs/contract.md §5 "Messages"), the same over HTTP and MQTT."""
 import json
 
+from ._compat import compact_json
 from .errors import error_from
 
 MAX_TAGS = 10
@@ -53,7 +54,8 @@ def build(msg_type, data, tags=None, dest=None, timestamp=None):
 
 
 def encode(msg):
-    return json.dumps(msg)
+    """The wire form: compact UTF-8 JSON, NaN and Infinity refused (ValueError) before sending."""
+    return compact_json(msg)
 
 
 def decode_inbound(payload):
@@ -66,9 +68,13 @@ def decode_inbound(payload):
         raise ValueError("a message is a JSON object")
     if msg.get("msg_type") == "error":
         data = msg.get("data") or {}
+        if not isinstance(data, dict):
+            raise ValueError("an error message's data is an object")
         return None, error_from(data.get("status"), data, data.get("retry_after"))
     if msg.get("tags") is None:
         msg["tags"] = []
+    if not isinstance(msg["tags"], list):
+        raise ValueError("a message's tags are a list")
     return msg, None
 
 

@@ -5,7 +5,7 @@ server's Retry-After, a few times, before it is raised.
 """
 import json
 
-from ._compat import MICROPYTHON, sleep
+from ._compat import MICROPYTHON, compact_json, sleep
 from .errors import RateLimited, SentinelError, error_from
 
 if MICROPYTHON:
@@ -69,7 +69,7 @@ class HttpClient:
             url += "?" + "&".join("%s=%s" % (k, quote(v)) for k, v in query.items() if v is not None)
         headers = {"Authorization": "Bearer " + self.api_key, "Accept": "application/json"}
         if json_body is not None:
-            body = json.dumps(json_body).encode("utf-8")
+            body = compact_json(json_body).encode("utf-8")
             content_type = "application/json"
         if content_type:
             headers["Content-Type"] = content_type

@@ -5,12 +5,16 @@ queued publishes survive a reboot.
 The whole file is rewritten on each change (write to a temporary name, then rename): devices keep
 tens to a few thousand small entries, and one format that both CPython and MicroPython read
 matters more here than write cost.
+
+Every operation holds one lock (CPython): the offline queue drains on a thread of its own while
+the application calls db_* from its threads, and two writers at once once broke the file's
+rewrite (and killed the drain thread, stalling the queue).
 """
 import json
 import os
 import time
 
-from ._compat import warn
+from ._compat import make_lock, warn
 
 USER = "kv"
 OUTBOX = "outbox"
@@ -26,6 +30,7 @@ class LocalDB:
         self.clock = clock
         self.seq = 0
         self.tables = {USER: {}, OUTBOX: {}}
+        self._lock = make_lock()
         if path:
             self._load()
 
@@ -72,7 +77,7 @@ class LocalDB:
             self._save()
         return sorted(t.items())
 
-    def put(self, table, value, ttl=0):
+    def _put(self, table, value, ttl=0):
         if not isinstance(ttl, int) or ttl < 0:
             raise ValueError("ttl is a whole number of seconds, 0 for no expiry")
         key = self._new_key()
@@ -80,7 +85,7 @@ class LocalDB:
         self._save()
         return key
 
-    def get(self, table, key):
+    def _get(self, table, key):
         entry = self.tables[table].get(key)
         if entry is None:
             return None
@@ -90,7 +95,7 @@ class LocalDB:
             return None
         return entry[1]
 
-    def query(self, table, where=None, limit=0):
+    def _query(self, table, where=None, limit=0):
         """[(key, value)] oldest first. `where`: a dict every given field of a dict value must equal,
         or a function of the value returning True to keep it."""
         out = []
@@ -107,12 +112,34 @@ class LocalDB:
                 break
         return out
 
-    def delete(self, table, key):
+    def _delete(self, table, key):
         if key in self.tables[table]:
             del self.tables[table][key]
             self._save()
             return True
         return False
 
-    def count(self, table):
+    def _count(self, table):
         return len(self._live(table))
+
+    def put(self, table, value, ttl=0):
+        with self._lock:
+            return self._put(table, value, ttl)
+
+    def get(self, table, key):
+        with self._lock:
+            return self._get(table, key)
+
+    def query(self, table, where=None, limit=0):
+        """[(key, value)] oldest first. `where`: a dict every given field of a dict value must equal,
+        or a function of the value returning True to keep it."""
+        with self._lock:
+            return self._query(table, where, limit)
+
+    def delete(self, table, key):
+        with self._lock:
+            return self._delete(table, key)
+
+    def count(self, table):
+        with self._lock:
+            return self._count(table)

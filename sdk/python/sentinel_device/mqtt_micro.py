@@ -17,7 +17,7 @@ else:
 
 class MqttTransport:
     def __init__(self, client_id, username, password, url, topics, on_message, on_connect, keepalive=30,
-                 min_backoff=1, max_backoff=60):
+                 min_backoff=1, max_backoff=60, on_refused=None):
         host, port, tls = parse_url(url)
         ssl = None
         if tls:
@@ -25,6 +25,9 @@ class MqttTransport:
 
             ssl = ssl_module.SSLContext(ssl_module.PROTOCOL_TLS_CLIENT)
         self.topics = topics
+        self.on_refused_cb = on_refused
+        # Set when the broker refused the key on a reconnect (rotated or deleted): retrying cannot help.
+        self.dead = None
         self.on_connect_cb = on_connect
         self.keepalive = keepalive
         self.min_backoff = min_backoff
@@ -42,7 +45,7 @@ class MqttTransport:
         except MQTTException as e:
             code = e.args[0] if e.args else None
             if code in (4, 5):
-                raise Unauthorized("MQTT connection refused (CONNACK %s)" % code, "not_authorized")
+                raise Unauthorized("MQTT connection refused (CONNACK %s)" % code, "not_authorized", 401)
             raise SentinelError("MQTT connection refused (CONNACK %s)" % code, "connack_refused")
         for t in self.topics:
             self.client.subscribe(t, SUBSCRIBE_QOS)
@@ -73,6 +76,13 @@ class MqttTransport:
             if self.retry_at is not None and elapsed_ms(self.retry_at) >= 0:
                 try:
                     self._open(10)
+                except Unauthorized as e:
+                    # The key was rotated or deleted: retrying cannot help; stop and tell the device.
+                    self._lost()
+                    self.retry_at = None
+                    self.dead = e
+                    if self.on_refused_cb is not None:
+                        self.on_refused_cb(e)
                 except (OSError, SentinelError):
                     self._lost()
             return

@@ -16,10 +16,13 @@ from .framing import parse_url
 
 class MqttTransport:
     def __init__(self, client_id, username, password, url, topics, on_message, on_connect, keepalive=30,
-                 min_backoff=1, max_backoff=60):
+                 min_backoff=1, max_backoff=60, on_refused=None):
         self.topics = topics
         self.on_message_cb = on_message
         self.on_connect_cb = on_connect
+        self.on_refused_cb = on_refused
+        # Set when the broker refused the key on a reconnect (rotated or deleted): retrying cannot help.
+        self.dead = None
         self.host, self.port, tls = parse_url(url)
         self.keepalive = keepalive
         self.connected = False
@@ -38,6 +41,12 @@ class MqttTransport:
     def _on_connect(self, client, userdata, flags, reason_code, properties):
         if reason_code.is_failure:
             self._refused = reason_code
+            if self._first.is_set() and _not_authorized(reason_code):
+                # A reconnect refused for the key (rotated or deleted): stop retrying and tell the device.
+                self.dead = Unauthorized("MQTT connection refused on reconnect: %s (the key was rotated or deleted)" % reason_code, "not_authorized", 401)
+                client.disconnect()
+                if self.on_refused_cb is not None:
+                    self.on_refused_cb(self.dead)
             self._first.set()
             return
         client.subscribe([(t, SUBSCRIBE_QOS) for t in self.topics])
@@ -60,8 +69,8 @@ class MqttTransport:
         if self._refused is not None:
             self.close()
             reason = "MQTT connection refused: %s" % self._refused
-            if self._refused.value in (0x04, 0x05, 0x86, 0x87, 134, 135):
-                raise Unauthorized(reason, "not_authorized")
+            if _not_authorized(self._refused):
+                raise Unauthorized(reason, "not_authorized", 401)
             raise SentinelError(reason, "connack_refused")
 
     def publish(self, topic, payload, retain=False):
@@ -77,3 +86,8 @@ class MqttTransport:
             self.client.disconnect()
         finally:
             self.client.loop_stop()
+
+
+def _not_authorized(reason_code):
+    """CONNACK 4/5 (MQTT 3.1.1: bad user name or password, not authorised), 0x86/0x87 as MQTT 5 spells them."""
+    return reason_code.value in (0x04, 0x05, 0x86, 0x87)

@@ -98,3 +98,25 @@ def test_errors_a_device_can_act_on():
     with pytest.raises(Unauthorized):
         dev.connect()
     assert not dev.connected
+
+
+def test_a_key_rotated_while_connected_is_reported_and_reconnecting_stops():
+    # An outside probe: the library retried the dead key forever; publish() said NotConnected and
+    # the error handler never heard of it.
+    env = stack_env()
+    (d,) = new_devices(1)
+    dev = Device(d["apiKey"], env["base_url"])
+    errors = []
+    dev.error_handler(errors.append)
+    dev.connect()
+    try:
+        status, _ = call("POST", "/api/entities/%s/keys/rotate" % d["name"], env["account_key"])
+        assert status == 200
+        wait_for(lambda: any(isinstance(e, Unauthorized) for e in errors), what="Unauthorized in the error handler")
+        assert not dev.connected
+        err = [e for e in errors if isinstance(e, Unauthorized)][0]
+        assert (err.status, err.code) == (401, "not_authorized")
+        with pytest.raises(Unauthorized):
+            dev.publish({"t": 1})
+    finally:
+        dev.close()

@@ -73,3 +73,19 @@ def test_multipart_body_parses():
     assert parts["tags"].get_content() == '["a"]'
     assert parts["file"].get_payload(decode=True) == b"\x00\x01\r\n--x"
     assert parts["file"].get_filename() == "we_ird.bin"
+
+
+def test_inbound_shapes_the_service_never_sends_are_refused_as_not_a_message():
+    # An outside probe's fake broker: these escaped the library's guard and ended paho's loop.
+    with pytest.raises(ValueError):
+        decode_inbound(b'{"msg_type": "error", "data": "oops"}')
+    with pytest.raises(ValueError):
+        decode_inbound(b'{"msg_type": "publish", "tags": 5}')
+
+
+def test_encode_is_compact_utf8_and_refuses_nan():
+    from sentinel_device.framing import encode
+
+    assert encode({"msg_type": "publish", "data": {"s": "é"}}) == '{"msg_type":"publish","data":{"s":"é"}}'
+    with pytest.raises(ValueError):
+        encode({"msg_type": "publish", "data": {"t": float("nan")}})

@@ -57,6 +57,20 @@ def test_publish_over_http_and_its_local_checks(fake_service, device):
     assert json.loads(fake_service.requests[-1]["body"]) == {"msg_type": "heartbeat", "data": {"mem_free": 1024}}
 
 
+def test_the_5_kb_check_counts_bytes_as_the_service_does(fake_service, device):
+    # An outside probe: 5,000 bytes of UTF-8 text were counted as 15,009 (escaped), 500 small keys
+    # (4,501 bytes compact) as 5,500, and refused though the service takes them. Here 450 keys:
+    # 4,841 bytes compact, 5,740 as counted before.
+    fake_service.routes[("POST", "/api/entities/message")] = lambda req: (200, {}, {"code": 200, "content": "m"})
+    assert device.publish({"s": "\u00e9" * 2500}) == "m"
+    assert device.publish({"k%03d" % i: i for i in range(450)}) == "m"
+    with pytest.raises(PayloadTooLarge):
+        device.publish({"s": "\u00e9" * 2600})
+    # NaN is not JSON: refused here, not by the service later.
+    with pytest.raises(ValueError):
+        device.publish({"t": float("nan")})
+
+
 def test_429_waits_for_retry_after_then_succeeds(fake_service, device, monkeypatch):
     slept = []
     monkeypatch.setattr(sd_http, "sleep", slept.append)

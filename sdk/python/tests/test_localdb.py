@@ -60,3 +60,32 @@ def test_outbox_is_ordered_bounded_and_drops_the_oldest_with_a_warning(tmp_path)
     box.add({"seq": 9})
     assert db.query(USER) == []
     assert json.load(open(tmp_path / "q.json"))[OUTBOX]
+
+
+def test_threads_writing_at_once_keep_the_file_whole(tmp_path):
+    # An outside probe: db_put from the app thread while the outbox drained on its own thread broke
+    # the rewrite (dictionary changed size, a missing .tmp) and killed the drain thread.
+    import threading
+
+    path = str(tmp_path / "db.json")
+    db = LocalDB(path)
+    errors = []
+
+    def writer(table, n):
+        try:
+            for i in range(n):
+                key = db.put(table, {"i": i, "pad": "x" * 50})
+                if table == OUTBOX and i % 2:
+                    db.delete(table, key)
+        except Exception as e:  # noqa: BLE001 - any exception is the failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(t, 150)) for t in (USER, USER, OUTBOX, OUTBOX)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    again = LocalDB(path)
+    assert again.count(USER) == 300
+    assert again.count(OUTBOX) == 150
