@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody } from './app';
 
 const ANSWERS: Record<string, { status: number; code: string; message: string }> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', message: 'The request was not received in time; the connection is closed' },
@@ -19,7 +18,8 @@ const ANSWERS: Record<string, { status: number; code: string; message: string }>
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }): void {
   if (err.code !== 'ECONNRESET' && socket.writable && !socket.bytesWritten) {
     const a = ANSWERS[err.code ?? ''] ?? { status: 400, code: 'bad_request', message: 'The request is not valid HTTP' };
-    const body = JSON.stringify(errorBody('system', randomUUID(), a.message, a.code, {}));
+    // The scanning shape (app.ts errorBody): no route, so no dialect of its own.
+    const body = JSON.stringify({ error: a.message, requestId: randomUUID(), code: a.code });
     socket.write(`HTTP/1.1 ${a.status} ${STATUS_CODES[a.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy();
