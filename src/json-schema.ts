@@ -38,15 +38,45 @@ ajvQuery.addFormat('date-time', dateTime);
  * every account for seconds to hours. RE2 refuses what it cannot run in linear time
  * (backreferences, lookaround): such a schema is refused when it is saved, with RE2's reason.
  */
-const re2: RegExpEngine = Object.assign(
-  // ajv keys compiled patterns by their toString(): RE2JS answers its pattern, so two patterns never share one.
-  (pattern: string) => RE2JS.compile(pattern),
-  { code: 'require("re2js").RE2JS.compile' },
-);
+/**
+ * RE2 runs in time linear in the input but also in the size of the compiled program, and that work
+ * is synchronous: an outside probe's validation rule with one pattern of twenty `(?:[ab]{0,1000})`
+ * (40,000 instructions) held the event loop 2.3 s per 4 KB message. A pattern compiles to at most
+ * this many RE2 instructions (an e-mail pattern is 13, a semver one 65); `patternBudget` bounds
+ * the sum over one ajv instance's patterns (a validation service's rules together).
+ */
+export const MAX_PATTERN_INSTRUCTIONS = 1_000;
 
-/** An ajv for schemas that users supply: their patterns on RE2 (see above), formats as ours. */
-export function userSchemaAjv(options: Options = {}): Ajv {
-  const a = new Ajv({ strict: false, ...options, code: { ...options.code, regExp: re2 } });
+/** RE2 instructions of a compiled pattern (re2js's program; undefined if its shape ever changes). */
+const instructionsOf = (r: RE2JS): number | undefined =>
+  (r as unknown as { re2Input?: { prog?: { inst?: unknown[] } } }).re2Input?.prog?.inst?.length;
+
+function re2Engine(budget?: { total: number }): RegExpEngine {
+  let spent = 0;
+  return Object.assign(
+    // ajv keys compiled patterns by their toString(): RE2JS answers its pattern, so two patterns never share one.
+    (pattern: string) => {
+      const r = RE2JS.compile(pattern);
+      const n = instructionsOf(r) ?? 0;
+      if (n > MAX_PATTERN_INSTRUCTIONS) {
+        throw new Error(`pattern ${JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 80)}…` : pattern)} compiles to ${n} RE2 instructions; at most ${MAX_PATTERN_INSTRUCTIONS} (large counted repetitions such as {0,1000} cost the most)`);
+      }
+      spent += n;
+      if (budget && spent > budget.total) {
+        throw new Error(`the patterns together compile to more than ${budget.total} RE2 instructions (each message is checked against all of them)`);
+      }
+      return r;
+    },
+    { code: 'require("re2js").RE2JS.compile' },
+  );
+}
+
+/**
+ * An ajv for schemas that users supply: their patterns on RE2 (see above), formats as ours.
+ * `patternBudget`: the most RE2 instructions all patterns compiled by this instance may take.
+ */
+export function userSchemaAjv(options: Options = {}, patternBudget?: { total: number }): Ajv {
+  const a = new Ajv({ strict: false, ...options, code: { ...options.code, regExp: re2Engine(patternBudget) } });
   addFormats(a);
   a.addFormat('date-time', dateTime);
   return a;

@@ -13,6 +13,12 @@ import type { ActionResult, ServiceDefinitions, ServiceDoc, ValidationOutcome } 
 interface CompiledService { version: number; rules: Array<{ name: string; validate: ValidateFunction }> }
 
 const MAX_CACHED_SERVICES = 1_000;
+/**
+ * RE2 instructions all of a service's patterns may compile to together (json-schema.ts): every
+ * message of an entity with the service runs all of them, on the event loop. At this bound a 5 KB
+ * message costs tens of milliseconds at worst.
+ */
+export const SERVICE_PATTERN_BUDGET = 4_000;
 
 
 export class ServiceValidator {
@@ -24,7 +30,7 @@ export class ServiceValidator {
   compile(rules: ServiceRule[], version = 0): CompiledService {
     // One ajv per service version: ajv keeps every schema it compiled, so a shared instance
     // would grow with every edit of every service. Patterns run on RE2 (json-schema.ts).
-    const ajv = userSchemaAjv({ allErrors: true });
+    const ajv = userSchemaAjv({ allErrors: true }, { total: SERVICE_PATTERN_BUDGET });
     const names = new Set<string>();
     const compiled: CompiledService = { version, rules: [] };
     for (const rule of rules) {

@@ -76,6 +76,24 @@ describe('compile', () => {
     expect(e.message).toMatch(/^rule "bad rule" is not a valid JSON Schema: /);
   });
 
+  // Found by an outside probe: one pattern of twenty (?:[ab]{0,1000}) (40,000 RE2 instructions)
+  // held the event loop 2.3 s per 4 KB message, for every account.
+  test('a pattern too large for RE2 to run cheaply, or patterns too large together, are a 400 naming the rule', () => {
+    const v = new ServiceValidator(fakeStore().store);
+    const huge = { name: 'huge', schema: { type: 'object', properties: { s: { type: 'string', pattern: `^${'(?:[ab]{0,1000})'.repeat(20)}$` } } } };
+    const e = thrown(() => v.compile([tempRule, huge]));
+    expect(e.status).toBe(400);
+    expect(e.message).toMatch(/^rule "huge" is not a valid JSON Schema: pattern .* compiles to \d+ RE2 instructions; at most 1000/);
+    // Each of these is allowed alone (about 800 instructions); six of them together are not.
+    const medium = (i: number) => ({ name: `m${i}`, schema: { type: 'object', properties: { [`s${i}`]: { type: 'string', pattern: `^${'(?:[ab]{0,100})'.repeat(4)}x${i}$` } } } });
+    expect(() => v.compile([medium(0)])).not.toThrow();
+    const together = thrown(() => v.compile([0, 1, 2, 3, 4, 5].map(medium)));
+    expect(together.message).toMatch(/together compile to more than 4000 RE2 instructions/);
+    // Everyday patterns are far below the bounds.
+    const everyday = { name: 'ids', schema: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' }, mail: { type: 'string', pattern: '^[^@]+@[^@]+\\.[a-z]{2,}$' } } } };
+    expect(() => v.compile([tempRule, everyday])).not.toThrow();
+  });
+
   test('two rules declaring the same $id do not collide across services (one ajv per compile)', () => {
     const v = new ServiceValidator(fakeStore().store);
     const rule = { name: 'a', schema: { $id: 'https://example.com/s', type: 'object' } };
