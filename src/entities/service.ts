@@ -9,13 +9,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../accounts/audit';
 import { newEntityKeyId, resourcePathOf, sha256Hex, signEntityKey } from '../accounts/keys';
-import { planOf } from '../accounts/plans';
+import { FIXED_LIMITS, planOf } from '../accounts/plans';
 import { ENTITY_NAME_RE } from '../accounts/service';
 import type { AccountService } from '../accounts/service';
 import type { AccountDoc } from '../accounts/records';
 import type { Secrets } from '../secrets';
 import { isDuplicateKey } from '../storage/errors';
-import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors';
+import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
 import type { EntityChanges, EntityDoc, EntityStore } from './records';
 import type { BulkRequest, EntityPatch } from './schemas';
 
@@ -44,6 +44,20 @@ export interface BulkEntryResult { name: string; status: 'created' | 'failed'; a
 export interface EntityInbox { purgeInbox(accountId: string, entityName: string): Promise<void> }
 /** Validation services an entity may be assigned (messaging/records.ts). */
 export interface ValidationServices { findService(accountId: string, id: string): Promise<unknown> }
+
+/**
+ * Metadata is bounded by its stored size: bulk registration copies one request's metadata into up
+ * to 1,000 entities (an outside probe stored 25 MB from one 259 KB request, and a 77 MB entity
+ * list followed). 413 naming the size; nothing is created or changed.
+ */
+function checkMetadataSize<T>(metadata: T): T {
+  if (metadata === undefined) return metadata;
+  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+  if (bytes > FIXED_LIMITS.entityMetadataBytes) {
+    throw new PayloadTooLargeError(`metadata is ${bytes} bytes as JSON; at most ${FIXED_LIMITS.entityMetadataBytes}`, { limit: FIXED_LIMITS.entityMetadataBytes });
+  }
+  return metadata;
+}
 
 export class EntityService {
   constructor(private readonly deps: {
@@ -101,6 +115,7 @@ export class EntityService {
    * fails the remaining entries, not the batch), then writes one audit entry for the batch.
    */
   async bulkRegister(account: AccountDoc, req: BulkRequest, actor: Actor): Promise<{ created: number; failed: number; results: BulkEntryResult[] }> {
+    checkMetadataSize(req.metadata);
     let entries: Array<{ name: string; tags?: string[] }>;
     let mode: 'entities' | 'count';
     if (req.entities) {
@@ -168,7 +183,7 @@ export class EntityService {
     }
     const set: EntityChanges = {};
     if (patch.tags !== undefined) set.tags = patch.tags;
-    if (patch.metadata !== undefined) set.metadata = patch.metadata;
+    if (patch.metadata !== undefined) set.metadata = checkMetadataSize(patch.metadata);
     if (patch.role !== undefined) set.role = await this.deps.accounts.validateRole(account, patch.role);
     if (typeof patch.service === 'string') set.serviceId = patch.service;
     const e = await this.deps.store.updateEntity(account._id, name, set, patch.service === null ? ['serviceId'] : []);

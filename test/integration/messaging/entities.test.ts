@@ -86,6 +86,15 @@ describe('entity management', () => {
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'm1', tags: ['t1'], metadata: { room: 'lab' } });
     expect((await api('GET', '/api/entities/m1', { key: f.apiKey })).body.tags).toEqual(['t1']);
+    // Metadata is at most 16 KB as JSON, by PATCH and by bulk registration (which copies it to
+    // every entity: an outside probe stored 25 MB from one request).
+    const big = { blob: 'x'.repeat(17 * 1024) };
+    const tooBig = await api('PATCH', '/api/entities/m1', { key: f.apiKey, body: { metadata: big } });
+    expect([tooBig.status, tooBig.body.code]).toEqual([413, 'payload_too_large']);
+    expect((await api('GET', '/api/entities/m1', { key: f.apiKey })).body.metadata).toEqual({ room: 'lab' });
+    const bulk = await api('POST', '/api/entities/bulk', { key: f.apiKey, body: { count: 3, prefix: 'meta', metadata: big } });
+    expect([bulk.status, bulk.body.code]).toEqual([413, 'payload_too_large']);
+    expect((await api('GET', '/api/entities/meta-1', { key: f.apiKey })).status).toBe(404);
     expect((await api('PATCH', '/api/entities/m1', { key: f.apiKey, body: { role: 'operator' } })).body).toMatchObject({ code: 'plan_required', feature: 'custom_roles' });
     for (const [method, path] of [['GET', '/api/entities/m1'], ['PATCH', '/api/entities/m1'], ['DELETE', '/api/entities/m1'], ['POST', '/api/entities/m1/keys/rotate']]) {
       const r = await api(method, path, { key: other.apiKey, ...(method === 'PATCH' ? { body: { tags: [] } } : {}) });
