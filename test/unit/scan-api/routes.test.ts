@@ -125,6 +125,8 @@ function setup(plan: 'free' | 'pro' = 'free') {
       }),
       // The real rule: the route applies the service's limit while streaming.
       fileSizeLimit: ScanService.prototype.fileSizeLimit,
+      // Entitlement and quota before the upload: nothing refused here (scan-api service tests cover it).
+      refuseBeforeUpload: jest.fn(async () => undefined),
     },
   };
   registerScanRoutes(registry as unknown as RouteRegistry, services as unknown as { scans: ScanService });
