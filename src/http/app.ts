@@ -38,6 +38,19 @@ export function createApp(opts: {
 }): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   const log = opts.logger.child({ component: 'http' });
+  // Errors after the answer has started (a streamed export the client hung up on) reach Koa's
+  // default handler, which printed raw multi-line stacks beside the JSON log: an outside probe's
+  // aborted downloads wrote two per abort. A client that went away is not a server error.
+  // Koa reports a failed stream twice (the pipe's end and the response's): one line per error.
+  const reported = new WeakSet<object>();
+  app.on('error', (err: NodeJS.ErrnoException, ctx?: Koa.Context) => {
+    if (reported.has(err)) return;
+    reported.add(err);
+    const clientGone = err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNABORTED';
+    const fields = { err, path: ctx?.path, requestId: (ctx?.state as AppState | undefined)?.requestId };
+    if (clientGone) log.debug(fields, 'client went away while the answer was being sent');
+    else log.error(fields, 'error after the answer started');
+  });
   // A route sets its own dialect when it runs. When none ran (404, 405), the dialect of a path some
   // route is registered on still comes from that route (GET /api/account/notifications is
   // messaging although it sits under /api/account); other paths fall back to the prefix. Only

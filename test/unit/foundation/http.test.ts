@@ -8,6 +8,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { createApp, dialectOfPath, errorBody } from '../../../src/http/app';
@@ -69,6 +70,14 @@ beforeAll(async () => {
   route({ method: 'PATCH', path: '/api/entities/t/echo', dialect: 'messaging', body: { schema: { type: 'object' }, maxBytes: 1024 }, handler: echo });
   route({ method: 'POST', path: '/api/scan/t/echo', dialect: 'scan', body: { schema: { type: 'object', required: ['payload'], properties: { payload: { type: 'string' } }, additionalProperties: false }, maxBytes: 1024 }, handler: echo });
   route({ method: 'POST', path: '/api/entities/t/big', dialect: 'messaging', body: { schema: {}, maxBytes: 4 << 20 }, handler: echo });
+  for (const code of ['ECONNRESET', 'EBOOM']) {
+    route({ method: 'GET', path: `/api/entities/t/stream-${code}`, dialect: 'messaging', handler: async (ctx) => {
+      const body = new Readable({ read() {} });
+      body.push('{"rows": [');
+      setTimeout(() => body.destroy(Object.assign(new Error(`stream failed ${code}`), { code })), 20);
+      ctx.body = body;
+    } });
+  }
   route({ method: 'GET', path: '/api/entities/t/:name', dialect: 'messaging', handler: async (ctx) => { ctx.body = { name: ctx.params.name }; } });
   route({ method: 'POST', path: '/api/entities/t/authed', dialect: 'messaging', auth: 'account', rate: 'account-messaging', body: { schema: { type: 'object' }, maxBytes: 64 }, handler: echo });
 
@@ -480,5 +489,32 @@ describe('JSON bodies', () => {
     // Numbers only when asked (the message pipeline): routes leave them to their schemas.
     expect(() => checkJsonShape({ a: [1, Infinity] })).not.toThrow();
     expect(() => checkJsonShape({ a: [1, { b: Infinity }] }, { numbers: true })).toThrow(/^a\[1\]\.b must be a finite number/);
+  });
+});
+
+// Found by an outside probe: an aborted export wrote raw multi-line stacks (Koa's default handler)
+// beside the JSON log. Errors after the answer started now go to the log as one JSON line; a
+// client that went away is only a debug line.
+describe('errors after the answer started', () => {
+  const fetchPartial = (path: string) => new Promise<void>((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path }, (res) => {
+      res.on('data', () => undefined);
+      res.on('error', () => resolve());
+      res.on('close', () => resolve());
+    });
+    req.on('error', () => resolve());
+  });
+  const waitLog = async (pred: (l: Record<string, unknown>) => boolean) => {
+    for (let i = 0; i < 100 && !logLines.some(pred); i++) await new Promise((r) => setTimeout(r, 20));
+    return logLines.find(pred);
+  };
+
+  it('a client that went away is a debug line; another stream error an error line; both JSON', async () => {
+    await fetchPartial('/api/entities/t/stream-ECONNRESET');
+    const gone = await waitLog((l) => l.msg === 'client went away while the answer was being sent');
+    expect(gone).toMatchObject({ level: 20, path: '/api/entities/t/stream-ECONNRESET' });
+    await fetchPartial('/api/entities/t/stream-EBOOM');
+    const failed = await waitLog((l) => l.msg === 'error after the answer started');
+    expect(failed).toMatchObject({ level: 50, path: '/api/entities/t/stream-EBOOM' });
   });
 });
