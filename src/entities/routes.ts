@@ -22,6 +22,8 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
     handler: async (ctx) => {
       const p = principalOf(ctx);
       ctx.body = await s.entities.bulkRegister(p.account, bodyOf<BulkRequest>(ctx), actorOf(p));
+      // Keys shown once: no cache on the way may keep a copy.
+      ctx.set('Cache-Control', 'no-store');
     },
   });
 
@@ -70,6 +72,7 @@ export function registerEntityRoutes(r: RouteRegistry, s: { entities: EntityServ
     handler: async (ctx) => {
       const p = principalOf(ctx);
       ctx.body = await s.entities.rotateKey(p.account._id, ctx.params.name, actorOf(p));
+      ctx.set('Cache-Control', 'no-store');
     },
   });
 }

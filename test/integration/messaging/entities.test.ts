@@ -26,6 +26,8 @@ describe('bulk registration', () => {
     const acct = await newAccount('standard');
     const r = await api('POST', '/api/entities/bulk', { key: acct.apiKey, body: { count: 500, prefix: 'cam', tags: ['site-a'], metadata: { floor: 2 } } });
     expect(r.status).toBe(200);
+    // Keys shown once: no cache may keep them (an outside probe found no Cache-Control).
+    expect(r.headers.get('cache-control')).toBe('no-store');
     expect(r.body.created).toBe(500);
     expect(r.body.failed).toBe(0);
     const results = r.body.results as Json[];
@@ -110,6 +112,7 @@ describe('entity management', () => {
     const old = f.devices.r1.apiKey;
     expect((await api('GET', '/api/entities/me', { key: old })).status).toBe(200);
     const rot = await api('POST', '/api/entities/r1/keys/rotate', { key: f.apiKey });
+    expect(rot.headers.get('cache-control')).toBe('no-store');
     expect(rot.status).toBe(200);
     expect(rot.body).toMatchObject({ name: 'r1', resourcePath: f.devices.r1.resourcePath, apiKeyId: expect.any(String), apiKey: expect.any(String) });
     expect(rot.body.apiKeyId).not.toBe(f.devices.r1.apiKeyId);
