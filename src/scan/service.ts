@@ -106,6 +106,15 @@ export function publicResult(analysis: AnalysisResult, meta: { scanId: string; r
 }
 
 
+/** scheme://host[:port] of a URL, for logs; '(invalid URL)' when it does not parse. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
 const quotaUsedUp = (tier: PlanTier): QuotaExceededError => {
   const plan = planOf(tier);
   return new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
@@ -298,7 +307,9 @@ export class ScanService {
     if (!(await this.store.claimWebhook(scanId, new Date()))) return { sent: false, error: 'already sent' };
     const body = Buffer.from(JSON.stringify(webhookPayload(scan.result as unknown as ScanResult, scan.completedAt ?? new Date())));
     const outcome = await deliverWebhook(target, body, scan.requestId, { timeoutMs: this.opts.webhookTimeoutMs, allowHosts: this.opts.allowHosts });
-    const log = { scanId, url: target.url, status: outcome.status, ms: outcome.ms, error: outcome.error };
+    // The target's origin only: receivers keep credentials in the path or query (?token=, Slack-style
+    // /services/T/B/SECRET), and those do not belong in operators' logs (the span leaves the URL out too).
+    const log = { scanId, target: originOf(target.url), status: outcome.status, ms: outcome.ms, error: outcome.error };
     if (outcome.ok) this.logger.info(log, 'webhook delivered');
     else this.logger.warn(log, 'webhook delivery failed (not retried)');
     return { sent: outcome.ok, status: outcome.status, error: outcome.error };

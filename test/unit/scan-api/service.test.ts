@@ -335,6 +335,17 @@ describe('ScanService.sendWebhook (at most once)', () => {
     expect(store.claims.size).toBe(0);
   });
 
+  // Found by an outside probe: the full URL (path and query, where receivers keep their token) was logged.
+  it('logs the webhook target by its origin only', async () => {
+    const target: WebhookTarget = { url: 'http://10.0.0.1:8080/services/T0/B0/SECRETPATH?token=SECRETQUERY', authType: 'none', headers: {} };
+    const { svc, logger } = setup({ profile: profile({ webhook: WEBHOOK }), target });
+    const out = await svc.scan({ account: account('starter'), requestId: 'r', content: Buffer.from('x'), name: 'x', scanType: 'file' });
+    await svc.sendWebhook((out as { result: ScanResult }).result.scanId);
+    const logged = JSON.stringify([...logger.warn.mock.calls, ...logger.info.mock.calls]);
+    expect(logged).toContain('"target":"http://10.0.0.1:8080"');
+    expect(logged).not.toMatch(/SECRETPATH|SECRETQUERY/);
+  });
+
   it('no profile webhook: nothing claimed', async () => {
     const { svc, store } = setup({ profile: profile() });
     const out = await svc.scan({ account: account('starter'), requestId: 'r', content: Buffer.from('x'), name: 'x', scanType: 'file' });
