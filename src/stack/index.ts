@@ -10,7 +10,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { ManagedChild, killStaleChild, STOP_GRACE_MS } from './child';
 import { clamdCommand, findClamd, prepareSignatureDir, writeClamdConf } from './clamd';
-import { sleep, waitForTcp } from './net';
+import { portTaken, sleep, waitForTcp } from './net';
 import type { StackLogger } from './types';
 
 export { findFreePort, waitForTcp } from './net';
@@ -93,6 +93,23 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
   // A previous run that was killed with SIGKILL may have left children holding ports and files.
   await Promise.all((['mongo', 'blobs', 'temporal', 'clamd'] as const).map((p) => killStaleChild(dataDir, p, logger)));
+
+  // Each child's ports must be free before it starts. A child that cannot bind exits, but the
+  // readiness probe asks whatever listens on the port: an outside probe's second service came up
+  // `ready` on another service's Temporal, whose workflow tasks its worker then took and failed
+  // ("Account not found"), and on another service's clamd.
+  const wanted: Array<[StackPart, number, string]> = [
+    ...(opts.mongo ? [['mongo', opts.mongo.port, 'MONGO_PORT'] as [StackPart, number, string]] : []),
+    ...(opts.blobs ? [['blobs', opts.blobs.port, 'MONGO_BLOB_PORT'] as [StackPart, number, string]] : []),
+    ...(opts.temporal ? [['temporal', opts.temporal.port, 'TEMPORAL_PORT'], ['temporal', opts.temporal.uiPort, 'TEMPORAL_UI_PORT']] as Array<[StackPart, number, string]> : []),
+    ...(opts.clamd && findClamd() ? [['clamd', opts.clamd.port, 'CLAMD_PORT'] as [StackPart, number, string]] : []),
+  ];
+  for (const [part, port, setting] of wanted) {
+    if (await portTaken(HOST, port)) {
+      throw new StackStartError(part, path.join(dataDir, 'logs', `${part}.log`),
+        `${part} cannot start: ${HOST}:${port} is in use by another process (another service's ${part}?); set ${setting} to a free port${part === 'temporal' ? ', or TEMPORAL_ADDRESS to use that Temporal on purpose' : part === 'clamd' ? ', or CLAMD_HOST/CLAMD_PORT to use that clamd on purpose' : ''}`);
+    }
+  }
 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.readyTimeoutMs };
   const children: ManagedChild[] = [];

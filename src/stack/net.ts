@@ -40,3 +40,13 @@ export function canConnect(host: string, port: number, timeoutMs = 1000): Promis
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Whether something already listens on host:port (a bind attempt answers EADDRINUSE). */
+export function portTaken(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+    server.once('listening', () => server.close(() => resolve(false)));
+    server.listen(port, host);
+  });
+}

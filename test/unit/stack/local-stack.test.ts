@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { Connection } from '@temporalio/client';
-import { findFreePort, startLocalStack, waitForTcp, type LocalStack, type StackLogger } from '../../../src/stack';
+import { findFreePort, StackStartError, startLocalStack, waitForTcp, type LocalStack, type StackLogger } from '../../../src/stack';
 import { canConnect, sleep } from '../../../src/stack/net';
 import { findClamd } from '../../../src/stack/clamd';
 import { CLAMD_INSTALL, requireTool } from '../../support/tools';
@@ -229,14 +229,22 @@ describe('local stack', () => {
     expect(await canConnect('127.0.0.1', port)).toBe(false);
   });
 
-  test('fails with the log path when a port is taken', async () => {
+  // Found by an outside probe: a child that could not bind exited, but the readiness probe asked
+  // whatever listened on the port, and a second service came up on another service's Temporal.
+  test.each([
+    ['mongo', 'MONGO_PORT', (port: number) => ({ mongo: { port } })],
+    ['temporal', 'TEMPORAL_PORT', (port: number) => ({ temporal: { port, uiPort: 1, namespace: 'default' } })],
+  ] as const)('a taken %s port fails the start before anything is launched, naming %s', async (part, setting, parts) => {
     const blocker = net.createServer().listen(0, '127.0.0.1');
     await new Promise((r) => blocker.once('listening', r));
     const port = (blocker.address() as net.AddressInfo).port;
-    const dataDir = path.join(tmp, 'taken');
+    const dataDir = path.join(tmp, `taken-${part}`);
     const { logger } = memoryLogger();
     try {
-      await expect(startLocalStack({ rootDir, dataDir, mongo: { port }, logger })).rejects.toThrow(path.join(dataDir, 'logs', 'mongo.log'));
+      const err = await startLocalStack({ rootDir, dataDir, ...parts(port), logger }).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(StackStartError);
+      expect((err as Error).message).toContain(`127.0.0.1:${port} is in use by another process`);
+      expect((err as Error).message).toContain(`set ${setting} to a free port`);
     } finally {
       blocker.close();
     }
