@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { AccountDoc } from '../accounts/records';
 import { FIXED_LIMITS } from '../accounts/plans';
-import { AppError, BadRequestError, NotFoundError } from '../errors';
+import { AppError, BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors';
 import { describeAjvError, parseClientJson, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { encodeUserJson, decodeUserJson } from '../storage/user-json';
@@ -138,9 +138,11 @@ export class FileService {
     try {
       await this.deps.workflows.startFileWorkflow(id);
     } catch (err) {
-      // Nothing would ever scan it: end it now rather than leave it `scanning` until it expires.
+      // Nothing would ever scan it: end it now rather than leave it `scanning` until it expires,
+      // and answer 503 (a part of the service is down), not a 500.
+      this.deps.logger.error({ err, fileId: id }, 'file transfer could not be started');
       await this.fail(id, 'The file could not be queued for scanning');
-      throw err;
+      throw new ServiceUnavailableError('File transfer is unavailable right now (its workflow service cannot be reached); the upload was not kept, retry later');
     }
     return { id, status: 'scanning', filename: received.filename || id, size: received.size, sha256: received.sha256 };
   }

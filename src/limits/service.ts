@@ -65,6 +65,14 @@ export class LimitService {
   }
 
   /** Reserves one scan of the month's quota; false when the quota is used up. Also counts the day. */
+  /** Gives back a scan reserved for work that never started (the month's and the day's count). */
+  async releaseScan(accountId: string, at: Date): Promise<void> {
+    const month = monthKey(at);
+    await this.store.incrementUsage({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'scans', -1);
+    const day = dayKey(at);
+    await this.store.incrementUsage({ _id: `${accountId}:${day}`, accountId, period: day, kind: 'day', date: day }, 'scans', -1);
+  }
+
   async reserveScan(accountId: string, monthlyQuota: number): Promise<boolean> {
     const now = this.now();
     const month = monthKey(now);

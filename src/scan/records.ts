@@ -61,6 +61,8 @@ export interface ScanRecords {
   /** Claims the webhook send of a scan; false when it was already claimed. */
   claimWebhook(scanId: string, at: Date): Promise<boolean>;
   clearUpload(scanId: string): Promise<void>;
+  /** Removes a scan that never started (its durable work could not be scheduled); idempotent. */
+  deletePendingScan(scanId: string): Promise<void>;
   /** Complete scans newest first, one page. */
   history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }>;
   /** Keeps the bytes of a deferred scan; returns their id. */

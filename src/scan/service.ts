@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountDoc } from '../accounts/records';
 import { FIXED_LIMITS, hasEntitlement, planOf, type PlanTier } from '../accounts/plans';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError } from '../errors';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, PlanRequiredError, QuotaExceededError, ServiceUnavailableError } from '../errors';
 import type { LimitService } from '../limits/service';
 import { isDuplicateKey } from '../storage/errors';
 import type { Logger } from '../log';
@@ -249,7 +249,17 @@ export class ScanService {
     if (!this.workflows) throw new Error('deferred scans need a Temporal client in this process');
     const uploadId = await this.store.saveUpload(req.name || scanId, req.content);
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'pending', uploadId, ...(req.hashes ? { uploadHashes: req.hashes } : {}) });
-    await this.workflows.startDeferredScan(scanId);
+    try {
+      await this.workflows.startDeferredScan(scanId);
+    } catch (err) {
+      // Temporal unreachable: nothing will ever complete this scan. An outside probe got a 500
+      // while the quota was charged and the record and the uploaded bytes stayed for good.
+      this.logger.error({ err, scanId }, 'deferred scan could not be started');
+      await this.store.deletePendingScan(scanId);
+      await this.store.deleteUpload(uploadId);
+      await this.limits.releaseScan(req.account._id, now);
+      throw new ServiceUnavailableError('Deferred scanning is unavailable right now (its workflow service cannot be reached); nothing was kept or charged, retry later');
+    }
     return {
       kind: 'deferred',
       envelope: {

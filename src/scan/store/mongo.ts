@@ -51,6 +51,10 @@ export class MongoScanStore implements ScanStore {
     await this.scans.updateOne({ _id: scanId }, { $unset: { uploadId: '', uploadHashes: '' } });
   }
 
+  async deletePendingScan(scanId: string): Promise<void> {
+    await this.scans.deleteOne({ _id: scanId, status: 'pending' });
+  }
+
   async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
     const filter = { accountId, status: 'complete' as const };
     const [items, total] = await Promise.all([

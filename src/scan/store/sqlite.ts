@@ -48,6 +48,10 @@ export class SqliteScanStore implements ScanStore {
     this.scans.update(scanId, ({ uploadId: _u, uploadHashes: _h, ...s }) => s);
   }
 
+  async deletePendingScan(scanId: string): Promise<void> {
+    this.scans.deleteWhere("id = ? AND status = 'pending'", [scanId]);
+  }
+
   async history(accountId: string, page: number, limit: number): Promise<{ items: StoredScan[]; total: number }> {
     const where = "account_id = ? AND status = 'complete'";
     // One read transaction: the page and the total come from the same snapshot.

@@ -133,6 +133,9 @@ class MemoryScans {
   async findScanById(id: string) { return this.scans.get(id) ?? null; }
   async findProfile(accountId: string, id: string) { const p = this.profiles.get(id); return p && p.accountId === accountId ? p : null; }
   async saveUpload(name: string, content: Buffer) { this.uploads.push({ name, size: content.length }); return 'upload-1'; }
+  deletedUploads: string[] = [];
+  async deleteUpload(id: string) { this.deletedUploads.push(id); }
+  async deletePendingScan(id: string) { if (this.scans.get(id)?.status === 'pending') this.scans.delete(id); }
   async claimWebhook(id: string) { if (this.claims.has(id)) return false; this.claims.add(id); return true; }
   async history(accountId: string, page: number, limit: number) {
     const all = [...this.scans.values()].filter((s) => s.accountId === accountId && s.status === 'complete');
@@ -142,12 +145,16 @@ class MemoryScans {
 
 const ENGINES = buildEngines({}).filter((s) => !['clamav', 'yara', 'threat_feed'].includes(s.engine.name));
 
-function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?: WebhookTarget; planNow?: PlanTier } = {}) {
+function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?: WebhookTarget; planNow?: PlanTier; temporalDown?: boolean } = {}) {
   const store = new MemoryScans();
   if (opts.profile) store.profiles.set(opts.profile._id, opts.profile);
   const reserveScan = jest.fn(async () => opts.quotaLeft ?? true);
   const starts: Array<{ type: string; workflowId: string; args: unknown[] }> = [];
-  const temporal = { workflow: { start: jest.fn(async (type: string, o: { workflowId: string; args: unknown[] }) => { starts.push({ type, workflowId: o.workflowId, args: o.args }); }) } };
+  const temporal = { workflow: { start: jest.fn(async (type: string, o: { workflowId: string; args: unknown[] }) => {
+    if (opts.temporalDown) throw new Error('14 UNAVAILABLE: No connection established');
+    starts.push({ type, workflowId: o.workflowId, args: o.args });
+  }) } };
+  const releaseScan = jest.fn(async () => undefined);
   const profiles = {
     resolve: jest.fn(async (accountId: string, id?: string) => {
       if (id) return store.findProfile(accountId, id);
@@ -158,11 +165,11 @@ function setup(opts: { profile?: ProfileDoc | null; quotaLeft?: boolean; target?
   const logger = { info: jest.fn(), warn: jest.fn(), error: jest.fn() };
   const deps: AnalyzeDeps = { clamd: { host: '127.0.0.1', port: 1 }, engines: ENGINES };
   const svc = new ScanService(
-    store as unknown as ScanStore, profiles as unknown as ProfileService, { reserveScan } as unknown as LimitService, deps,
+    store as unknown as ScanStore, profiles as unknown as ProfileService, { reserveScan, releaseScan } as unknown as LimitService, deps,
     new TemporalScanEngine(temporal as unknown as Client, 'q'),
     { allowHosts: [], webhookTimeoutMs: 500, ...(opts.planNow ? { planOf: async () => opts.planNow } : {}) }, logger as unknown as Logger,
   );
-  return { svc, store, reserveScan, starts, logger };
+  return { svc, store, reserveScan, releaseScan, starts, logger };
 }
 
 const profile = (over: Partial<ProfileDoc> = {}): ProfileDoc => ({
@@ -306,6 +313,19 @@ describe('ScanService reads', () => {
     expect(h).toMatchObject({ page: 2, limit: 2, total: 3 });
     expect(h.items).toHaveLength(1);
     expect(h.items[0]).toHaveProperty('scanId');
+  });
+});
+
+// Found by an outside probe: with Temporal unreachable a deferred scan answered 500, the quota
+// stayed charged, and the pending record and the uploaded bytes were kept for good.
+describe('ScanService.scan: deferral when the workflow service cannot be reached', () => {
+  it('answers 503, keeps nothing and gives the scan back', async () => {
+    const { svc, store, releaseScan } = setup({ temporalDown: true });
+    const e = await appErr(svc.scan({ account: account('pro'), requestId: 'r', content: Buffer.from('x'), name: 'a.txt', scanType: 'file', defer: true }));
+    expect([e.status, e.code]).toEqual([503, 'unavailable']);
+    expect(store.scans.size).toBe(0);
+    expect(store.deletedUploads).toEqual(['upload-1']);
+    expect(releaseScan).toHaveBeenCalledWith('acc-1', expect.any(Date));
   });
 });
 

@@ -38,6 +38,13 @@ forEachEngine(({ stores }) => {
     await stores().scans.deleteUpload(id);
     await stores().scans.deleteUpload(id);
     await expect(stores().scans.readUpload(id)).rejects.toThrow(/not found/);
+    // A scan whose work never started is removed; a complete one is not touched by the same call.
+    await stores().scans.insertScan(scan(acct, 5, { status: 'pending' }));
+    await stores().scans.deletePendingScan(scan(acct, 5)._id);
+    await stores().scans.deletePendingScan(scan(acct, 5)._id);
+    expect(await stores().scans.findScanById(scan(acct, 5)._id)).toBeNull();
+    await stores().scans.deletePendingScan(scan(acct, 4)._id);
+    expect(await stores().scans.findScanById(scan(acct, 4)._id)).toMatchObject({ status: 'complete' });
   });
 
   test('scan profiles: unique name, oldest first, one default, update with unset', async () => {
