@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { FIXED_LIMITS } from './accounts/plans';
-import { BadRequestError } from './errors';
+import { BadRequestError, PayloadTooLargeError } from './errors';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -168,4 +168,15 @@ export function checkJsonShape(value: unknown, opts: { numbers?: boolean } = {})
   if (!problem) return;
   if (problem.code === 'json_too_deep') throw new BadRequestError(problem.message, undefined, 'json_too_deep');
   throw new BadRequestError(`${problem.path || 'value'} ${problem.message}: a number such as 1e309 cannot be stored`, { path: problem.path }, 'number_out_of_range');
+}
+
+/**
+ * The UTF-8 size of a JSON text (as a client sent it or as it is stored): 413 `payload_too_large`
+ * with `refusal(bytes)` as the reason past `limit`, else the size. One rule for every JSON size
+ * limit: message data (5 KB), a state table (64 KB), entity metadata (16 KB).
+ */
+export function jsonBytesWithin(text: string, limit: number, refusal: (bytes: number) => string): number {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > limit) throw new PayloadTooLargeError(refusal(bytes), { limit });
+  return bytes;
 }

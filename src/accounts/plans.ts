@@ -72,6 +72,8 @@ export const FIXED_LIMITS = {
   messageBodyBytes: 64 * KB,
   /** A state table as stored (its JSON text), however it is built up: PATCH, PUT, state messages. */
   stateTableBytes: 64 * KB,
+  /** A scanned file's name (the upload's filename) or a payload's label: what results and history echo. */
+  scanNameChars: 255,
   /** An entity's metadata as stored (its JSON text), by PATCH or bulk registration (copied to each entity). */
   entityMetadataBytes: 16 * KB,
   messagingRequestsPerSecondPerKey: 50,

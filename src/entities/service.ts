@@ -15,7 +15,8 @@ import type { AccountService } from '../accounts/service';
 import type { AccountDoc } from '../accounts/records';
 import type { Secrets } from '../secrets';
 import { isDuplicateKey } from '../storage/errors';
-import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
+import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors';
+import { jsonBytesWithin } from '../json-schema';
 import type { EntityChanges, EntityDoc, EntityStore } from './records';
 import type { BulkRequest, EntityPatch } from './schemas';
 
@@ -51,10 +52,8 @@ export interface ValidationServices { findService(accountId: string, id: string)
  * list followed). 413 naming the size; nothing is created or changed.
  */
 function checkMetadataSize<T>(metadata: T): T {
-  if (metadata === undefined) return metadata;
-  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
-  if (bytes > FIXED_LIMITS.entityMetadataBytes) {
-    throw new PayloadTooLargeError(`metadata is ${bytes} bytes as JSON; at most ${FIXED_LIMITS.entityMetadataBytes}`, { limit: FIXED_LIMITS.entityMetadataBytes });
+  if (metadata !== undefined) {
+    jsonBytesWithin(JSON.stringify(metadata), FIXED_LIMITS.entityMetadataBytes, (bytes) => `metadata is ${bytes} bytes as JSON; at most ${FIXED_LIMITS.entityMetadataBytes}`);
   }
   return metadata;
 }

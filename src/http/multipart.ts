@@ -3,6 +3,7 @@
  * enforced while streaming: the request is refused with 413 the moment the file passes the
  * plan's limit, without buffering the rest.
  */
+import { FIXED_LIMITS } from '../accounts/plans';
 import type { IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { createHash } from 'node:crypto';
@@ -17,9 +18,6 @@ const MULTIPART_OVERHEAD = 64 * 1024;
  * A declared Content-Length over the limit is answered 413 now; the rest of the body is read and
  * discarded (never buffered) so the client sees the 413 instead of a reset connection.
  */
-/** A file part's filename, as a payload's `label`: what history, results and webhooks echo. */
-export const MAX_FILENAME_CHARS = 255;
-
 export function refuseDeclaredOverLimit(req: IncomingMessage, declaredLength: number, maxFileBytes: number, limitText: string): void {
   if (declaredLength > maxFileBytes + MULTIPART_OVERHEAD) {
     req.resume();
@@ -129,9 +127,9 @@ export function streamMultipartUpload<T>(
         return;
       }
       filename = info.filename ?? '';
-      if (filename.length > MAX_FILENAME_CHARS) {
+      if (filename.length > FIXED_LIMITS.scanNameChars) {
         stream.resume();
-        fail(new BadRequestError(`The file part's filename is ${filename.length} characters; at most ${MAX_FILENAME_CHARS} (as a payload's label)`, undefined, 'invalid_upload'));
+        fail(new BadRequestError(`The file part's filename is ${filename.length} characters; at most ${FIXED_LIMITS.scanNameChars} (as a payload's label)`, undefined, 'invalid_upload'));
         return;
       }
       mimeType = info.mimeType ?? '';

@@ -13,6 +13,16 @@ export const dayKey = (d: Date): string => d.toISOString().slice(0, 10);
 export const startOfNextMonthUtc = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 
 
+/** The usage documents of an account's month and day at `at`. */
+const monthUsage = (accountId: string, at: Date) => {
+  const month = monthKey(at);
+  return { _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' as const };
+};
+const dayUsage = (accountId: string, at: Date) => {
+  const day = dayKey(at);
+  return { _id: `${accountId}:${day}`, accountId, period: day, kind: 'day' as const, date: day };
+};
+
 export class LimitService {
   private lastSweep = 0;
   /** Hits on one window document: one `$inc` of their sum while an update of it is in flight. */
@@ -65,22 +75,18 @@ export class LimitService {
   }
 
   /** Reserves one scan of the month's quota; false when the quota is used up. Also counts the day. */
-  /** Gives back a scan reserved for work that never started (the month's and the day's count). */
-  async releaseScan(accountId: string, at: Date): Promise<void> {
-    const month = monthKey(at);
-    await this.store.incrementUsage({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'scans', -1);
-    const day = dayKey(at);
-    await this.store.incrementUsage({ _id: `${accountId}:${day}`, accountId, period: day, kind: 'day', date: day }, 'scans', -1);
-  }
-
   async reserveScan(accountId: string, monthlyQuota: number): Promise<boolean> {
     const now = this.now();
-    const month = monthKey(now);
-    const used = await this.store.incrementUsageBounded({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'scans', 1, monthlyQuota);
+    const used = await this.store.incrementUsageBounded(monthUsage(accountId, now), 'scans', 1, monthlyQuota);
     if (used === undefined) return false;
-    const day = dayKey(now);
-    await this.store.incrementUsage({ _id: `${accountId}:${day}`, accountId, period: day, kind: 'day', date: day }, 'scans', 1);
+    await this.store.incrementUsage(dayUsage(accountId, now), 'scans', 1);
     return true;
+  }
+
+  /** Gives back a scan reserved at `at` for work that never started (the month's and the day's count). */
+  async releaseScan(accountId: string, at: Date): Promise<void> {
+    await this.store.incrementUsage(monthUsage(accountId, at), 'scans', -1);
+    await this.store.incrementUsage(dayUsage(accountId, at), 'scans', -1);
   }
 
   /**
@@ -89,8 +95,7 @@ export class LimitService {
    * responses): always counted, since those keep flowing past the limit.
    */
   async addMessagingBytes(accountId: string, bytes: number, max?: number): Promise<{ allowed: boolean; used: number }> {
-    const month = monthKey(this.now());
-    const doc = { _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' as const };
+    const doc = monthUsage(accountId, this.now());
     if (max === undefined) return { allowed: true, used: await this.store.incrementUsage(doc, 'messagingBytes', bytes) };
     const used = await this.store.incrementUsageBounded(doc, 'messagingBytes', bytes, max);
     if (used !== undefined) return { allowed: true, used };
@@ -104,20 +109,17 @@ export class LimitService {
 
   /** Reserves one manually started workflow run of the month; false when the quota is used up. */
   async reserveWorkflowRun(accountId: string, monthlyQuota: number): Promise<boolean> {
-    const month = monthKey(this.now());
-    return (await this.store.incrementUsageBounded({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'workflowRuns', 1, monthlyQuota)) !== undefined;
+    return (await this.store.incrementUsageBounded(monthUsage(accountId, this.now()), 'workflowRuns', 1, monthlyQuota)) !== undefined;
   }
 
   /** Gives back a reserved run that was refused afterwards (a full queue). */
   async releaseWorkflowRun(accountId: string): Promise<void> {
-    const month = monthKey(this.now());
-    await this.store.incrementUsage({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'workflowRuns', -1);
+    await this.store.incrementUsage(monthUsage(accountId, this.now()), 'workflowRuns', -1);
   }
 
   /** Charges compute units (one per started second of a node execution) to the month. */
   async addComputeUnits(accountId: string, units: number): Promise<void> {
-    const month = monthKey(this.now());
-    await this.store.incrementUsage({ _id: `${accountId}:${month}`, accountId, period: month, kind: 'month' }, 'computeUnits', units);
+    await this.store.incrementUsage(monthUsage(accountId, this.now()), 'computeUnits', units);
   }
 
   /** Workflow runs and compute units of this month. */

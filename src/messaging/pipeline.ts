@@ -28,8 +28,8 @@ import type { EntityService } from '../entities/service';
 import { resourcePathOf } from '../accounts/keys';
 import type { Permission } from '../accounts/roles';
 import { FIXED_LIMITS } from '../accounts/plans';
-import { AppError, BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../errors';
-import { checkJsonShape, describeAjvError, validatorFor } from '../json-schema';
+import { AppError, BadRequestError, ForbiddenError, NotFoundError } from '../errors';
+import { checkJsonShape, describeAjvError, jsonBytesWithin, validatorFor } from '../json-schema';
 import type { Logger } from '../log';
 import { isDuplicateKey } from '../storage/errors';
 import { InboundMessage, MESSAGE_TYPES, MessageType, messageSchema } from './schemas';
@@ -83,6 +83,8 @@ const validateMessage = validatorFor(messageSchema);
 const newMessageId = newTimeOrderedId;
 
 
+const dataTooLarge = (bytes: number): string => `Message data is ${bytes} bytes; the limit is ${FIXED_LIMITS.messageDataBytes} bytes (5 KB)`;
+
 export class MessagePipeline {
   /** Set by the workflow capability; unset means publishes trigger no flows. */
   flowTrigger?: FlowTrigger;
@@ -115,10 +117,7 @@ export class MessagePipeline {
     const msg = this.check(sender, raw);
     const type = msg.msg_type as MessageType;
     const data = msg.data ?? {};
-    const bytes = Buffer.byteLength(JSON.stringify(data));
-    if (bytes > FIXED_LIMITS.messageDataBytes) {
-      throw new PayloadTooLargeError(`Message data is ${bytes} bytes; the limit is ${FIXED_LIMITS.messageDataBytes} bytes (5 KB)`);
-    }
+    const bytes = jsonBytesWithin(JSON.stringify(data), FIXED_LIMITS.messageDataBytes, dataTooLarge);
     const timestamp = msg.timestamp ? new Date(msg.timestamp) : this.now();
     const tags = msg.context?.tags ?? [];
     switch (type) {
@@ -249,10 +248,7 @@ export class MessagePipeline {
    */
   async sendToEntity(req: { accountId: string; entity: string; data: Record<string, unknown>; tags: string[]; messageId: string; source: string }): Promise<{ messageId: string; duplicate: boolean }> {
     checkJsonShape(req.data, { numbers: true });
-    const bytes = Buffer.byteLength(JSON.stringify(req.data));
-    if (bytes > FIXED_LIMITS.messageDataBytes) {
-      throw new PayloadTooLargeError(`Message data is ${bytes} bytes; the limit is ${FIXED_LIMITS.messageDataBytes} bytes (5 KB)`);
-    }
+    const bytes = jsonBytesWithin(JSON.stringify(req.data), FIXED_LIMITS.messageDataBytes, dataTooLarge);
     if (req.tags.length > FIXED_LIMITS.tagsPerMessage) throw new BadRequestError(`At most ${FIXED_LIMITS.tagsPerMessage} tags per message`);
     const account = (await this.deps.accounts.cachedAccount(req.accountId)) ?? (await this.deps.accounts.getAccount(req.accountId));
     const dest = await this.resolveDest(account, req.entity);

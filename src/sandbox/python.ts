@@ -13,6 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { SnippetError } from '../errors';
+import { procStat } from '../stack/child';
 
 export const PYTHON_PATH = '/usr/bin/python3';
 const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/bin/bwrap'];
@@ -152,16 +153,12 @@ function descendantsOf(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ")" ends it.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = children.get(ppid);
-      if (list) list.push(Number(d));
-      else children.set(ppid, [Number(d)]);
-    } catch {
-      // The process ended while we looked.
-    }
+    const stat = procStat(Number(d));
+    if (!stat) continue; // it ended while we looked
+    const ppid = Number(stat[1]);
+    const list = children.get(ppid);
+    if (list) list.push(Number(d));
+    else children.set(ppid, [Number(d)]);
   }
   const out: number[] = [];
   for (let i = 0, queue = [root]; i < queue.length; i++) {
@@ -173,7 +170,7 @@ function descendantsOf(root: number): number[] {
   return out;
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+function sendSignal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch {
@@ -183,10 +180,10 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 
 function killJail(pid: number | undefined): void {
   if (pid === undefined) return;
-  signal(pid, 'SIGSTOP');
-  for (const p of descendantsOf(pid)) signal(p, 'SIGKILL');
-  signal(-pid, 'SIGKILL');
-  signal(pid, 'SIGKILL');
+  sendSignal(pid, 'SIGSTOP');
+  for (const p of descendantsOf(pid)) sendSignal(p, 'SIGKILL');
+  sendSignal(-pid, 'SIGKILL');
+  sendSignal(pid, 'SIGKILL');
 }
 
 /** Jails no longer share the service's process group (a terminal's Ctrl-C): they end with it here. */

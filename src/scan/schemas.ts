@@ -106,7 +106,7 @@ export const payloadBodySchema = {
   properties: {
     payload: { type: 'string', description: 'Raw text, or base64 when encoding is base64; decoded size at most 10 MB' },
     encoding: { type: 'string', enum: ['raw', 'base64'], default: 'raw' },
-    label: { type: 'string', maxLength: 255, description: 'Echoed as name; its extension is a format hint' },
+    label: { type: 'string', maxLength: FIXED_LIMITS.scanNameChars, description: 'Echoed as name; its extension is a format hint' },
     profile_id: str,
   },
 } as const;

@@ -120,6 +120,13 @@ const quotaUsedUp = (tier: PlanTier): QuotaExceededError => {
   return new QuotaExceededError(`Monthly scan quota of ${plan.scansPerMonth} scans on the ${plan.tier} plan is used up; it resets at the start of next month`, { current_plan: plan.tier });
 };
 
+/** defer=true needs the plan's async_scanning (403 plan_required), before an upload is read and in scan(). */
+function refuseDeferWithoutPlan(account: AccountDoc, defer: boolean): void {
+  if (defer && !hasEntitlement(account.plan, 'async_scanning')) {
+    throw new PlanRequiredError('async_scanning', account.plan, 'Deferred scanning (defer=true) requires the Standard or Pro plan');
+  }
+}
+
 /** How scans start their durable work (Temporal, temporal/engines/scans.ts). */
 export interface ScanWorkflows {
   startDeferredScan(scanId: string): Promise<void>;
@@ -152,9 +159,7 @@ export class ScanService {
     const { account } = req;
     const limit = this.fileSizeLimit(account.plan);
     if (req.scanType === 'file' && req.content.length > limit.maxBytes) throw new PayloadTooLargeError(limit.message);
-    if (req.defer && !hasEntitlement(account.plan, 'async_scanning')) {
-      throw new PlanRequiredError('async_scanning', account.plan, 'Deferred scanning (defer=true) requires the Standard or Pro plan');
-    }
+    refuseDeferWithoutPlan(account, req.defer === true);
     const profile = await this.profiles.resolve(account._id, req.profileId);
     const scanId = randomUUID();
     const now = new Date();
@@ -166,7 +171,7 @@ export class ScanService {
       const rejected = publicResult(await notScannedResult('Rejected', message, req.content, req.name, type), { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, at: now });
       await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: now, creditsUsed: 0, result: resultForStorage(rejected) });
       // A Rejected result is a completed scan too: its profile's webhook hears of it.
-      if (profile.webhook && hasEntitlement(account.plan, 'webhooks')) await this.startWebhook(scanId);
+      if (profile.webhook) await this.startWebhook(account.plan, scanId);
       throw new BadRequestError(message, { fileType: type.fileType, profile: profile.name, allowedTypes: profile.allowedTypes, scanId, safetyScore: rejected.safetyScore }, 'file_type_not_allowed');
     }
 
@@ -177,7 +182,7 @@ export class ScanService {
 
     const result = await this.analyzeToResult(req.content, { scanId, requestId: req.requestId, name: req.name, scanType: req.scanType, profile, at: now, hashes: req.hashes, type });
     await this.store.insertScan({ ...this.baseRecord(req, scanId, profile, now), status: 'complete', completedAt: new Date(), result: resultForStorage(result) });
-    if (profile?.webhook && hasEntitlement(account.plan, 'webhooks')) await this.startWebhook(scanId);
+    if (profile?.webhook) await this.startWebhook(account.plan, scanId);
     return { kind: 'complete', result };
   }
 
@@ -194,9 +199,7 @@ export class ScanService {
    * (this read does not), so two uploads racing for the last scan are settled there.
    */
   async refuseBeforeUpload(account: AccountDoc, defer: boolean): Promise<void> {
-    if (defer && !hasEntitlement(account.plan, 'async_scanning')) {
-      throw new PlanRequiredError('async_scanning', account.plan, 'Deferred scanning (defer=true) requires the Standard or Pro plan');
-    }
+    refuseDeferWithoutPlan(account, defer);
     const plan = planOf(account.plan);
     if ((await this.limits.scansUsedThisMonth(account._id)) >= plan.scansPerMonth) throw quotaUsedUp(plan.tier);
   }
@@ -271,9 +274,12 @@ export class ScanService {
     };
   }
 
-  /** Fire-and-forget: a failure to even start the delivery is logged and never affects the scan. */
-  private async startWebhook(scanId: string): Promise<void> {
-    if (!this.workflows) return;
+  /**
+   * Fire-and-forget: a failure to even start the delivery is logged and never affects the scan.
+   * Only while the plan includes webhooks (sendWebhook checks the plan again at delivery).
+   */
+  private async startWebhook(plan: PlanTier, scanId: string): Promise<void> {
+    if (!this.workflows || !hasEntitlement(plan, 'webhooks')) return;
     try {
       await this.workflows.startWebhook(scanId);
     } catch (err) {

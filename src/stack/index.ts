@@ -98,16 +98,18 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   // readiness probe asks whatever listens on the port: an outside probe's second service came up
   // `ready` on another service's Temporal, whose workflow tasks its worker then took and failed
   // ("Account not found"), and on another service's clamd.
-  const wanted: Array<[StackPart, number, string]> = [
-    ...(opts.mongo ? [['mongo', opts.mongo.port, 'MONGO_PORT'] as [StackPart, number, string]] : []),
-    ...(opts.blobs ? [['blobs', opts.blobs.port, 'MONGO_BLOB_PORT'] as [StackPart, number, string]] : []),
-    ...(opts.temporal ? [['temporal', opts.temporal.port, 'TEMPORAL_PORT'], ['temporal', opts.temporal.uiPort, 'TEMPORAL_UI_PORT']] as Array<[StackPart, number, string]> : []),
-    ...(opts.clamd && findClamd() ? [['clamd', opts.clamd.port, 'CLAMD_PORT'] as [StackPart, number, string]] : []),
-  ];
-  for (const [part, port, setting] of wanted) {
+  const wanted: Array<{ part: StackPart; port: number; setting: string; instead?: string }> = [];
+  if (opts.mongo) wanted.push({ part: 'mongo', port: opts.mongo.port, setting: 'MONGO_PORT' });
+  if (opts.blobs) wanted.push({ part: 'blobs', port: opts.blobs.port, setting: 'MONGO_BLOB_PORT' });
+  if (opts.temporal) {
+    const instead = 'TEMPORAL_ADDRESS to use that Temporal on purpose';
+    wanted.push({ part: 'temporal', port: opts.temporal.port, setting: 'TEMPORAL_PORT', instead }, { part: 'temporal', port: opts.temporal.uiPort, setting: 'TEMPORAL_UI_PORT' });
+  }
+  if (opts.clamd && findClamd()) wanted.push({ part: 'clamd', port: opts.clamd.port, setting: 'CLAMD_PORT', instead: 'CLAMD_HOST/CLAMD_PORT to use that clamd on purpose' });
+  for (const { part, port, setting, instead } of wanted) {
     if (await portTaken(HOST, port)) {
       throw new StackStartError(part, path.join(dataDir, 'logs', `${part}.log`),
-        `${part} cannot start: ${HOST}:${port} is in use by another process (another service's ${part}?); set ${setting} to a free port${part === 'temporal' ? ', or TEMPORAL_ADDRESS to use that Temporal on purpose' : part === 'clamd' ? ', or CLAMD_HOST/CLAMD_PORT to use that clamd on purpose' : ''}`);
+        `${part} cannot start: ${HOST}:${port} is in use by another process (another service's ${part}?); set ${setting} to a free port${instead ? `, or ${instead}` : ''}`);
     }
   }
 

@@ -5,7 +5,7 @@
  */
 import { decodeUserJson, encodeUserJson, UserJsonText } from '../../storage/user-json';
 import { FIXED_LIMITS } from '../../accounts/plans';
-import { PayloadTooLargeError } from '../../errors';
+import { jsonBytesWithin } from '../../json-schema';
 import type { ServiceRule } from '../schemas';
 import type { DeliveredMessage, ExportedMessage, InboxDoc, MessageDoc, ServiceDoc } from '../records';
 
@@ -21,10 +21,7 @@ export type StoredService = Omit<ServiceDoc, 'rules'> & { rules: Array<Stored<Se
  */
 export function stateTableText(table: Record<string, unknown>): UserJsonText {
   const text = encodeUserJson(table);
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > FIXED_LIMITS.stateTableBytes) {
-    throw new PayloadTooLargeError(`The state table would be ${bytes} bytes as JSON; the limit is ${FIXED_LIMITS.stateTableBytes} (remove keys with PUT, or keep less in it)`, { limit: FIXED_LIMITS.stateTableBytes });
-  }
+  jsonBytesWithin(text, FIXED_LIMITS.stateTableBytes, (bytes) => `The state table would be ${bytes} bytes as JSON; the limit is ${FIXED_LIMITS.stateTableBytes} (remove keys with PUT, or keep less in it)`);
   return text;
 }
 
