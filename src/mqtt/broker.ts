@@ -15,6 +15,7 @@ import type { AccountService } from '../accounts/service';
 import type { Logger } from '../log';
 import { authenticateDevice, deviceOfKey, DeviceIdentity, mayPublish, maySubscribe } from './acl';
 import type { DeviceGateway, DeviceTransport, Presence } from './gateway';
+import { listenOn } from '../stack/net';
 
 export interface DeviceSession extends DeviceIdentity { permissions: ReadonlySet<Permission> }
 
@@ -195,10 +196,7 @@ export async function startEmbeddedBroker(opts: {
   recheck.unref();
 
   const server = net.createServer(aedes.handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
-  });
+  await listenOn(server, opts.port, opts.host ?? '0.0.0.0', 'MQTT_PORT');
   log.info({ port: opts.port }, 'mqtt broker listening');
 
   return {

@@ -12,6 +12,7 @@ import { RouteRegistry, type AppState } from '../http/route';
 import { makeRateLimiter } from '../http/limits';
 import { registerAllRoutes } from '../http/routes';
 import { answerClientError } from '../http/client-error';
+import { listenOn } from '../stack/net';
 
 export interface ApiRole {
   server: http.Server;
@@ -33,10 +34,7 @@ export async function startApiRole(opts: {
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  await listenOn(server, config.port, config.host, 'PORT');
   return {
     server,
     stop: () => new Promise<void>((resolve) => {

@@ -50,3 +50,24 @@ export function portTaken(host: string, port: number): Promise<boolean> {
     server.listen(port, host);
   });
 }
+
+/**
+ * Listens on host:port. A port in use or not allowed fails with a message that names the
+ * setting to change, instead of a bare "listen EADDRINUSE".
+ */
+export function listenOn(server: net.Server, port: number, host: string | undefined, setting: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const where = `${host ?? '0.0.0.0'}:${port}`;
+      if (err.code === 'EADDRINUSE') reject(new Error(`${where} is already in use: stop what listens there or set ${setting} to a free port`, { cause: err }));
+      else if (err.code === 'EACCES') reject(new Error(`not allowed to listen on ${where}: set ${setting} to a port above 1023`, { cause: err }));
+      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`${host} is not an address of this machine (${setting} ${port})`, { cause: err }));
+      else reject(err);
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}

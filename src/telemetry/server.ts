@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log';
 import { registry } from './metrics';
+import { listenOn } from '../stack/net';
 
 /** How long a scrape waits for the Temporal core's series before answering without them. */
 const CORE_TIMEOUT_MS = 2_000;
@@ -70,10 +71,7 @@ export async function startMetricsServer(opts: { port: number; host: string; log
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
+  await listenOn(server, opts.port, opts.host, 'METRICS_PORT');
   return {
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => {
