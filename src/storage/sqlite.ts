@@ -167,7 +167,23 @@ export function migrate(db: SqliteDatabase): void {
 /** Opens (creating) the records database at `file`, in WAL mode, migrated. */
 export function openSqlite(file: string): SqliteDatabase {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  let db: SqliteDatabase | undefined;
+  try {
+    db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+    prepare(db);
+    return db;
+  } catch (err) {
+    db?.close();
+    // SQLite's own words ("attempt to write a readonly database") name no file: say which, and what it needs.
+    const code = (err as { code?: string }).code ?? '';
+    const hint = /READONLY|PERM|CANTOPEN|AUTH/.test(code)
+      ? `: the service needs read and write access to ${path.dirname(file)} and the files in it`
+      : '';
+    throw new Error(`cannot open the records database ${file}: ${err instanceof Error ? err.message : String(err)}${hint}`, { cause: err });
+  }
+}
+
+function prepare(db: SqliteDatabase): void {
   db.pragma('journal_mode = WAL');
   // With WAL, NORMAL keeps every committed transaction through a crash of the process; an OS
   // crash may lose the last ones, never consistency (docs/contract.md §11).
@@ -175,7 +191,6 @@ export function openSqlite(file: string): SqliteDatabase {
   // Deleted records (a vault entry, an erased account's messages) are overwritten, not left in free pages.
   db.pragma('secure_delete = ON');
   migrate(db);
-  return db;
 }
 
 /** The embedded engine of a process: the records' database and the stored bytes, both under DATA_DIR/db/. */

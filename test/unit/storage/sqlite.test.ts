@@ -36,6 +36,12 @@ describe('schema', () => {
     expect(() => openSqlite(file)).toThrow(/newer than this version/);
   });
 
+  test('a database that cannot be opened is named, with what the service needs', () => {
+    const file = path.join(dir, 'r.sqlite');
+    fs.mkdirSync(file); // a directory where the file should be: SQLite cannot open it
+    expect(() => openSqlite(file)).toThrow(`cannot open the records database ${file}: unable to open database file: the service needs read and write access to ${dir}`);
+  });
+
   test('the list and search shapes use their index, not a scan', () => {
     const db = openSqlite(path.join(dir, 'r.sqlite'));
     const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join('; ');
