@@ -18,7 +18,7 @@ import { parseClientJson } from '../json-schema';
 import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/records';
 import { DeviceIdentity, topicsOfDevice } from './acl';
-import { countMessage } from '../telemetry/metrics';
+import { countMessage, observeMessage } from '../telemetry/metrics';
 import { inConsumerSpan } from '../telemetry/tracing';
 
 /** How the gateway reaches devices: the embedded broker or the bridge's client connection. */
@@ -57,10 +57,13 @@ export class DeviceGateway {
   }
 
   private async judgePublish(device: DeviceIdentity, payload: Buffer, arrivedAt: Date): Promise<void> {
+    // A publish refused before the pipeline (rate, size, not JSON, a superseded key) has no HTTP
+    // answer to count it by: it counts in messages_total, as `other` when it never parsed.
+    let raw: unknown;
+    let counted = false;
     try {
       await enforceMessagingRate(this.s.limits, device.accountId, device.apiKeyId, arrivedAt);
       if (payload.length > FIXED_LIMITS.messageBodyBytes) throw new PayloadTooLargeError(`Message exceeds ${FIXED_LIMITS.messageBodyBytes} bytes`);
-      let raw: unknown;
       try {
         raw = parseClientJson(payload.toString('utf8'));
       } catch (err) {
@@ -71,8 +74,10 @@ export class DeviceGateway {
       const sender = await this.senderOf(device);
       // The key was rotated after this session authenticated: nothing more from it counts.
       if (sender.entity.apiKeyId !== device.apiKeyId) throw new UnauthorizedError('Invalid API key');
+      counted = true;
       await countMessage('mqtt', raw, () => this.s.messagePipeline.process(sender, raw));
     } catch (err) {
+      if (!counted) observeMessage('mqtt', raw, err instanceof AppError ? err.status : 500);
       if (!(err instanceof AppError)) this.logger.error({ err, apiKeyId: device.apiKeyId }, 'mqtt publish failed');
       await this.sendError(device, err);
     }

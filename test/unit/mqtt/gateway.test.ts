@@ -10,6 +10,7 @@ import { FIXED_LIMITS } from '../../../src/accounts/plans';
 import { DeviceGateway } from '../../../src/mqtt/gateway';
 import type { Services } from '../../../src/services';
 import { DataLimitExceededError } from '../../../src/messaging/usage';
+import { enableMetrics, registry } from '../../../src/telemetry/metrics';
 
 const MAX_PAYLOAD_BYTES = FIXED_LIMITS.messageBodyBytes;
 
@@ -196,6 +197,37 @@ describe('handlePublish', () => {
     s.gw.forget('key1');
     await s.gw.handlePublish(device, m);
     expect(s.loads).toHaveLength(3);
+  });
+});
+
+describe('messages_total for MQTT publishes', () => {
+  beforeAll(() => enableMetrics());
+  const count = async (labels: string) => {
+    const line = (await registry.getSingleMetricAsString('messages_total')).split('\n').find((l) => l.startsWith(`messages_total{${labels}}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+
+  test('refusals before the pipeline count once, by outcome; pipeline answers count once too', async () => {
+    const refusedOther = 'type="other",transport="mqtt",outcome="refused"';
+    const acceptedHb = 'type="heartbeat",transport="mqtt",outcome="accepted"';
+    const refusedHb = 'type="heartbeat",transport="mqtt",outcome="refused"';
+    const before = { other: await count(refusedOther), ok: await count(acceptedHb), hb: await count(refusedHb) };
+
+    await setup().gw.handlePublish(device, Buffer.from('not json'));
+    await setup().gw.handlePublish(device, Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 0x20));
+    expect(await count(refusedOther)).toBe(before.other + 2);
+
+    await setup({ allowed: false, retryAfter: 3 }).gw.handlePublish(device, json({ msg_type: 'heartbeat' }));
+    expect(await count(refusedOther)).toBe(before.other + 3); // refused by rate before decoding
+
+    await setup({ currentKey: 'key2' }).gw.handlePublish(device, json({ msg_type: 'heartbeat' }));
+    expect(await count(refusedHb)).toBe(before.hb + 1);
+
+    await setup({ process: async () => { throw new BadRequestError('no'); } }).gw.handlePublish(device, json({ msg_type: 'heartbeat' }));
+    expect(await count(refusedHb)).toBe(before.hb + 2);
+
+    await setup().gw.handlePublish(device, json({ msg_type: 'heartbeat' }));
+    expect(await count(acceptedHb)).toBe(before.ok + 1);
   });
 });
 
