@@ -61,7 +61,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
     // spans of the shutdown are still sent.
     if (config.traces) {
-      const t = startTracing(config.traces, VERSION);
+      const t = startTracing(config.traces, VERSION, logger);
       stoppers.push(() => t.shutdown());
     }
     if (config.metricsPort !== 0) {

@@ -78,6 +78,14 @@ export async function countMessage<T>(transport: (typeof TRANSPORTS)[number], ra
   }
 }
 
+const spansLost = new Counter({
+  name: 'trace_spans_lost_total', help: 'Spans the trace exporter could not send (the collector down or refusing them) and dropped',
+  registers: [registry],
+});
+export function observeSpansLost(count: number): void {
+  if (enabled) spansLost.inc(count);
+}
+
 /** Read at scrape time from whatever the process runs (the embedded broker's client count). */
 let mqttConnectionCount: (() => number) | undefined;
 new Gauge({
