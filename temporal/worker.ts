@@ -3,6 +3,7 @@
  * sandbox at start) and the activities under activities/.
  */
 import path from 'node:path';
+import pino from 'pino';
 import { DefaultLogger, InjectedSink, NativeConnection, Runtime, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import {
@@ -34,12 +35,26 @@ export async function installTemporalRuntime(logger: Logger): Promise<void> {
       telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${corePort}`, countersTotalSuffix: true, useSecondsForDurations: true } } },
     } : {}),
     logger: new DefaultLogger('INFO', (entry) => {
-      const meta = { ...entry.meta };
+      const meta = sdkLogFields(entry.meta);
       const level = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
       log[level](meta, entry.message);
     }),
   });
   if (corePort) serveTemporalMetricsFrom(`http://127.0.0.1:${corePort}/metrics`);
+}
+
+/**
+ * The SDK's log fields for pino. It passes failures as `error` (an Error, or a Temporal failure):
+ * pino writes an Error under any key but `err` as `{}`, so the line said nothing of what failed.
+ */
+export function sdkLogFields(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(meta ?? {})) {
+    out[key === 'error' && value instanceof Error ? 'err' : key] = value instanceof Error && key !== 'error' && key !== 'err'
+      ? pino.stdSerializers.err(value)
+      : value;
+  }
+  return out;
 }
 
 /**
