@@ -2,6 +2,7 @@
 from .device import Device
 from .errors import (
     BadRequest,
+    ConnectionFailed,
     DataLimitExceeded,
     NotConnected,
     NotFound,
@@ -16,5 +17,5 @@ from .errors import (
 __version__ = "0.1.0"
 __all__ = [
     "Device", "SentinelError", "BadRequest", "Unauthorized", "PermissionDenied", "NotFound", "PayloadTooLarge",
-    "RateLimited", "DataLimitExceeded", "ServerError", "NotConnected",
+    "RateLimited", "DataLimitExceeded", "ServerError", "NotConnected", "ConnectionFailed",
 ]

@@ -58,6 +58,15 @@ class NotConnected(SentinelError):
         super().__init__(reason, "not_connected")
 
 
+class ConnectionFailed(SentinelError):
+    """The service could not be reached over HTTP: name not resolved, connection refused or reset,
+    timed out, TLS failed. Nothing was answered; `__cause__` holds the network error. Retrying
+    later may help (unlike Unauthorized)."""
+
+    def __init__(self, reason):
+        super().__init__(reason, "connection_failed")
+
+
 _BY_STATUS = {400: BadRequest, 401: Unauthorized, 403: PermissionDenied, 404: NotFound, 413: PayloadTooLarge}
 
 

@@ -6,7 +6,7 @@ server's Retry-After, a few times, before it is raised.
 import json
 
 from ._compat import MICROPYTHON, compact_json, sleep
-from .errors import RateLimited, SentinelError, error_from
+from .errors import ConnectionFailed, RateLimited, SentinelError, error_from
 
 if MICROPYTHON:
     try:
@@ -15,7 +15,10 @@ if MICROPYTHON:
         import urequests as requests
 
     def _send(method, url, headers, body, timeout):
-        r = requests.request(method, url, data=body, headers=headers)
+        try:
+            r = requests.request(method, url, data=body, headers=headers)
+        except OSError as e:
+            raise ConnectionFailed("cannot reach %s: %s" % (_origin(url), e))
         try:
             # Older urequests parse no response headers.
             headers = getattr(r, "headers", None) or {}
@@ -24,6 +27,7 @@ if MICROPYTHON:
             r.close()
 
 else:
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -35,6 +39,19 @@ else:
         except urllib.error.HTTPError as e:
             with e:
                 return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+        except urllib.error.URLError as e:
+            raise ConnectionFailed("cannot reach %s: %s" % (_origin(url), e.reason)) from e
+        except (OSError, http.client.HTTPException) as e:
+            # A timeout or reset while reading the answer, or a reply that is not HTTP.
+            raise ConnectionFailed("cannot reach %s: %s" % (_origin(url), e or type(e).__name__)) from e
+
+
+def _origin(url):
+    """scheme://host:port of a URL: the path and query (ids, tags) stay out of error messages."""
+    rest = url.split("://", 1)
+    if len(rest) != 2:
+        return url
+    return rest[0] + "://" + rest[1].split("/", 1)[0].split("?", 1)[0]
 
 
 def quote(s):

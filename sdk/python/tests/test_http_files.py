@@ -167,3 +167,40 @@ def test_streaming_uploads_segments_until_stopped(fake_service, device):
     assert counts == [5, 5, 2] and ids == ["f1", "f1", "f1"]
     with pytest.raises(ValueError):
         asyncio.run(device.start_streaming(capture, framesize="HD"))
+
+
+def test_a_service_that_cannot_be_reached_raises_connection_failed(fake_service):
+    import socket
+    import threading
+    import urllib.error
+
+    from sentinel_device import ConnectionFailed, SentinelError
+
+    # Nothing listens: refused.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    client = sd_http.HttpClient("http://127.0.0.1:%d" % port, "secret-key", timeout=2)
+    with pytest.raises(ConnectionFailed) as refused:
+        client.json("GET", "/api/entities/me?tag=private")
+    assert isinstance(refused.value, SentinelError)
+    assert refused.value.code == "connection_failed" and refused.value.status is None
+    assert isinstance(refused.value.__cause__, urllib.error.URLError)
+    assert "http://127.0.0.1:%d" % port in refused.value.reason
+    assert "private" not in refused.value.reason and "secret-key" not in refused.value.reason
+
+    # Something accepts and never answers: the timeout.
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    held = []
+    threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()
+    slow = sd_http.HttpClient("http://127.0.0.1:%d" % server.getsockname()[1], "secret-key", timeout=0.5)
+    try:
+        with pytest.raises(ConnectionFailed):
+            slow.json("GET", "/api/entities/me")
+    finally:
+        server.close()
+        for conn, _ in held:
+            conn.close()
