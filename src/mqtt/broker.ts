@@ -16,6 +16,7 @@ import type { Logger } from '../log';
 import { authenticateDevice, deviceOfKey, DeviceIdentity, mayPublish, maySubscribe } from './acl';
 import type { DeviceGateway, DeviceTransport, Presence } from './gateway';
 import { listenOn } from '../stack/net';
+import { observeMqttTakeover } from '../telemetry/metrics';
 
 export interface DeviceSession extends DeviceIdentity { permissions: ReadonlySet<Permission> }
 
@@ -33,6 +34,8 @@ export interface EmbeddedBroker extends DeviceTransport, Presence {
 }
 
 const NOT_AUTHORIZED = 5;
+/** At most one takeover warning per key this often. */
+export const TAKEOVER_WARN_MS = 60_000;
 const entityKey = (d: { accountId: string; entityName: string }): string => `${d.accountId}/${d.entityName}`;
 
 function authError(message: string): AuthenticateError {
@@ -56,6 +59,16 @@ export async function startEmbeddedBroker(opts: {
    */
   const inbound = new WeakMap<Client, Promise<void>>();
   let gateway: DeviceGateway | undefined;
+  const takeoverWarned = new Map<string, number>();
+  const takenOver = (s: DeviceSession) => {
+    observeMqttTakeover();
+    const t = now().getTime();
+    if (t - (takeoverWarned.get(s.apiKeyId) ?? Number.NEGATIVE_INFINITY) < TAKEOVER_WARN_MS) return;
+    if (takeoverWarned.size > 10_000) takeoverWarned.clear();
+    takeoverWarned.set(s.apiKeyId, t);
+    log.warn({ accountId: s.accountId, entityName: s.entityName, apiKeyId: s.apiKeyId },
+      'a second mqtt connection with the same key took over the session: are two devices using one key?');
+  };
 
   const dropListener = (client: Client, s: DeviceSession) => {
     const set = listeners.get(entityKey(s));
@@ -77,6 +90,10 @@ export async function startEmbeddedBroker(opts: {
         sessions.set(client, session);
         let set = clientsByKey.get(session.apiKeyId);
         if (!set) clientsByKey.set(session.apiKeyId, (set = new Set()));
+        // The client id is fixed by the key, so a second connection of the key takes the session
+        // (MQTT closes the first). Two devices sharing a key take it from each other every few
+        // seconds: say so, at most once a minute per key.
+        if ([...set].some((c) => c.id === client.id && !c.closed)) takenOver(session);
         set.add(client);
         done(null, true);
       }, (err: unknown) => {

@@ -93,6 +93,13 @@ new Gauge({
   registers: [registry],
   collect() { if (mqttConnectionCount) this.set(mqttConnectionCount()); },
 });
+const mqttTakeovers = new Counter({
+  name: 'mqtt_session_takeovers_total', help: 'MQTT connections that took the session of a live connection with the same key (two devices sharing one key, or a reconnect racing its old socket)',
+  registers: [registry],
+});
+export function observeMqttTakeover(): void {
+  if (enabled) mqttTakeovers.inc();
+}
 export function watchMqttConnections(count: () => number): void {
   mqttConnectionCount = count;
 }

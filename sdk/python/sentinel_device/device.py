@@ -59,7 +59,7 @@ class Device(FilesMixin):
             return
         self.mqtt = MqttTransport(self.me["resourcePath"], self.me["apiKeyId"], self.api_key, self.mqtt_url,
                                   [self.topics["messages"], self.topics["state"]], self._on_mqtt, self._on_connected,
-                                  on_refused=self._error)
+                                  on_refused=self._error, on_unstable=self._error)
         try:
             self.mqtt.connect(timeout)
         except Exception:

@@ -7,6 +7,7 @@ subscribes again.
 from ._compat import OPENMV, PUBLISH_QOS, SUBSCRIBE_QOS, elapsed_ms, monotonic_ms
 from .errors import NotConnected, SentinelError, Unauthorized
 from .framing import parse_url
+from .sessions import SessionWatch
 
 if OPENMV:
     # OpenMV firmware ships its own umqtt-style `mqtt` module (docs/contract.md §9 "Transport").
@@ -17,8 +18,10 @@ else:
 
 class MqttTransport:
     def __init__(self, client_id, username, password, url, topics, on_message, on_connect, keepalive=30,
-                 min_backoff=1, max_backoff=60, on_refused=None):
+                 min_backoff=1, max_backoff=60, on_refused=None, on_unstable=None):
         host, port, tls = parse_url(url)
+        self.on_unstable_cb = on_unstable
+        self.watch = SessionWatch(min_backoff, max_backoff)
         ssl = None
         if tls:
             import ssl as ssl_module
@@ -51,7 +54,7 @@ class MqttTransport:
             self.client.subscribe(t, SUBSCRIBE_QOS)
         self.client.sock.settimeout(None)
         self.connected = True
-        self.backoff = self.min_backoff
+        self.watch.opened()
         self.last_io = monotonic_ms()
         self.on_connect_cb()
 
@@ -62,6 +65,11 @@ class MqttTransport:
             raise NotConnected("cannot reach the MQTT broker: %s" % e)
 
     def _lost(self):
+        unstable = None
+        if self.connected:
+            # A session ended: wait as long as its length says (SessionWatch), doubling from there
+            # while reconnects fail.
+            self.backoff, unstable = self.watch.closed()
         self.connected = False
         try:
             self.client.sock.close()
@@ -69,6 +77,8 @@ class MqttTransport:
             pass
         self.retry_at = monotonic_ms() + self.backoff * 1000
         self.backoff = min(self.backoff * 2, self.max_backoff)
+        if unstable is not None and self.on_unstable_cb is not None:
+            self.on_unstable_cb(unstable)
 
     def poll(self):
         """Handles what arrived (callbacks run here) and keeps the link up. Never raises on a lost link."""

@@ -12,12 +12,17 @@ from paho.mqtt.enums import CallbackAPIVersion
 from ._compat import PUBLISH_QOS, SUBSCRIBE_QOS
 from .errors import NotConnected, SentinelError, Unauthorized
 from .framing import parse_url
+from .sessions import SessionWatch
 
 
 class MqttTransport:
     def __init__(self, client_id, username, password, url, topics, on_message, on_connect, keepalive=30,
-                 min_backoff=1, max_backoff=60, on_refused=None):
+                 min_backoff=1, max_backoff=60, on_refused=None, on_unstable=None):
         self.topics = topics
+        self.on_unstable_cb = on_unstable
+        self.min_backoff = min_backoff
+        self.max_backoff = max_backoff
+        self.watch = SessionWatch(min_backoff, max_backoff)
         self.on_message_cb = on_message
         self.on_connect_cb = on_connect
         self.on_refused_cb = on_refused
@@ -50,12 +55,18 @@ class MqttTransport:
             self._first.set()
             return
         client.subscribe([(t, SUBSCRIBE_QOS) for t in self.topics])
+        self.watch.opened()
         self.connected = True
         self._first.set()
         self.on_connect_cb()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
         self.connected = False
+        delay, unstable = self.watch.closed()
+        # paho waits min_delay before its next attempt (and doubles it while attempts fail).
+        client.reconnect_delay_set(min_delay=delay, max_delay=max(delay, self.max_backoff))
+        if unstable is not None and self.on_unstable_cb is not None:
+            self.on_unstable_cb(unstable)
 
     def _on_message(self, client, userdata, msg):
         self.on_message_cb(msg.topic, msg.payload)

@@ -120,3 +120,23 @@ def test_a_key_rotated_while_connected_is_reported_and_reconnecting_stops():
             dev.publish({"t": 1})
     finally:
         dev.close()
+
+
+def test_two_devices_sharing_a_key_are_told_and_back_off():
+    # An outside probe: two Devices with one key took the MQTT session from each other every
+    # second, for ever, without a word.
+    env = stack_env()
+    (d,) = new_devices(1)
+    errors = []
+    twins = [Device(d["apiKey"], env["base_url"]) for _ in range(2)]
+    for t in twins:
+        t.error_handler(errors.append)
+        t.connect()
+    try:
+        wait_for(lambda: any(getattr(e, "code", None) == "session_unstable" for e in errors), timeout=60,
+                 what="session_unstable in an error handler")
+        err = [e for e in errors if getattr(e, "code", None) == "session_unstable"][0]
+        assert "another connection may be using this device's key" in err.reason
+    finally:
+        for t in twins:
+            t.close()

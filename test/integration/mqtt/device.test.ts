@@ -1,6 +1,7 @@
 /**
  * Devices over the embedded broker, from outside: real MQTT clients against the running service.
  */
+import { readFileSync } from 'node:fs';
 import type { MqttClient } from 'mqtt';
 import { api, newAccount, stack, Json } from '../../support/env';
 import { loadConfig } from '../../../src/config';
@@ -229,6 +230,26 @@ test('revoking a key closes its live session at once, and the old key is refused
   await expect(connect(url(), d)).rejects.toMatchObject({ code: 5 });
   const fresh = track(await connect(url(), { ...d, apiKeyId: rot.body.apiKeyId, apiKey: rot.body.apiKey }));
   expect(fresh.connected).toBe(true);
+});
+
+// Two devices sharing a key took the session from each other every second without a word.
+test('a second connection with the same key takes the session, and the service says so in its log and metrics', async () => {
+  const d = await newDevice(account.accountId, 'twin');
+  const metric = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${stack().metricsPort}/metrics`)).text();
+    return Number(/^mqtt_session_takeovers_total (\d+)/m.exec(text)?.[1] ?? 0);
+  };
+  const before = await metric();
+  const first = track(await connect(url(), d));
+  const closed = new Promise<void>((resolve) => first.once('close', () => resolve()));
+  const second = track(await connect(url(), d));
+  await within(closed, 30_000, 'the first session closed by the second');
+  expect(second.connected).toBe(true);
+  expect(await metric()).toBeGreaterThanOrEqual(before + 1);
+  const warned = await until(async () => readFileSync(stack().logFile, 'utf8').split('\n')
+    .find((l) => l.includes('took over the session') && l.includes(d.apiKeyId)), 10_000, 'the takeover warning in the log');
+  expect(JSON.parse(warned)).toMatchObject({ level: 40, entityName: 'twin', apiKeyId: d.apiKeyId });
+  expect(warned).not.toContain(d.apiKey);
 });
 
 // Found by an outside probe: a session kept the permissions it had at CONNECT, so a device whose

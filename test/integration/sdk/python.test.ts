@@ -21,5 +21,5 @@ test('sdk/python end-to-end tests pass against the running service', async () =>
     SENTINEL_NODE: process.execPath,
   });
   expectPassed(run);
-  expect(run.output).toMatch(/\b6 passed\b/);
+  expect(run.output).toMatch(/\b7 passed\b/);
 }, 600_000);
