@@ -98,6 +98,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.messages]: [
     { key: { accountId: 1, msgType: 1, timestamp: -1, _id: -1 }, name: 'account_type_time' },
     { key: { accountId: 1, msgType: 1, sourceName: 1, timestamp: -1, _id: -1 }, name: 'account_type_source_time' },
+    // A tag search: one multikey range per tag, merged newest first, instead of the account's whole history.
+    { key: { accountId: 1, msgType: 1, tags: 1, timestamp: -1, _id: -1 }, name: 'account_type_tags_time' },
   ],
   // Pending directed messages: claims take the oldest of one destination.
   [COLLECTIONS.messageInbox]: [{ key: { accountId: 1, dest: 1, queuedAt: 1, _id: 1 }, name: 'dest_fifo' }],

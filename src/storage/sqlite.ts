@@ -143,6 +143,36 @@ function createTable(name: string, def: TableDef): string {
 }
 
 /**
+ * A search of the history by tag walks one index range per tag, newest first, instead of reading
+ * every message of the account for its tags (a tag nobody used read them all, on the event loop:
+ * seconds at a million messages). One row per (publish message, tag), kept by triggers on
+ * `messages`, so every writer (the pipeline, imports, deletions) keeps it true; filled from the
+ * messages already stored when the migration runs.
+ */
+const TAG_ROWS = (m: string) => `SELECT ${m}.account_id, j.value, ${m}.ts, ${m}.id, ${m}.source_name FROM json_each(${m}.doc, '$.tags') j WHERE j.type = 'text'`;
+const MESSAGE_TAGS = `
+CREATE TABLE message_tags (
+  account_id TEXT NOT NULL, tag TEXT NOT NULL, ts INTEGER NOT NULL, message_id TEXT NOT NULL, source_name TEXT,
+  PRIMARY KEY (account_id, tag, ts, message_id)
+) WITHOUT ROWID;
+CREATE INDEX message_tags_source ON message_tags (account_id, tag, source_name, ts, message_id);
+CREATE TRIGGER message_tags_insert AFTER INSERT ON messages WHEN NEW.msg_type = 'publish' BEGIN
+  INSERT OR IGNORE INTO message_tags (account_id, tag, ts, message_id, source_name) ${TAG_ROWS('NEW')};
+END;
+CREATE TRIGGER message_tags_delete AFTER DELETE ON messages WHEN OLD.msg_type = 'publish' BEGIN
+  DELETE FROM message_tags WHERE account_id = OLD.account_id AND ts = OLD.ts AND message_id = OLD.id
+    AND tag IN (SELECT value FROM json_each(OLD.doc, '$.tags'));
+END;
+CREATE TRIGGER message_tags_update AFTER UPDATE OF doc ON messages BEGIN
+  DELETE FROM message_tags WHERE account_id = OLD.account_id AND ts = OLD.ts AND message_id = OLD.id
+    AND tag IN (SELECT value FROM json_each(OLD.doc, '$.tags'));
+  INSERT OR IGNORE INTO message_tags (account_id, tag, ts, message_id, source_name) ${TAG_ROWS('NEW')} AND NEW.msg_type = 'publish';
+END;
+INSERT OR IGNORE INTO message_tags (account_id, tag, ts, message_id, source_name)
+  SELECT m.account_id, j.value, m.ts, m.id, m.source_name FROM messages m, json_each(m.doc, '$.tags') j WHERE m.msg_type = 'publish' AND j.type = 'text';
+`;
+
+/**
  * The schema's versions: migration N brings a database from version N to N+1 (PRAGMA
  * user_version). Append, never edit: a database in the field is at some earlier version.
  */
@@ -150,6 +180,7 @@ const MIGRATIONS: Array<(db: SqliteDatabase) => void> = [
   (db) => { for (const [name, def] of Object.entries(TABLES)) db.exec(createTable(name, def)); },
   // Facts about the database itself (getMeta/putMeta), such as how far the import of a FerretDB-era DATA_DIR got.
   (db) => { db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)'); },
+  (db) => { db.exec(MESSAGE_TAGS); },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -179,7 +210,7 @@ export function openSqlite(file: string): SqliteDatabase {
     const hint = /READONLY|PERM|CANTOPEN|AUTH/.test(code)
       ? `: the service needs read and write access to ${path.dirname(file)} and the files in it`
       : '';
-    throw new Error(`cannot open the records database ${file}: ${err instanceof Error ? err.message : String(err)}${hint}`, { cause: err });
+    throw new Error(`cannot open the records database ${file}: ${typeof (err as { message?: unknown }).message === 'string' ? (err as Error).message : String(err)}${hint}`, { cause: err });
   }
 }
 
@@ -305,6 +336,15 @@ export class DocTable<T extends { _id: string }> {
       + `${opts.limit !== undefined || opts.offset ? ' LIMIT ? OFFSET ?' : ''}`;
     const args = opts.limit !== undefined || opts.offset ? [...params, opts.limit ?? -1, opts.offset ?? 0] : params;
     return (this.timed('find', () => this.stmt(sql).all(...args)) as Array<{ doc: string }>).map((r) => decodeDoc<T>(r.doc));
+  }
+
+  /**
+   * The records whose ids a query over another table selects (`keys`: SQL yielding an `id`
+   * column, with whatever `order` sorts by), in `order` (SQL over `k.`).
+   */
+  findByKeys(keys: string, params: unknown[], order: string): T[] {
+    const sql = `SELECT r.doc FROM (${keys}) k JOIN ${this.name} r ON r.id = k.id ORDER BY ${order}`;
+    return (this.timed('find', () => this.stmt(sql).all(...params)) as Array<{ doc: string }>).map((r) => decodeDoc<T>(r.doc));
   }
 
   findOne(where: string, params: unknown[], order?: string): T | null {

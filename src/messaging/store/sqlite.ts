@@ -45,8 +45,8 @@ export class SqliteMessageStore implements MessageStore {
     const params: unknown[] = [f.accountId];
     if (f.sourceName) { where.push('source_name = ?'); params.push(f.sourceName); }
     if (f.tags?.length) {
-      where.push(`EXISTS (SELECT 1 FROM json_each(doc, '$.tags') WHERE value IN (${placeholders(f.tags.length)}))`);
-      params.push(...f.tags);
+      where.push(`id IN (SELECT message_id FROM message_tags WHERE account_id = ? AND tag IN (${placeholders(f.tags.length)}))`);
+      params.push(f.accountId, ...f.tags);
     }
     if (f.from) { where.push('ts >= ?'); params.push(f.from.getTime()); }
     if (f.to) { where.push('ts < ?'); params.push(f.to.getTime()); }
@@ -54,8 +54,27 @@ export class SqliteMessageStore implements MessageStore {
   }
 
   async listPublished(f: MessageFilter, offset: number, limit: number): Promise<MessageDoc[]> {
+    if (f.tags?.length) return this.listTagged({ ...f, tags: f.tags }, offset, limit);
     const { where, params } = this.publishFilter(f);
     return this.messages.find(where, params, { order: 'ts DESC, id DESC', offset, limit }).map(messageOf);
+  }
+
+  /**
+   * A tag search reads, per tag, at most offset + limit rows of message_tags' index, newest first
+   * (the sender's range of it with entity_name), merges them without duplicates, then reads those
+   * messages: its cost follows the page asked for, not the size of the account's history.
+   */
+  private listTagged(f: MessageFilter & { tags: string[] }, offset: number, limit: number): MessageDoc[] {
+    const cond = ['account_id = ?', 'tag = ?'];
+    const fixed: unknown[] = [];
+    if (f.sourceName) { cond.push('source_name = ?'); fixed.push(f.sourceName); }
+    if (f.from) { cond.push('ts >= ?'); fixed.push(f.from.getTime()); }
+    if (f.to) { cond.push('ts < ?'); fixed.push(f.to.getTime()); }
+    const branch = `SELECT * FROM (SELECT ts, message_id FROM message_tags WHERE ${cond.join(' AND ')} ORDER BY ts DESC, message_id DESC LIMIT ?)`;
+    const tags = [...new Set(f.tags)];
+    const keys = `SELECT ts, message_id AS id FROM (${tags.map(() => branch).join(' UNION ')}) ORDER BY ts DESC, message_id DESC LIMIT ? OFFSET ?`;
+    const params = tags.flatMap((tag) => [f.accountId, tag, ...fixed, offset + limit]);
+    return this.messages.findByKeys(keys, [...params, limit, offset], 'k.ts DESC, k.id DESC').map(messageOf);
   }
 
   async findPublished(accountId: string, id: string): Promise<MessageDoc | null> {

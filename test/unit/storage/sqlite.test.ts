@@ -54,6 +54,40 @@ describe('schema', () => {
     db.close();
   });
 
+  test('a tag search reads message_tags per tag, never the account\'s whole history; the migration fills it from stored messages', async () => {
+    const file = path.join(dir, 'r.sqlite');
+    let db = openSqlite(file);
+    let store = new SqliteMessageStore(db);
+    const msg = (n: number, tags: string[]) => ({
+      _id: `m${n}`, accountId: 'a', msgType: 'publish' as const, source: 's', sourceName: 'd', destination: null, data: { n }, tags,
+      timestamp: new Date(n * 1000), receivedAt: new Date(), validation: { result: 'skipped' as const }, bytes: 1,
+    });
+    for (let n = 0; n < 6; n++) await store.insertMessage(msg(n, n % 2 ? ['odd', 'all'] : ['all']));
+    // A database written before the tag table existed: the migration must fill it.
+    db.exec('DROP TRIGGER message_tags_insert; DROP TRIGGER message_tags_delete; DROP TRIGGER message_tags_update; DROP TABLE message_tags');
+    db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    db.close();
+    db = openSqlite(file);
+    store = new SqliteMessageStore(db);
+    expect(db.prepare('SELECT count(*) AS n FROM message_tags').get()).toEqual({ n: 9 });
+    expect((await store.listPublished({ accountId: 'a', tags: ['odd'] }, 0, 10)).map((m) => m._id)).toEqual(['m5', 'm3', 'm1']);
+    // The triggers keep it: a deleted message leaves no tag rows behind.
+    db.prepare("DELETE FROM messages WHERE id = 'm5'").run();
+    expect((await store.listPublished({ accountId: 'a', tags: ['odd'] }, 0, 10)).map((m) => m._id)).toEqual(['m3', 'm1']);
+    expect(db.prepare("SELECT count(*) AS n FROM message_tags WHERE message_id = 'm5'").get()).toEqual({ n: 0 });
+
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    jest.spyOn(db, 'prepare').mockImplementation((sql: string) => { prepared.push(sql); return prepare(sql); });
+    await store.listPublished({ accountId: 'a', tags: ['nobody', 'odd'], sourceName: 'd' }, 0, 10);
+    const search = prepared.find((sql) => sql.includes('message_tags'));
+    expect(search).toBeDefined();
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${search}`).all('a', 'nobody', 'd', 10, 'a', 'odd', 'd', 10, 10, 0) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    expect(plan).toMatch(/SEARCH message_tags USING (COVERING )?INDEX message_tags_source \(account_id=\? AND tag=\? AND source_name=\?\)/);
+    expect(plan).not.toMatch(/messages_account_type|SCAN messages|SCAN r\b/);
+    db.close();
+  });
+
   test('an export page after the first seeks the index to the last row sent instead of walking from the newest', async () => {
     const db = openSqlite(path.join(dir, 'r.sqlite'));
     const store = new SqliteMessageStore(db);

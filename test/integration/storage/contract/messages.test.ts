@@ -48,6 +48,28 @@ forEachEngine(({ engine, spec, stores }) => {
     expect((await stores().messages.findPublished(other, message(other, 99)._id))?.data).toEqual({ n: 99 });
   });
 
+  test('tag search: any of the tags, each message once, newest first and paged, with sender and time, per tenant', async () => {
+    const acct = newTenant();
+    const other = newTenant();
+    const tagsOf = (n: number) => [n % 2 ? 'odd' : 'even', ...(n % 3 === 0 ? ['three'] : []), ...(n === 4 ? ['four', 'four'] : [])];
+    for (let n = 0; n < 12; n++) await stores().messages.insertMessage(message(acct, n, { tags: tagsOf(n) }));
+    await stores().messages.insertMessage(message(other, 6, { tags: ['three', 'odd'] }));
+    await stores().messages.insertMessage({ ...message(acct, 50, { tags: ['three'] }), msgType: 'state_update' });
+    const ns = async (f: { tags: string[]; sourceName?: string; from?: Date; to?: Date }, offset = 0, limit = 100) =>
+      (await stores().messages.listPublished({ accountId: acct, ...f }, offset, limit)).map((m) => (m.data as { n: number }).n);
+    expect(await ns({ tags: ['three', 'odd'] })).toEqual([11, 9, 7, 6, 5, 3, 1, 0]);
+    expect(await ns({ tags: ['three', 'odd'] }, 0, 3)).toEqual([11, 9, 7]);
+    expect(await ns({ tags: ['three', 'odd'] }, 3, 3)).toEqual([6, 5, 3]);
+    expect(await ns({ tags: ['three', 'odd'] }, 6, 3)).toEqual([1, 0]);
+    expect(await ns({ tags: ['odd', 'odd'] }, 0, 2)).toEqual([11, 9]);
+    expect(await ns({ tags: ['four'] })).toEqual([4]);
+    expect(await ns({ tags: ['never-used'] })).toEqual([]);
+    expect(await ns({ tags: ['three', 'even'], sourceName: 'dev0' })).toEqual([9, 6, 3, 0]);
+    expect(await ns({ tags: ['three', 'even'], sourceName: 'dev0' }, 1, 2)).toEqual([6, 3]);
+    expect(await ns({ tags: ['three', 'odd'], from: new Date(Date.UTC(2026, 0, 1, 0, 0, 3)), to: new Date(Date.UTC(2026, 0, 1, 0, 0, 9)) })).toEqual([7, 6, 5, 3]);
+    expect((await stores().messages.listPublished({ accountId: other, tags: ['three'] }, 0, 10)).map((m) => (m.data as { n: number }).n)).toEqual([6]);
+  });
+
   test('export reads every message once, newest first, in pages, data as its JSON text', async () => {
     const acct = newTenant();
     // Three messages per second: pages of 5 end inside a run of equal times, where the id decides.
