@@ -28,8 +28,9 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
  * How often a running node heartbeats. Temporal hands an activity its cancellation only in the
  * answer to a heartbeat: without them a cancelled run's Python jail (or HTTP wait) ran on to its
  * node timeout, holding its slot (an outside probe: 80 s after the cancel). The worker sends them
- * on at most this often (temporal/worker.ts, defaultHeartbeatThrottleInterval). No heartbeat
- * timeout is set on nodes: a busy event loop must not fail a node that is still running.
+ * on at most this often (temporal/worker.ts, defaultHeartbeatThrottleInterval). Nodes longer
+ * than 30 s also have a 30 s heartbeat timeout (temporal/limits.ts), so a worker that died under
+ * one is noticed then; shorter ones have none: a busy event loop must not fail a running node.
  */
 export const NODE_HEARTBEAT_MS = 2_000;
 

@@ -28,6 +28,12 @@ export interface NodePolicy {
 }
 
 /**
+ * How long a node's worker may go without a heartbeat before the attempt counts as lost. Long
+ * enough that a busy event loop does not fail a node that is still running.
+ */
+export const NODE_HEARTBEAT_TIMEOUT_MS = 30_000;
+
+/**
  * Timeout: default 30 s, ceiling 5 min, trimmed to the time left in the run. Attempts: default 1,
  * ceiling 5, lowered so that attempts x timeout (plus the waits between them) fits the time left.
  */
@@ -58,6 +64,9 @@ export function nodePolicy(node: NodePolicyInput, nodeId: string, remainingMs: n
     timeoutMs, maxAttempts, backoffMs, log,
     activity: {
       startToCloseTimeout: timeoutMs,
+      // A node longer than this learns of a worker that died under it from the missing heartbeats
+      // (activities/flows.ts beats every 2 s) instead of at its own timeout, up to 5 minutes later.
+      ...(timeoutMs > NODE_HEARTBEAT_TIMEOUT_MS ? { heartbeatTimeout: NODE_HEARTBEAT_TIMEOUT_MS } : {}),
       scheduleToCloseTimeout: left,
       retry: { maximumAttempts: maxAttempts, initialInterval: Math.max(1, backoffMs), backoffCoefficient: 1, maximumInterval: Math.max(1, backoffMs) },
     },

@@ -16,7 +16,7 @@
  */
 import {
   ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowCancellationType, ChildWorkflowFailure, continueAsNew,
-  executeChild, isCancellation, proxyActivities, sleep, workflowInfo,
+  executeChild, isCancellation, proxyActivities, sleep, TimeoutFailure, workflowInfo,
 } from '@temporalio/workflow';
 import type { FlowActivities } from '../activities/flows';
 import { Walk, WalkState } from '../src/flows/walker';
@@ -27,7 +27,7 @@ import type { ForEachConfig, ForEachDoNode } from '../src/flows/nodes/for-each';
 import {
   RUN_WIDTH, RunLogEntry, childBudgetError, childDepthError, forEachCount,
 } from '../src/flows/limits';
-import { LIMIT_FAILURE_TYPE, NodePolicy, nodePolicy, shouldContinueAsNew } from '../temporal/limits';
+import { LIMIT_FAILURE_TYPE, NODE_HEARTBEAT_TIMEOUT_MS, NodePolicy, nodePolicy, shouldContinueAsNew } from '../temporal/limits';
 
 export interface FlowRunArgs {
   runId: string;
@@ -83,7 +83,21 @@ class NodeError extends Error {
   }
 }
 
-function failureOf(err: unknown, fallbackAttempts: number): NodeError {
+/**
+ * What a timed-out attempt says. Temporal's own words ("activity StartToClose timeout") do not
+ * say that a worker killed mid-node ends the same way.
+ */
+function timeoutMessage(t: TimeoutFailure, timeoutMs: number | undefined): string {
+  if (t.timeoutType === 'HEARTBEAT') {
+    return `timed out: the worker running it stopped answering (no heartbeat for ${NODE_HEARTBEAT_TIMEOUT_MS / 1000} s: stopped, or its host overloaded)`;
+  }
+  if (t.timeoutType === 'START_TO_CLOSE' && timeoutMs !== undefined) {
+    return `timed out after ${timeoutMs} ms (its timeout_ms), still running or on a worker that stopped`;
+  }
+  return `timed out: ${t.message}`;
+}
+
+function failureOf(err: unknown, fallbackAttempts: number, timeoutMs?: number): NodeError {
   if (err instanceof NodeError) return err;
   if (err instanceof ActivityFailure || err instanceof ChildWorkflowFailure) {
     const cause = err.cause;
@@ -93,7 +107,7 @@ function failureOf(err: unknown, fallbackAttempts: number): NodeError {
     // A child run's failure carries the error that started it, not a chain of "Node failed".
     const message = details?.root ?? (cause?.message || err.message);
     const limit = cause instanceof ApplicationFailure && cause.type === LIMIT_FAILURE_TYPE;
-    return new NodeError(cause?.name === 'TimeoutFailure' ? `timed out: ${message}` : message, details?.attempt ?? fallbackAttempts, details?.log, limit, details?.childRuns);
+    return new NodeError(cause instanceof TimeoutFailure ? timeoutMessage(cause, timeoutMs) : message, details?.attempt ?? fallbackAttempts, details?.log, limit, details?.childRuns);
   }
   return new NodeError(err instanceof Error ? err.message : String(err), fallbackAttempts);
 }
@@ -152,8 +166,9 @@ async function execute(args: FlowRunArgs, walk: Walk, node: NodeDef, execution: 
         // A timed-out attempt reports no attempt number of its own: when the retries ran out,
         // every allowed attempt ran (an outside probe saw `attempts: 1` after three requests).
         if (err instanceof ActivityFailure && err.retryState === 'MAXIMUM_ATTEMPTS_REACHED' && !(err.cause instanceof ApplicationFailure)) {
-          throw failureOf(err, policy.maxAttempts);
+          throw failureOf(err, policy.maxAttempts, policy.timeoutMs);
         }
+        if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) throw failureOf(err, 1, policy.timeoutMs);
         throw err;
       }
   }

@@ -20,6 +20,12 @@ describe('node timeout', () => {
     expect(p.log[0].message).toContain('capped to the ceiling of 300000 ms');
   });
 
+  it('a node longer than 30 s gets a 30 s heartbeat timeout, so a worker that died under it is noticed then', () => {
+    expect(nodePolicy({}, 'a', TEN_MIN, T0).activity).not.toHaveProperty('heartbeatTimeout');
+    expect(nodePolicy({ timeout_ms: 30_000 }, 'a', TEN_MIN, T0).activity).not.toHaveProperty('heartbeatTimeout');
+    expect(nodePolicy({ timeout_ms: 120_000 }, 'a', TEN_MIN, T0).activity).toMatchObject({ startToCloseTimeout: 120_000, heartbeatTimeout: 30_000 });
+  });
+
   it('trims the timeout to the time left in the run and logs it', () => {
     const p = nodePolicy({ timeout_ms: 120_000 }, 'a', 45_000, T0);
     expect(p.timeoutMs).toBe(45_000);

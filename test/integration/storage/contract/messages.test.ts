@@ -54,7 +54,7 @@ forEachEngine(({ engine, spec, stores }) => {
     const tagsOf = (n: number) => [n % 2 ? 'odd' : 'even', ...(n % 3 === 0 ? ['three'] : []), ...(n === 4 ? ['four', 'four'] : [])];
     for (let n = 0; n < 12; n++) await stores().messages.insertMessage(message(acct, n, { tags: tagsOf(n) }));
     await stores().messages.insertMessage(message(other, 6, { tags: ['three', 'odd'] }));
-    await stores().messages.insertMessage({ ...message(acct, 50, { tags: ['three'] }), msgType: 'state_update' });
+    await stores().messages.insertMessage({ ...message(acct, 50, { tags: ['three'] }), msgType: 'client_cmd_resp' });
     const ns = async (f: { tags: string[]; sourceName?: string; from?: Date; to?: Date }, offset = 0, limit = 100) =>
       (await stores().messages.listPublished({ accountId: acct, ...f }, offset, limit)).map((m) => (m.data as { n: number }).n);
     expect(await ns({ tags: ['three', 'odd'] })).toEqual([11, 9, 7, 6, 5, 3, 1, 0]);
