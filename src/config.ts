@@ -13,6 +13,11 @@ import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from '../workflows/heartbeat';
  * holding fewer than half (src/flows/fair-slots.ts), three accounts' runaway expressions still
  * leave one free.
  */
+// The AWS SDK (the S3 connector) prints a nine-line notice to stderr, outside the JSON logs, on a
+// worker's first S3 call under Node < 22: its versions published from January 2027 will need Node
+// 22. The versions pinned here run on Node 20.19 (README); an operator who sets the variable keeps it.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 export const DEFAULT_EXPRESSION_THREADS = 4;
 
 export type Role = 'api' | 'worker' | 'mqtt';

@@ -14,11 +14,6 @@ import { assertPublicHost, portOf, safeLookup } from '../net/safe-target';
 import type { S3OperationConfig } from './schemas';
 import { inClientSpan } from '../telemetry/tracing';
 
-// The SDK prints a nine-line notice to stderr, outside the JSON logs, on a worker's first S3 call
-// under Node < 22: versions published from January 2027 will need Node 22. The versions pinned here
-// run on Node 20.19 (README); an operator who sets the variable keeps the notice.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 /** The connector timeouts and retries of docs/contract.md §7 "Connectors and vault". */
 export const S3_CLIENT_POLICY = { connectionTimeoutMs: 10_000, readTimeoutMs: 30_000, maxAttempts: 3 } as const;
 export type S3ClientPolicy = { connectionTimeoutMs: number; readTimeoutMs: number; maxAttempts: number };
