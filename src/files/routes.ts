@@ -2,7 +2,7 @@
 import { ForbiddenError, RangeNotSatisfiableError } from '../errors';
 import { AppContext, principalOf, queryOf, ResponseDef, RouteRegistry } from '../http/route';
 import { refuseDeclaredOverLimit, streamMultipartUpload, textFieldsOf } from '../http/multipart';
-import { trackBodySent } from '../http/body-sent';
+import { trackBodySent, watchReceipt } from '../http/body-sent';
 import type { Logger } from '../log';
 import type { ScanService } from '../scan/service';
 import {
@@ -102,11 +102,15 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
       }
       const download = await s.files.openDownload(c.accountId, c.entity ?? '', ctx.params.id);
       // Consumed once the whole body was handed to the connection (trackBodySent: also when the
-      // client read every byte and closed before the body stream ended). A client that went away
-      // mid-body leaves the file in place: the claim is released.
+      // client read every byte and closed before the body stream ended) and the client showed it
+      // got it (watchReceipt: its next request, or a clean close). A client that went away
+      // mid-body, or reset the connection with bytes unread, leaves the file in place: the claim
+      // is released. Until then the claim holds: a second download is 404.
       const sent = trackBodySent(ctx.res, download.size);
+      const received = watchReceipt(ctx.res, ctx.req.socket);
       ctx.res.once('close', () => {
-        const done = sent() ? download.consume() : download.release();
+        const done = (sent() ? received() : Promise.resolve(false))
+          .then((ok) => (ok ? download.consume() : download.release()));
         done.catch((err: unknown) => s.logger.error({ err, fileId: ctx.params.id }, 'could not end a file download'));
       });
       sendPart(ctx, download, 'attachment');

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
  * Whether a response's whole body was handed to the connection, asked when the response closes.
@@ -15,4 +16,45 @@ export function trackBodySent(res: ServerResponse, length: number): () => boolea
     return write(chunk, ...rest);
   }) as ServerResponse['write'];
   return () => res.writableFinished || res.writableEnded || handed >= length;
+}
+
+/**
+ * Whether the client received a response whose body was all handed to the connection; watched
+ * from the start of the response, asked when it closes. Handed is not received: the last
+ * megabytes can sit in the kernel's socket buffers when the client goes away (an outside probe
+ * read 2 MB of 4 MB, closed, and the file was consumed). What proves it: the client sends its
+ * next request on the connection after this response ended, or closes the connection cleanly; a
+ * client that closes with bytes unread resets it (an error). An idle keep-alive connection is
+ * closed by the server's keep-alive timeout, which counts as clean.
+ */
+export function watchReceipt(res: ServerResponse, socket: Socket): () => Promise<boolean> {
+  let nextRequest = false;
+  let closed: boolean | undefined;
+  let settle: ((received: boolean) => void) | undefined;
+  const finish = (received: boolean) => {
+    socket.off('data', onData);
+    socket.off('close', onClose);
+    settle?.(received);
+  };
+  // The next request can arrive before this response's 'close' event: listen from the start.
+  const onData = () => {
+    if (!res.writableFinished) return;
+    nextRequest = true;
+    finish(true);
+  };
+  const onClose = (hadError: boolean) => {
+    closed = !hadError;
+    finish(!hadError);
+  };
+  socket.on('data', onData);
+  socket.once('close', onClose);
+  return () => {
+    if (nextRequest) return Promise.resolve(true);
+    if (closed !== undefined) return Promise.resolve(closed);
+    if (socket.destroyed) {
+      finish(!socket.errored);
+      return Promise.resolve(!socket.errored);
+    }
+    return new Promise((resolve) => { settle = resolve; });
+  };
 }

@@ -1,6 +1,7 @@
 /** File transfer from outside: device A sends to device B through the API, scanned before delivery. */
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { FileRecord } from '../../../src/files/records';
 import { withStackRecords } from '../../support/db';
@@ -104,6 +105,62 @@ describe('file transfer between devices', () => {
     const got = await download(b, id);
     expect(got.status).toBe(200);
     expect(sha256(got.bytes)).toBe(sha256(content));
+  });
+
+  // Found by an outside probe: the whole body fitted in the socket buffers, the client read half of
+  // it and went away, and the file was consumed.
+  it('leaves the file in place when every byte was handed over but the client reset the connection unread', async () => {
+    const content = Buffer.from('a line of a clean text file of about one megabyte\n'.repeat(20_000));
+    const sent = await sendFile(a, content, 'half.txt', { dest: 'b' });
+    const id = sent.body.id as string;
+    expect((await settled(a, id)).status).toBe('delivered');
+    const { port } = new URL(stack().baseUrl);
+    await new Promise<void>((resolve, reject) => {
+      const sock = net.connect(Number(port), '127.0.0.1', () => {
+        sock.write(`GET /api/entities/files/download/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${b}\r\n\r\n`);
+      });
+      let got = 0;
+      sock.on('data', (chunk: Buffer) => {
+        got += chunk.length;
+        // Stop reading a quarter in; the server hands over the rest into the kernel's buffers.
+        if (got > content.length / 4 && !sock.isPaused()) {
+          sock.pause();
+          setTimeout(() => { sock.resetAndDestroy(); resolve(); }, 1_000);
+        }
+      });
+      sock.on('error', reject);
+    });
+    const status = async () => (await api('GET', `/api/entities/files/${id}`, { key: a })).body.status as string;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await status()).toBe('delivered');
+    const got = await download(b, id);
+    expect(got.status).toBe(200);
+    expect(sha256(got.bytes)).toBe(sha256(content));
+  });
+
+  it('a keep-alive client that got every byte consumes the file with its next request on the connection', async () => {
+    const content = Buffer.from('keep-alive download line\n'.repeat(1_000));
+    const sent = await sendFile(a, content, 'ka.txt', { dest: 'b' });
+    const id = sent.body.id as string;
+    expect((await settled(a, id)).status).toBe('delivered');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string) => new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+      http.get(`${stack().baseUrl}${path}`, { agent, headers: { authorization: `Bearer ${b}` } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
+      }).on('error', reject);
+    });
+    try {
+      const first = await get(`/api/entities/files/download/${id}`);
+      expect(sha256(first.body)).toBe(sha256(content));
+      expect((await get(`/api/entities/files/download/${id}`)).status).toBe(404); // the same connection: proof of receipt
+      const status = async () => (await api('GET', `/api/entities/files/${id}`, { key: a })).body.status as string;
+      for (let i = 0; i < 50 && (await status()) !== 'downloaded'; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await status()).toBe('downloaded');
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('delivers a file once to two simultaneous downloads: one 200 with the bytes, one 404', async () => {
