@@ -94,6 +94,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
     const services = createServices({ config, logger, storage, secrets, engines: temporal?.engines, enginePool });
     stoppers.push(() => services.expressions.close());
+    stoppers.push(() => services.validation.close());
     watchRunGauges(() => services.admission.gauges());
     // Stoppers run last-in first: this one after HTTP and MQTT stop taking runs, before the
     // Temporal client closes, so no run answered 202 is left without its execution.

@@ -21,6 +21,7 @@ import type { MessageExport, MessageStore } from './messaging/records';
 import { MqttSignals } from './mqtt/signals';
 import { MqttService } from './mqtt/service';
 import { ServiceValidator } from './messaging/validation';
+import { ValidationPool } from './messaging/validation-pool';
 import { MessagingUsage } from './messaging/usage';
 import { ProfileService } from './scan/profiles';
 import { ScanService, type ScanWorkflows } from './scan/service';
@@ -150,6 +151,8 @@ export interface Services {
   nodeRunner: NodeRunner;
   /** Threads for workflow expressions; started on first use, closed by the process at stop. */
   expressions: ExpressionPool;
+  /** Threads for validation services' rules on device messages; started on first use, closed at stop. */
+  validation: ValidationPool;
 }
 
 /** What starts durable work, one engine per capability (temporal/engines/); absent in MQTT-only processes. */
@@ -193,7 +196,8 @@ export function createServices(opts: {
   const messageStore = stores.messages;
   const entities = new EntityService({ store: stores.entities, accounts, secrets, audit, inbox: messageStore, validationServices: messageStore });
   const messagingEvents = new MessagingEvents();
-  const validator = new ServiceValidator(messageStore);
+  const validation = new ValidationPool();
+  const validator = new ServiceValidator(messageStore, validation);
   const messagingLog = logger.child({ component: 'messaging' });
   const mqttStore = stores.mqtt;
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
@@ -260,6 +264,7 @@ export function createServices(opts: {
     runs,
     admission,
     expressions,
+    validation,
     nodeRunner: new NodeRunner({
       outputs: outputStore, runs: runStore, workflows: workflowStore, vault,
       compute: { charge: (accountId, units) => limits.addComputeUnits(accountId, units) },

@@ -203,10 +203,12 @@ export class MessagePipeline {
   private async publish(sender: Sender, msg: InboundMessage, data: Record<string, unknown>, bytes: number, tags: string[], at: Date): Promise<PipelineResult> {
     const { account, entity } = sender;
     const dest = msg.dest !== undefined ? await this.resolveDest(account, msg.dest) : null;
-    await this.deps.usage.charge(account, bytes, true);
+    // Rules first: a message refused because too many of the account's wait for their rules
+    // (429, validation-pool.ts) is not charged.
     const validation: ValidationOutcome = entity.serviceId
       ? await this.deps.validator.validate(account._id, entity.serviceId, data)
       : { result: 'skipped' };
+    await this.deps.usage.charge(account, bytes, true);
     const id = newMessageId();
     await this.deps.store.insertMessage({
       _id: id, accountId: account._id, msgType: 'publish', source: entity.resourcePath, sourceName: entity.name,

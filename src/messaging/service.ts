@@ -163,7 +163,6 @@ export class MessagingService {
       throw err;
     }
     if (!s) throw new NotFoundError('Service');
-    this.deps.validator.forget(id);
     await this.deps.audit.record({ accountId, action: 'update', resourceType: 'service', resourceId: s._id, resourceName: s.name, userEmail: actor, details: { fields: Object.keys(patch) } });
     return serviceViewOf(s);
   }
@@ -172,7 +171,6 @@ export class MessagingService {
   async deleteService(accountId: string, id: string, actor: Actor): Promise<void> {
     const s = await this.deps.store.findService(accountId, id);
     if (!s || !(await this.deps.store.deleteService(accountId, id))) throw new NotFoundError('Service');
-    this.deps.validator.forget(id);
     await this.deps.entities.clearEntityService(accountId, id);
     await this.deps.audit.record({ accountId, action: 'delete', resourceType: 'service', resourceId: id, resourceName: s.name, userEmail: actor, details: {} });
   }

@@ -6,7 +6,7 @@
  */
 import { userSchemaAjv } from '../../../src/json-schema';
 import { compileInputSchema } from '../../../src/flows/validate';
-import { ServiceValidator } from '../../../src/messaging/validation';
+import { InlineRuleRunner, ServiceValidator } from '../../../src/messaging/validation';
 
 const hostile = `${'a'.repeat(5_000)}!`;
 
@@ -18,7 +18,7 @@ it('a catastrophic pattern in a workflow input_schema answers without backtracki
 });
 
 it('a catastrophic pattern in a message validation rule answers without backtracking', () => {
-  const compiled = new ServiceValidator({ findService: async () => null }).compile([{ name: 'r', schema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a|aa)+$' } } } }]);
+  const compiled = new ServiceValidator({ findService: async () => null }, new InlineRuleRunner()).compile([{ name: 'r', schema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a|aa)+$' } } } }]);
   expect(compiled.rules[0].validate({ s: hostile })).toBe(false);
   expect(compiled.rules[0].validate({ s: 'aaa' })).toBe(true);
 });
@@ -37,6 +37,6 @@ it('keeps each pattern its own (search semantics, patternProperties, unicode cla
 
 it('refuses, when the schema is compiled, what RE2 cannot run in linear time', () => {
   expect(() => compileInputSchema({ type: 'string', pattern: '(?=a)a' })).toThrow(/invalid or unsupported Perl syntax/);
-  expect(() => new ServiceValidator({ findService: async () => null }).compile([{ name: 'back', schema: { type: 'string', pattern: '(a)\\1' } }]))
+  expect(() => new ServiceValidator({ findService: async () => null }, new InlineRuleRunner()).compile([{ name: 'back', schema: { type: 'string', pattern: '(a)\\1' } }]))
     .toThrow(/rule "back" is not a valid JSON Schema: .*invalid escape sequence/);
 });

@@ -7,7 +7,7 @@ import Ajv from 'ajv';
 import { AppError } from '../../../src/errors';
 import type { ServiceRule } from '../../../src/messaging/schemas';
 import type { MessageStore, ServiceDoc } from '../../../src/messaging/records';
-import { ServiceValidator } from '../../../src/messaging/validation';
+import { CompiledCache, InlineRuleRunner, runRules, ServiceValidator } from '../../../src/messaging/validation';
 
 function fakeStore() {
   const docs = new Map<string, ServiceDoc>();
@@ -46,7 +46,7 @@ function thrown(fn: () => unknown): AppError {
 
 describe('compile', () => {
   test('compiles every rule, in order', () => {
-    const c = new ServiceValidator(fakeStore().store).compile([tempRule, unitRule], 3);
+    const c = new ServiceValidator(fakeStore().store, new InlineRuleRunner()).compile([tempRule, unitRule], 3);
     expect(c.version).toBe(3);
     expect(c.rules.map((r) => r.name)).toEqual(['temp-range', 'unit']);
     expect(c.rules[0].validate({ temp: 20 })).toBe(true);
@@ -54,11 +54,11 @@ describe('compile', () => {
   });
 
   test('an empty rule list compiles to nothing', () => {
-    expect(new ServiceValidator(fakeStore().store).compile([]).rules).toEqual([]);
+    expect(new ServiceValidator(fakeStore().store, new InlineRuleRunner()).compile([]).rules).toEqual([]);
   });
 
   test('a rule name used twice is a 400 naming it', () => {
-    const e = thrown(() => new ServiceValidator(fakeStore().store).compile([tempRule, { ...unitRule, name: 'temp-range' }]));
+    const e = thrown(() => new ServiceValidator(fakeStore().store, new InlineRuleRunner()).compile([tempRule, { ...unitRule, name: 'temp-range' }]));
     expect(e.status).toBe(400);
     expect(e.message).toBe('rule name "temp-range" is used twice');
   });
@@ -71,7 +71,7 @@ describe('compile', () => {
     ['an unresolvable remote $ref', { $ref: 'http://169.254.169.254/latest/meta-data#' }],
     ['an unresolvable local $ref', { $ref: '#/definitions/missing' }],
   ])('%s is a 400 naming the rule', (_what, schema) => {
-    const e = thrown(() => new ServiceValidator(fakeStore().store).compile([tempRule, { name: 'bad rule', schema }]));
+    const e = thrown(() => new ServiceValidator(fakeStore().store, new InlineRuleRunner()).compile([tempRule, { name: 'bad rule', schema }]));
     expect(e.status).toBe(400);
     expect(e.message).toMatch(/^rule "bad rule" is not a valid JSON Schema: /);
   });
@@ -79,7 +79,7 @@ describe('compile', () => {
   // Found by an outside probe: one pattern of twenty (?:[ab]{0,1000}) (40,000 RE2 instructions)
   // held the event loop 2.3 s per 4 KB message, for every account.
   test('a pattern too large for RE2 to run cheaply, or patterns too large together, are a 400 naming the rule', () => {
-    const v = new ServiceValidator(fakeStore().store);
+    const v = new ServiceValidator(fakeStore().store, new InlineRuleRunner());
     const huge = { name: 'huge', schema: { type: 'object', properties: { s: { type: 'string', pattern: `^${'(?:[ab]{0,1000})'.repeat(20)}$` } } } };
     const e = thrown(() => v.compile([tempRule, huge]));
     expect(e.status).toBe(400);
@@ -95,7 +95,7 @@ describe('compile', () => {
   });
 
   test('two rules declaring the same $id do not collide across services (one ajv per compile)', () => {
-    const v = new ServiceValidator(fakeStore().store);
+    const v = new ServiceValidator(fakeStore().store, new InlineRuleRunner());
     const rule = { name: 'a', schema: { $id: 'https://example.com/s', type: 'object' } };
     expect(() => v.compile([rule])).not.toThrow();
     expect(() => v.compile([rule])).not.toThrow();
@@ -110,7 +110,7 @@ describe('validate', () => {
   test('no such service (deleted, or another account\'s id) → skipped, without actionResults', async () => {
     const f = fakeStore();
     f.put('svc1', [tempRule], 1, 'acc2');
-    const v = new ServiceValidator(f.store);
+    const v = new ServiceValidator(f.store, new InlineRuleRunner());
     expect(await v.validate('acc1', 'svc1', { temp: 1 })).toEqual({ result: 'skipped' });
     expect(await v.validate('acc1', 'nope', { temp: 1 })).toEqual({ result: 'skipped' });
     expect(f.reads).toEqual([['acc1', 'svc1'], ['acc1', 'nope']]);
@@ -119,7 +119,7 @@ describe('validate', () => {
   test('all rules pass → passed with one result per rule', async () => {
     const f = fakeStore();
     f.put('svc1', [tempRule, unitRule]);
-    expect(await new ServiceValidator(f.store).validate('acc1', 'svc1', { temp: 21.5, unit: 'C' })).toEqual({
+    expect(await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', { temp: 21.5, unit: 'C' })).toEqual({
       result: 'passed',
       actionResults: [{ rule: 'temp-range', passed: true, errors: [] }, { rule: 'unit', passed: true, errors: [] }],
     });
@@ -128,7 +128,7 @@ describe('validate', () => {
   test('one failing rule → failed; errors are "data.<path> <message>", all errors of the rule listed', async () => {
     const f = fakeStore();
     f.put('svc1', [tempRule, unitRule]);
-    const r = await new ServiceValidator(f.store).validate('acc1', 'svc1', { temp: 200, unit: 'K' });
+    const r = await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', { temp: 200, unit: 'K' });
     expect(r.result).toBe('failed');
     expect(r.actionResults).toEqual([
       { rule: 'temp-range', passed: false, errors: ['data.temp must be <= 85'] },
@@ -139,34 +139,34 @@ describe('validate', () => {
   test('a missing required property is reported at the root as "data ..."', async () => {
     const f = fakeStore();
     f.put('svc1', [tempRule]);
-    const r = await new ServiceValidator(f.store).validate('acc1', 'svc1', {});
+    const r = await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', {});
     expect(r.actionResults?.[0].errors).toEqual(["data must have required property 'temp'"]);
   });
 
   test('nested and array paths use dots', async () => {
     const f = fakeStore();
     f.put('svc1', [{ name: 'n', schema: { properties: { a: { properties: { b: { type: 'array', items: { type: 'integer' } } } } } } }]);
-    const r = await new ServiceValidator(f.store).validate('acc1', 'svc1', { a: { b: [1, 'x', 2.5] } });
+    const r = await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', { a: { b: [1, 'x', 2.5] } });
     expect(r.actionResults?.[0].errors).toEqual(['data.a.b.1 must be integer', 'data.a.b.2 must be integer']);
   });
 
   test('allErrors: every violation of one rule is listed, not only the first', async () => {
     const f = fakeStore();
     f.put('svc1', [{ name: 'r', schema: { type: 'object', required: ['a', 'b', 'c'] } }]);
-    const r = await new ServiceValidator(f.store).validate('acc1', 'svc1', {});
+    const r = await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', {});
     expect(r.actionResults?.[0].errors).toHaveLength(3);
   });
 
   test('a service with no rules passes everything', async () => {
     const f = fakeStore();
     f.put('svc1', []);
-    expect(await new ServiceValidator(f.store).validate('acc1', 'svc1', { anything: 1 })).toEqual({ result: 'passed', actionResults: [] });
+    expect(await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', { anything: 1 })).toEqual({ result: 'passed', actionResults: [] });
   });
 
   test('formats are enforced (ajv-formats) and unicode strings are measured in code points', async () => {
     const f = fakeStore();
     f.put('svc1', [{ name: 'f', schema: { properties: { at: { type: 'string', format: 'date-time' }, s: { type: 'string', maxLength: 2 } } } }]);
-    const v = new ServiceValidator(f.store);
+    const v = new ServiceValidator(f.store, new InlineRuleRunner());
     expect((await v.validate('acc1', 'svc1', { at: '2026-01-01T00:00:00Z', s: '😀😀' })).result).toBe('passed');
     expect((await v.validate('acc1', 'svc1', { at: 'yesterday' })).result).toBe('failed');
     expect((await v.validate('acc1', 'svc1', { s: '😀😀😀' })).result).toBe('failed');
@@ -176,53 +176,33 @@ describe('validate', () => {
     const f = fakeStore();
     f.put('svc1', [{ name: 'no-admin', schema: { not: { required: ['admin'] } } }]);
     const data = JSON.parse('{"__proto__": {"admin": true}, "x": 1}') as Record<string, unknown>;
-    const r = await new ServiceValidator(f.store).validate('acc1', 'svc1', data);
+    const r = await new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', data);
     expect(r.result).toBe('passed');
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
 });
 
 describe('cache', () => {
+  const doc = (id: string, version: number, rules = [tempRule]) => ({ _id: id, version, rules });
+
   test('compiled once per (id, version): a new version recompiles, the same version does not', async () => {
-    const f = fakeStore();
-    f.put('svc1', [tempRule], 1);
-    const v = new ServiceValidator(f.store);
-    const compile = jest.spyOn(v, 'compile');
-    await v.validate('acc1', 'svc1', { temp: 1 });
-    await v.validate('acc1', 'svc1', { temp: 1 });
-    expect(compile).toHaveBeenCalledTimes(1);
+    const c = new CompiledCache();
+    const first = c.of(doc('svc1', 1));
+    expect(c.of(doc('svc1', 1))).toBe(first);
     // An edit through another replica: same id, new version, stricter rule.
-    f.put('svc1', [{ name: 'temp-range', schema: { type: 'object', properties: { temp: { maximum: 0 } } } }], 2);
-    expect((await v.validate('acc1', 'svc1', { temp: 1 })).result).toBe('failed');
-    expect(compile).toHaveBeenCalledTimes(2);
+    const stricter = c.of(doc('svc1', 2, [{ name: 'temp-range', schema: { type: 'object', properties: { temp: { maximum: 0 } } } }]));
+    expect(stricter).not.toBe(first);
+    expect(runRules(stricter, { temp: 1 }).result).toBe('failed');
   });
 
-  test('forget() drops the compiled rules', async () => {
-    const f = fakeStore();
-    f.put('svc1', [tempRule], 1);
-    const v = new ServiceValidator(f.store);
-    const compile = jest.spyOn(v, 'compile');
-    await v.validate('acc1', 'svc1', { temp: 1 });
-    v.forget('svc1');
-    await v.validate('acc1', 'svc1', { temp: 1 });
-    expect(compile).toHaveBeenCalledTimes(2);
-  });
-
-  test('bounded at 1,000 services: the oldest entry is evicted first', async () => {
-    const f = fakeStore();
+  test('bounded: the oldest entry is evicted first', () => {
+    const c = new CompiledCache(3);
     const trivial = [{ name: 'r', schema: { type: 'object' } }];
-    for (let i = 0; i <= 1000; i++) f.put(`s${i}`, trivial);
-    const v = new ServiceValidator(f.store);
-    // Compiling 1,001 real ajv instances takes seconds; the cache logic is what is under test here.
-    const compile = jest.spyOn(v, 'compile').mockImplementation((_rules, version = 0) => ({ version, rules: [] }));
-    for (let i = 0; i <= 1000; i++) await v.validate('acc1', `s${i}`, {});
-    expect(compile).toHaveBeenCalledTimes(1001);
-    compile.mockClear();
-    await v.validate('acc1', 's1000', {});
-    await v.validate('acc1', 's1', {});
-    expect(compile).toHaveBeenCalledTimes(0);
-    await v.validate('acc1', 's0', {});
-    expect(compile).toHaveBeenCalledTimes(1);
+    const kept = [0, 1, 2].map((i) => c.of(doc(`s${i}`, 1, trivial)));
+    expect(c.of(doc('s1', 1, trivial))).toBe(kept[1]);
+    c.of(doc('s3', 1, trivial)); // evicts s0
+    expect(c.of(doc('s1', 1, trivial))).toBe(kept[1]);
+    expect(c.of(doc('s0', 1, trivial))).not.toBe(kept[0]);
   });
 });
 
@@ -233,11 +213,11 @@ describe('asynchronous schemas', () => {
    * rejected unobserved. Such rules are refused when the service is created or edited.
    */
   it('refuses an "$async" rule, which would otherwise pass every message', async () => {
-    const v = new ServiceValidator(fakeStore().store);
+    const v = new ServiceValidator(fakeStore().store, new InlineRuleRunner());
     expect(() => v.compile([{ name: 'needs-temp', schema: { $async: true, type: 'object', required: ['temp'] } }]))
       .toThrow(expect.objectContaining({ status: 400, message: expect.stringContaining('$async') }));
     const f = fakeStore();
     f.put('svc1', [{ name: 'needs-temp', schema: { $async: true, type: 'object', required: ['temp'] } }]);
-    await expect(new ServiceValidator(f.store).validate('acc1', 'svc1', {})).rejects.toMatchObject({ status: 400 });
+    await expect(new ServiceValidator(f.store, new InlineRuleRunner()).validate('acc1', 'svc1', {})).rejects.toMatchObject({ status: 400 });
   });
 });
