@@ -28,6 +28,8 @@ export const BLOB_PARTS: readonly BlobPart[] = ['raw', 'video', 'poster'];
 export interface TransferScanner {
   /** Takes one scan of the account's monthly quota; 402 when it is used up. */
   reserveScan(account: AccountDoc): Promise<void>;
+  /** Gives back a scan taken by reserveScan for an upload that was not kept. */
+  releaseScan(account: AccountDoc): Promise<void>;
   /** Scans bytes whose quota was taken at upload; recorded once in the account's history under scanId. */
   scanTransfer(input: { accountId: string; scanId: string; requestId: string; name: string; content: Buffer; at: Date }):
     Promise<{ safetyScore: Verdict; contentType: string }>;
@@ -140,9 +142,13 @@ export class FileService {
     } catch (err) {
       // Nothing would ever scan it: end it now rather than leave it `scanning` until it expires,
       // and answer 503 (a part of the service is down), not a 500.
+      // As a deferred scan in the same state: the request keeps nothing and charges nothing
+      // (docs/contract.md §4; an outside probe saw each device retry burn a scan and leave a record).
       this.deps.logger.error({ err, fileId: id }, 'file transfer could not be started');
-      await this.fail(id, 'The file could not be queued for scanning');
-      throw new ServiceUnavailableError('File transfer is unavailable right now (its workflow service cannot be reached); the upload was not kept, retry later');
+      await this.deleteAllBlobs(id);
+      await store.remove(id);
+      await this.deps.scanner.releaseScan(req.account);
+      throw new ServiceUnavailableError('File transfer is unavailable right now (its workflow service cannot be reached); the upload was not kept or charged, retry later');
     }
     return { id, status: 'scanning', filename: received.filename || id, size: received.size, sha256: received.sha256 };
   }

@@ -192,6 +192,11 @@ export class ScanService {
     if (!(await this.limits.reserveScan(account._id, plan.scansPerMonth))) throw quotaUsedUp(plan.tier);
   }
 
+  /** Gives back one scan taken by reserveScan (an upload that was not kept). */
+  async releaseScan(account: AccountDoc): Promise<void> {
+    await this.limits.releaseScan(account._id, new Date());
+  }
+
   /**
    * The refusals that depend only on the account and the query, answered before an upload is read
    * (an outside probe's 9 MB upload was read, buffered and hashed before its 402 or 403): deferral

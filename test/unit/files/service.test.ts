@@ -62,6 +62,7 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
     store,
     scanner: {
       reserveScan: async () => { if (quota-- <= 0) throw new QuotaExceededError('used up'); },
+      releaseScan: async () => { quota++; },
       scanTransfer: async (input) => {
         scans.push(input.scanId);
         return { safetyScore: { score: opts.threatLevel === 'Malicious' ? 0 : 100, threatLevel: opts.threatLevel ?? 'Clean', primaryThreat: 'x' }, contentType: 'application/pdf' };
@@ -90,7 +91,7 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
       return { filename: 'f.pdf', size: content.length, sha256: 'h', mimeType: 'application/pdf', fields };
     },
   });
-  return { store, service, scans, started, upload, setNow: (d: Date) => { now = d; } };
+  return { store, service, scans, started, upload, setNow: (d: Date) => { now = d; }, quotaLeft: () => quota };
 }
 
 describe('parseUploadFields', () => {
@@ -140,12 +141,16 @@ describe('FileService', () => {
     expect(t.started).toEqual([]);
   });
 
-  it('ends a file failed, bytes deleted, when its workflow cannot be started', async () => {
-    const t = setup({ startFails: true });
-    // 503 (a part of the service is down), not the raw error as a 500 (an outside probe got 500s).
-    await expect(t.upload(Buffer.from('%PDF'), { dest: 'b' })).rejects.toMatchObject({ status: 503, code: 'unavailable' });
-    expect([...t.store.docs.values()].map((d) => d.status)).toEqual(['failed']);
+  it('keeps nothing and charges nothing when its workflow cannot be started', async () => {
+    const t = setup({ startFails: true, quotaLeft: 1 });
+    // 503 (a part of the service is down), not the raw error as a 500 (an outside probe got 500s);
+    // and, as a deferred scan, no record, no bytes and the scan given back (a probe saw each retry burn one).
+    for (let i = 0; i < 3; i++) {
+      await expect(t.upload(Buffer.from('%PDF'), { dest: 'b' })).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    }
+    expect(t.store.docs.size).toBe(0);
     expect(t.store.blobs.size).toBe(0);
+    expect(t.quotaLeft()).toBe(1);
   });
 
   it('delivers a Clean file once; a repeated activity does not scan again', async () => {
