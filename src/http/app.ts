@@ -10,6 +10,7 @@ import type { HealthReport } from '../health';
 import type { ErrorDialect, AppState, RouteRegistry } from './route';
 import { buildOpenApi } from './openapi';
 import { observeRequests } from '../telemetry/http';
+import { isStoreUnavailable, storeUnavailable } from '../storage/errors';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -80,12 +81,13 @@ export function createApp(opts: {
         ctx.status = 404;
         ctx.body = errorBody(errorDialectOf(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
       }
-    } catch (err) {
+    } catch (caught) {
+      const err = isStoreUnavailable(caught) ? storeUnavailable() : caught;
       if (err instanceof AppError) {
         ctx.status = err.status;
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
         ctx.body = errorBody(errorDialectOf(ctx), ctx.state.requestId, err.message, err.code, err.extra);
-        if (err.status >= 500) log.error({ err, requestId: ctx.state.requestId }, 'request failed');
+        if (err.status >= 500) log.error({ err: caught, requestId: ctx.state.requestId }, 'request failed');
       } else {
         // Errors from libraries that carry an HTTP status and mark themselves safe to show.
         // `throw undefined` / `Promise.reject(null)` carry no object at all.

@@ -19,6 +19,7 @@ import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/records';
 import { DeviceIdentity, topicsOfDevice } from './acl';
 import { countMessage, observeMessage } from '../telemetry/metrics';
+import { isStoreUnavailable, storeUnavailable } from '../storage/errors';
 import { inConsumerSpan } from '../telemetry/tracing';
 
 /** How the gateway reaches devices: the embedded broker or the bridge's client connection. */
@@ -105,7 +106,7 @@ export class DeviceGateway {
   }
 
   async sendError(device: DeviceIdentity, err: unknown): Promise<void> {
-    const e = err instanceof AppError ? err : undefined;
+    const e = err instanceof AppError ? err : isStoreUnavailable(err) ? storeUnavailable() : undefined;
     const data = e
       ? { reason: e.message, code: e.code ?? `http_${e.status}`, status: e.status, ...(e.headers['Retry-After'] ? { retry_after: Number(e.headers['Retry-After']) } : {}) }
       : { reason: 'Internal server error', code: 'internal_error', status: 500 };

@@ -2,6 +2,7 @@
  * Engine-neutral reading of a store error, so services can tell "that key exists" apart without
  * knowing which engine raised it (and without loading either driver).
  */
+import { ServiceUnavailableError } from '../errors';
 
 /** Duck-typed: better-sqlite3's errors are not `instanceof Error` across realms (Jest's VM contexts). */
 const hasCode = (err: unknown): err is { name: unknown; code: unknown; message: string } =>
@@ -18,4 +19,31 @@ export function isDuplicateKey(err: unknown): boolean {
   if (err.name === 'MongoServerError') return err.code === 11000 || (err.code === 1 && /UNIQUE constraint failed/.test(err.message));
   if (err.name === 'SqliteError') return err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || err.code === 'SQLITE_CONSTRAINT_UNIQUE';
   return false;
+}
+
+/** MongoDB driver errors that mean the database cannot be reached now, not a bad request or a bug. */
+const MONGO_UNREACHABLE = new Set([
+  'MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoPoolClearedError',
+  'MongoTopologyClosedError', 'MongoNotConnectedError',
+]);
+
+/**
+ * The database is down, unreachable or, on the embedded store, locked past the busy timeout or
+ * out of disk: the request may succeed later, so it is a 503 `unavailable`, not a 500. An
+ * outside probe saw 500 `internal` for every request while the database was away.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (!hasCode(err) && !(typeof err === 'object' && err !== null && 'name' in err)) return false;
+  const name = (err as { name: unknown }).name;
+  if (typeof name === 'string' && MONGO_UNREACHABLE.has(name)) return true;
+  if (name === 'SqliteError') {
+    const code = String((err as { code?: unknown }).code ?? '');
+    return code.startsWith('SQLITE_BUSY') || code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR');
+  }
+  return false;
+}
+
+/** The answer to a request that failed because the database is unavailable (isStoreUnavailable). */
+export function storeUnavailable(): ServiceUnavailableError {
+  return new ServiceUnavailableError('The database cannot be reached right now; retry later');
 }

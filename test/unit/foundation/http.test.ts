@@ -59,6 +59,9 @@ beforeAll(async () => {
     route({ method: 'GET', path: `${base}/exposed503`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 503, expose: true }); } });
     route({ method: 'GET', path: `${base}/status999`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 999, expose: true }); } });
     route({ method: 'GET', path: `${base}/unexposed400`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { status: 400 }); } });
+    route({ method: 'GET', path: `${base}/mongo-down`, dialect, handler: async () => { throw Object.assign(new Error(`connect ECONNREFUSED ${SECRET_TEXT}`), { name: 'MongoServerSelectionError' }); } });
+    route({ method: 'GET', path: `${base}/sqlite-busy`, dialect, handler: async () => { throw Object.assign(new Error('database is locked'), { name: 'SqliteError', code: 'SQLITE_BUSY' }); } });
+    route({ method: 'GET', path: `${base}/sqlite-constraint`, dialect, handler: async () => { throw Object.assign(new Error(SECRET_TEXT), { name: 'SqliteError', code: 'SQLITE_CONSTRAINT_CHECK' }); } });
     route({ method: 'GET', path: `${base}/apperror500`, dialect, handler: async () => { throw new AppError(500, 'Scan store unavailable', { code: 'store_down', cause: new Error(SECRET_TEXT) }); } });
     route({ method: 'GET', path: `${base}/account`, dialect, auth: 'account', rate: dialect === 'scan' ? 'scan-read' : 'account-messaging', handler: async (ctx) => { ctx.body = { ok: true }; } });
   }
@@ -178,6 +181,19 @@ describe('error mapper', () => {
     const res = await req('GET', '/api/scan/t/exposed400');
     expectShape(res, 'scan', 400);
     expect(res.json.error).toBe('Bad range header');
+  });
+
+  // Found by an outside probe: every request answered 500 internal while MongoDB was away.
+  test.each([['scan', '/api/scan/t'], ['messaging', '/api/entities/t']] as const)('%s: a database that cannot be reached, or is locked, is 503 unavailable; other database errors stay 500', async (dialect, base) => {
+    for (const path of ['mongo-down', 'sqlite-busy']) {
+      const res = await req('GET', `${base}/${path}`);
+      expectShape(res, dialect, 503, 'unavailable');
+      expect(res.json[dialect === 'scan' ? 'error' : 'reason']).toBe('The database cannot be reached right now; retry later');
+      expectNoLeak(res);
+    }
+    const other = await req('GET', `${base}/sqlite-constraint`);
+    expectShape(other, dialect, 500, 'internal');
+    expectNoLeak(other);
   });
 
   test('an AppError 500 sends its own message and code, not its cause', async () => {
