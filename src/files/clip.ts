@@ -126,11 +126,16 @@ async function transcodeBurst(dir: string, raw: Buffer, fps: number): Promise<Om
     '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-movflags', '+faststart', '-f', 'mp4', videoPath,
   ], dir);
   const probe = JSON.parse(await runTool('ffprobe', [
-    '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=codec_name,nb_read_frames', '-of', 'json', videoPath,
-  ], dir)) as { streams?: Array<{ codec_name?: string; nb_read_frames?: string }> };
+    '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=codec_name,nb_read_frames,width,height', '-of', 'json', videoPath,
+  ], dir)) as { streams?: Array<{ codec_name?: string; nb_read_frames?: string; width?: number; height?: number }> };
   const stream = probe.streams?.[0];
   if (stream?.codec_name !== 'h264' || Number(stream.nb_read_frames) !== frames) {
     throw new ClipRejected(`The video has ${stream?.nb_read_frames ?? 'no'} frames of the ${frames} sent; ffmpeg dropped frames it could not decode`);
+  }
+  // What ffmpeg decoded, not only what the frames' headers said (frames.ts reads one SOF per frame).
+  const even = (n: number) => Math.floor(n / 2) * 2;
+  if (stream.width !== even(width) || stream.height !== even(height)) {
+    throw new ClipRejected(`The video is ${stream.width}x${stream.height}, not the ${width}x${height} its frames declare`);
   }
   await runTool('ffmpeg', ['-f', 'image2', '-i', path.join(dir, frameName(1)), '-vf', POSTER_FILTER, '-frames:v', '1', '-q:v', '4', '-f', 'image2', posterPath], dir);
   return { format: 'jpeg_burst', frames, fps, width, height, durationMs: Math.round((frames * 1000) / fps), videoPath, posterPath };

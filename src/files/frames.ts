@@ -14,30 +14,45 @@ export interface FrameSize { width: number; height: number }
 /** SOF markers carrying frame dimensions: C0-CF except DHT (C4), JPG (C8) and DAC (CC). */
 const isSof = (m: number) => m >= 0xc0 && m <= 0xcf && m !== 0xc4 && m !== 0xc8 && m !== 0xcc;
 
-/** Walks the JPEG segments up to the start-of-frame; throws ClipRejected for anything else. */
+/**
+ * Walks every JPEG segment of a frame, through its scans, and answers the size its one
+ * start-of-frame segment declares; throws ClipRejected for anything else. Exactly one SOF: an
+ * outside probe put a SOF saying 320x240 before an 8K frame's own, and ffmpeg, which uses the
+ * last SOF, made an 8K video of a clip checked as 320x240.
+ */
 export function jpegFrameSize(frame: Buffer, label: string): FrameSize {
   if (frame.length < 4 || frame[0] !== 0xff || frame[1] !== 0xd8) throw new ClipRejected(`${label} is not a JPEG (no SOI marker)`);
   if (frame[frame.length - 2] !== 0xff || frame[frame.length - 1] !== 0xd9) throw new ClipRejected(`${label} is truncated (no EOI marker at its end)`);
+  let size: FrameSize | undefined;
   let at = 2;
-  while (at + 4 <= frame.length) {
+  while (at + 2 <= frame.length) {
     if (frame[at] !== 0xff) throw new ClipRejected(`${label} has a damaged segment at byte ${at}`);
     const marker = frame[at + 1];
     // Fill bytes and parameterless markers (TEM, RSTn) carry no length.
     if (marker === 0xff) { at += 1; continue; }
     if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) { at += 2; continue; }
-    if (marker === 0xd9 || marker === 0xda) break;
+    if (marker === 0xd9) break;
+    if (at + 4 > frame.length) throw new ClipRejected(`${label} has a segment running past its end`);
     const length = frame.readUInt16BE(at + 2);
     if (length < 2 || at + 2 + length > frame.length) throw new ClipRejected(`${label} has a segment running past its end`);
     if (isSof(marker)) {
+      if (size) throw new ClipRejected(`${label} has more than one start-of-frame segment`);
       if (length < 7) throw new ClipRejected(`${label} has a short start-of-frame segment`);
       const height = frame.readUInt16BE(at + 5);
       const width = frame.readUInt16BE(at + 7);
       if (!width || !height) throw new ClipRejected(`${label} declares an empty frame`);
-      return { width, height };
+      size = { width, height };
     }
     at += 2 + length;
+    if (marker === 0xda) {
+      if (!size) throw new ClipRejected(`${label} has no start-of-frame segment before its scan`);
+      // Entropy-coded data: a 0xFF in it is followed by 0x00 (a stuffed byte) or RSTn; any other
+      // 0xFF xx is the next marker.
+      while (at + 1 < frame.length && !(frame[at] === 0xff && frame[at + 1] !== 0x00 && !(frame[at + 1] >= 0xd0 && frame[at + 1] <= 0xd7))) at += 1;
+    }
   }
-  throw new ClipRejected(`${label} has no start-of-frame segment`);
+  if (!size) throw new ClipRejected(`${label} has no start-of-frame segment`);
+  return size;
 }
 
 export function checkFrameSize(size: FrameSize, label: string): void {

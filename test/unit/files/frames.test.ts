@@ -26,6 +26,24 @@ describe('jpegFrameSize', () => {
   ])('refuses %s', (_label, frame, message) => {
     expect(() => jpegFrameSize(frame, 'frame 1')).toThrow(message);
   });
+  // Found by an outside probe: a second SOF (ffmpeg uses the last) made an 8K video of a clip checked as 320x240.
+  it('refuses a frame with a second start-of-frame segment, before or after its scan', () => {
+    const f = jpeg(320, 240);
+    const sofAt = f.indexOf(Buffer.from([0xff, 0xc0]));
+    const eightK = Buffer.from([0xff, 0xc0, 0x00, 0x0b, 0x08, 0x10, 0xe0, 0x1e, 0x00, 0x01, 0x01, 0x11, 0x00]);
+    const before = Buffer.concat([f.subarray(0, sofAt), f.subarray(sofAt, sofAt + 13), eightK, f.subarray(sofAt + 13)]);
+    expect(() => jpegFrameSize(before, 'frame 1')).toThrow('frame 1 has more than one start-of-frame segment');
+    const sos2 = Buffer.from([0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00, 0x56, 0x78]);
+    const after = Buffer.concat([f.subarray(0, f.length - 2), eightK, sos2, Buffer.from([0xff, 0xd9])]);
+    expect(() => jpegFrameSize(after, 'frame 1')).toThrow('more than one start-of-frame segment');
+  });
+  it('reads through scan data: stuffed 0xFF bytes, restart markers and a progressive frame\'s second scan', () => {
+    const f = jpeg(64, 48, { sof: 0xc2 });
+    const data = Buffer.from([0x12, 0xff, 0x00, 0x34, 0xff, 0xd0, 0x56]);
+    const sos2 = Buffer.from([0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00, 0x9a, 0xbc]);
+    const progressive = Buffer.concat([f.subarray(0, f.length - 2), data, sos2, data, Buffer.from([0xff, 0xd9])]);
+    expect(jpegFrameSize(progressive, 'f')).toEqual({ width: 64, height: 48 });
+  });
   it('does not take DHT (C4) for a start-of-frame', () => {
     const dht = Buffer.from([0xff, 0xc4, 0x00, 0x04, 0x00, 0x00]);
     const f = jpeg(10, 20);
