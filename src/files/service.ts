@@ -113,6 +113,14 @@ export class FileService {
 
   private now(): Date { return this.deps.now?.() ?? new Date(); }
 
+  /**
+   * Past its expiry a file is gone for its users, although the hourly sweep may not have deleted
+   * it yet (an outside probe downloaded a file an hour past its 7 days).
+   */
+  private expired(f: FileRecord): boolean {
+    return f.expiresAt.getTime() <= this.now().getTime();
+  }
+
   async upload(req: UploadRequest): Promise<{ id: string; status: 'scanning'; filename: string; size: number; sha256: string }> {
     const { store } = this.deps;
     const id = randomUUID();
@@ -170,7 +178,7 @@ export class FileService {
   }
 
   async inbox(accountId: string, entity: string, limit: number) {
-    const files = await this.deps.store.inbox(accountId, entity, limit);
+    const files = (await this.deps.store.inbox(accountId, entity, limit)).filter((f) => !this.expired(f));
     return {
       files: files.map((f) => ({
         id: f._id, filename: f.filename, size: f.size, contentType: f.contentType, sha256: f.sha256, source: f.source,
@@ -182,7 +190,7 @@ export class FileService {
   /** A delivered file of the recipient's: its record and size, or 404. */
   private async deliverable(accountId: string, entity: string, id: string): Promise<PartHeaders> {
     const f = await this.deps.store.find(accountId, id);
-    if (!f || f.dest !== entity || f.status !== 'delivered') throw new NotFoundError('File');
+    if (!f || f.dest !== entity || f.status !== 'delivered' || this.expired(f)) throw new NotFoundError('File');
     const size = await this.deps.store.blobSize(id, 'raw');
     if (size === undefined) throw new NotFoundError('File');
     return { size, contentType: f.contentType, filename: f.filename };
@@ -261,7 +269,7 @@ export class FileService {
     const offset = q.offset ?? 0;
     const page = await this.deps.store.clips(accountId, { source: q.entity_name, offset, limit: limit + 1 });
     return {
-      files: page.slice(0, limit).map((f) => ({
+      files: page.slice(0, limit).filter((f) => !this.expired(f)).map((f) => ({
         id: f._id, source: f.source, createdAt: f.createdAt.toISOString(), status: f.status, size: f.size,
         ...(f.clip ? { fps: f.clip.fps, ...(f.clip.format ? { format: f.clip.format } : {}) } : {}),
         ...(f.clip?.frames !== undefined ? { frames: f.clip.frames, width: f.clip.width, height: f.clip.height, durationMs: f.clip.durationMs } : {}),
@@ -276,7 +284,7 @@ export class FileService {
     const { store } = this.deps;
     const f = await store.find(accountId, id);
     // Only a scanned, accepted clip is served: not while scanning, never when blocked or failed.
-    if (!f || f.kind !== 'clip' || (f.status !== 'delivered' && f.status !== 'downloaded')) throw new NotFoundError('File');
+    if (!f || f.kind !== 'clip' || (f.status !== 'delivered' && f.status !== 'downloaded') || this.expired(f)) throw new NotFoundError('File');
     const size = await store.blobSize(id, part);
     if (size === undefined) throw new NotFoundError(part === 'video' ? 'Video' : part === 'poster' ? 'Poster' : 'File');
     const range = part === 'video' ? parseRange(rangeHeader, size) : { kind: 'full' as const };

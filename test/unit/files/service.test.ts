@@ -265,6 +265,21 @@ describe('FileService', () => {
     await expect(t.service.openClipPart('other', id, 'raw')).rejects.toMatchObject({ status: 404 });
   });
 
+  // Found by an outside probe: a file past its expiry was listed and downloaded until the hourly sweep ran.
+  it('a file past its expiry is neither listed nor downloadable, before the sweep deletes it', async () => {
+    const t = setup();
+    const { id } = await t.upload(Buffer.from('%PDF'), { dest: 'b' });
+    await t.service.scanFile(id);
+    t.setNow(new Date('2026-01-07T23:59:59Z'));
+    expect((await t.service.inbox('acc', 'b', 50)).files.map((f) => f.id)).toEqual([id]);
+    await expect(t.service.downloadHeaders('acc', 'b', id)).resolves.toMatchObject({ size: 4 });
+    t.setNow(new Date('2026-01-08T00:00:00Z'));
+    expect((await t.service.inbox('acc', 'b', 50)).files).toEqual([]);
+    await expect(t.service.downloadHeaders('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
+    await expect(t.service.openDownload('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
+    expect(t.store.docs.size).toBe(1); // the sweep has not run: only the answers changed
+  });
+
   it('expires files (record and every part) once their expiry has passed', async () => {
     const t = setup();
     const { id } = await t.upload(Buffer.from('%PDF'), { dest: 'b' });
