@@ -42,6 +42,7 @@ export interface RunningService {
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
   const stoppers: Array<() => Promise<void>> = [];
+  let serving = false;
   const stopAll = async () => {
     for (const stop of stoppers.reverse()) {
       try {
@@ -58,6 +59,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // The DATA_DIR's lock before anything binds a port: a second full start refuses, naming the running service.
     const claim = claimDataDir(config, logger);
     if (claim.release) stoppers.push(claim.release);
+    // A child of the local stack that dies after start (clamd killed by the OOM killer, a FerretDB
+    // or Temporal gone) is fatal for this process too: an outside probe's service went on without
+    // ClamAV, delivering unscanned transfers, or answered nothing but 5xx, and never recovered.
+    // Stopping everything lets the supervisor (or the person at `npm start`) start it whole again.
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
     // spans of the shutdown are still sent.
     if (config.traces) {
@@ -71,7 +76,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
     const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
-    const stack = await claim.startStack();
+    const stack = await claim.startStack((part, code, signal) => {
+      // During start-up the part's readiness check fails the start with its log's tail instead.
+      if (serving) stopFatally(logger, `${part} of the local stack exited unexpectedly (${signal ?? `code ${code}`})`);
+    });
     if (stack) stoppers.push(() => stack.stop());
 
     const secrets = loadSecrets(config);
@@ -133,7 +141,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       // A worker that dies after start is fatal for this process: let the supervisor restart it.
       worker.done.catch((err: unknown) => {
         logger.fatal({ err }, 'Temporal worker stopped unexpectedly');
-        process.kill(process.pid, 'SIGTERM');
+        stopFatally(logger, 'the Temporal worker stopped unexpectedly');
       });
     }
     const urls = [
@@ -144,12 +152,25 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     ].filter(Boolean);
     logger.info({ roles: config.roles }, 'service started');
     process.stdout.write(`ready (roles ${config.roles.join(',')}) ${urls.join(' ')}\n`);
+    serving = true;
 
     return { config, services, httpServer, broker, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+/** Set when the process stops because a part of it died: it then exits with status 1, not 0. */
+let fatal = false;
+
+/** Stops the whole process (as SIGTERM does) after a part of it died, exiting with status 1. */
+function stopFatally(logger: Logger, why: string): void {
+  if (fatal) return;
+  fatal = true;
+  logger.fatal(`${why}; stopping the service`);
+  process.stderr.write(`${why}; stopping the service\n`);
+  process.kill(process.pid, 'SIGTERM');
 }
 
 /** The parts this process depends on, by the roles it plays. */
@@ -194,7 +215,7 @@ async function main(): Promise<void> {
     force.unref();
     // A signal during start-up waits for it, so the parts already started are stopped too.
     startup.then((running) => running.stop(), () => undefined).then(
-      () => process.exit(0),
+      () => process.exit(fatal ? 1 : 0),
       () => process.exit(1),
     );
   };

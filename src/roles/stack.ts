@@ -7,14 +7,14 @@
 import path from 'node:path';
 import { Config, usesLocalBlobs, usesLocalMongo, usesLocalTemporal } from '../config';
 import type { Logger } from '../log';
-import { startLocalStack, LocalStack } from '../stack';
+import { startLocalStack, LocalStack, type LocalStackOptions } from '../stack';
 import { inUseMessage, takeStackLock } from '../stack/lock';
 
 export interface DataDirClaim {
   /** Releases the lock; absent when this process does not hold it. */
   release?: () => Promise<void>;
-  /** Starts the parts this process owns; undefined when it holds no lock. */
-  startStack(): Promise<LocalStack | undefined>;
+  /** Starts the parts this process owns; undefined when it holds no lock. `onExit`: a started part died. */
+  startStack(onExit?: LocalStackOptions['onExit']): Promise<LocalStack | undefined>;
 }
 
 /** Taken before anything binds a port. */
@@ -40,8 +40,9 @@ export function claimDataDir(config: Config, logger: Logger): DataDirClaim {
   }
   return {
     release: async () => lock.held.release(),
-    startStack: async () => {
+    startStack: async (onExit) => {
       const s = await startLocalStack({
+        onExit,
         rootDir: config.rootDir,
         dataDir: config.dataDir,
         mongo: startMongo ? { port: config.mongoPort } : false,

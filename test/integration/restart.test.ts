@@ -99,3 +99,26 @@ it('kill -9 during 1,000 publishes loses no acknowledged message', async () => {
     await again.stop();
   }
 });
+
+// Found by an outside probe: clamd (or a FerretDB, or Temporal) killed after start left the
+// service up: scanning without ClamAV, delivering unscanned transfers, or answering only 5xx,
+// for good. Now the service stops whole, with status 1 and a line saying which part died.
+it('a local-stack child that dies after start stops the whole service with status 1, naming it', async () => {
+  const s = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  const { readFileSync, existsSync } = await import('node:fs');
+  const path = await import('node:path');
+  const run = path.join(s.env.dataDir, 'run');
+  try {
+    const pid = (part: string) => (JSON.parse(readFileSync(path.join(run, `${part}.pid`), 'utf8')) as { pid: number }).pid;
+    const temporal = pid('temporal');
+    const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
+    process.kill(temporal, 'SIGKILL');
+    expect(await exited).toBe(1);
+    const log = readFileSync(s.env.logFile, 'utf8');
+    expect(log).toContain('temporal of the local stack exited unexpectedly (SIGKILL); stopping the service');
+    // Everything else it started was stopped with it.
+    for (const part of ['clamd', 'temporal', 'mongo', 'blobs']) expect(existsSync(path.join(run, `${part}.pid`))).toBe(false);
+  } finally {
+    await s.stop();
+  }
+});
