@@ -61,9 +61,28 @@ const COMMANDS: Record<string, Command> = {
     flags: ['from', 'from-blobs'], required: ['from'],
     run: async (s, f) => {
       if (s.storage.engine !== 'embedded') throw new BadRequestError('migrate copies into the embedded store: run it with DATABASE_ENGINE=embedded');
-      const source = await connectStorage({ ...s.config, databaseEngine: 'mongodb', mongodbUri: f.from, mongodbBlobUri: f['from-blobs'] ?? f.from });
+      // A database named in the URI is the one read (an outside probe's `--from mongodb://host/otherdb`
+      // read MONGODB_DB's, found nothing and said so with exit 0); else MONGODB_DB, as the service does.
+      const dbOf = (uri: string | undefined): string | undefined => {
+        if (!uri) return undefined;
+        const name = decodeURIComponent(new URL(uri).pathname.replace(/^\//, ''));
+        return name || undefined;
+      };
+      const mongodbDb = dbOf(f.from) ?? s.config.mongodbDb;
+      const mongodbBlobDb = dbOf(f['from-blobs']) ?? (dbOf(f.from) ? `${mongodbDb}_blobs` : s.config.mongodbBlobDb);
+      const source = await connectStorage({
+        ...s.config, databaseEngine: 'mongodb', mongodbUri: f.from, mongodbBlobUri: f['from-blobs'] ?? f.from, mongodbDb, mongodbBlobDb,
+      });
       try {
-        return await importFromMongo(source, s.storage.embedded);
+        const counts = await importFromMongo(source, s.storage.embedded);
+        const keyed = (counts.records.entity_keys?.read ?? 0) + (counts.records.vault?.read ?? 0) + (counts.records.connectors?.read ?? 0);
+        // Entity keys are signed, and vault entries, connectors and webhook credentials sealed, with
+        // the source's secrets (a probe's migrated devices all got 401 under the new DATA_DIR's).
+        const note = keyed > 0 && !(s.config.entityKeySecret && s.config.dataEncryptionKey)
+          ? 'entity keys and sealed values were copied as made with the source\'s ENTITY_KEY_SECRET and DATA_ENCRYPTION_KEY: '
+            + 'run this DATA_DIR\'s service with those two set to the source\'s values (a FerretDB-era DATA_DIR of this machine used this DATA_DIR\'s secrets.json already: nothing to do)'
+          : undefined;
+        return { database: mongodbDb, ...counts, ...(note ? { warning: note } : {}) };
       } finally {
         await source.close();
       }

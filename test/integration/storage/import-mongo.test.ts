@@ -102,6 +102,24 @@ test('`npm run cli -- migrate` imports into the DATA_DIR of DATABASE_ENGINE=embe
     }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }));
   });
   expect(out).toMatchObject({ code: 0 });
-  expect(JSON.parse(out.stdout).records.vault).toEqual({ read: 1, added: 1 });
+  const result = JSON.parse(out.stdout);
+  expect(result.records.vault).toEqual({ read: 1, added: 1 });
+  expect(result.database).toBe(spec.db);
+  // Sealed values came across as made with the source's secrets: the operator is told what to set.
+  expect(result.warning).toMatch(/run this DATA_DIR's service with those two set to the source's values/);
   expect((await embedded.stores.vault.list(acct)).map((v) => v.valueSealed)).toEqual(['sealed']);
+
+  // The database named in the URI is the one read (a probe's went unread, reported as all zeros).
+  const byUri = await new Promise<{ code: number; stdout: string }>((resolve) => {
+    const u = new URL(spec.uri);
+    u.pathname = `/${spec.db}`;
+    const b = new URL(spec.blobUri);
+    b.pathname = `/${spec.blobDb}`;
+    execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'migrate', '--from', u.toString(), '--from-blobs', b.toString()], {
+      cwd: ROOT, timeout: 120_000,
+      env: { ...process.env, DATABASE_ENGINE: 'embedded', DATA_DIR: dataDir, MONGODB_DB: 'not-this-one', MONGODB_BLOB_DB: 'nor-this-one', MONGODB_URI: '', LOG_LEVEL: 'silent' },
+    }, (err, stdout) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout }));
+  });
+  expect(byUri.code).toBe(0);
+  expect(JSON.parse(byUri.stdout)).toMatchObject({ database: spec.db, records: { vault: { read: 1, added: 0 } } });
 });
