@@ -47,7 +47,13 @@ const ENGINE_NAMES: readonly string[] = REGISTRY.map((r) => r.engine);
 const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-scanner-signature', 'x-scanner-request-id']);
 
 /** Whether Node can send the string as a header value; otherwise every delivery would fail. */
+/**
+ * What a header can carry and a receiver can verify: printable ASCII, space and tab. Node sends
+ * characters up to U+00FF as Latin-1 bytes, while the signature is keyed with the value's UTF-8:
+ * an outside probe's `s3cr3t-ké` could not be verified by a receiver holding what it received.
+ */
 function isHeaderValue(value: string): boolean {
+  if (!/^[\t\x20-\x7e]*$/.test(value)) return false;
   try {
     validateHeaderValue('x-check', value);
     return true;
@@ -79,11 +85,11 @@ export class ProfileService {
     const headers = w.headers ?? {};
     for (const name of Object.keys(headers)) {
       if (!/^[A-Za-z0-9-]{1,64}$/.test(name) || FORBIDDEN_HEADERS.has(name.toLowerCase())) throw new BadRequestError(`webhook.headers: "${name}" is not allowed`);
-      if (!isHeaderValue(headers[name])) throw new BadRequestError(`webhook.headers: the value of "${name}" has characters an HTTP header cannot carry (CR, LF, other control characters or characters beyond Latin-1)`);
+      if (!isHeaderValue(headers[name])) throw new BadRequestError(`webhook.headers: the value of "${name}" must be printable ASCII (no CR, LF or other control characters, no letters beyond ASCII such as é)`);
     }
     // Every auth type sends the credential in a header (Authorization or headerName).
     if (authType !== 'none' && w.value && !isHeaderValue(w.value)) {
-      throw new BadRequestError('webhook.value has characters an HTTP header cannot carry (CR, LF, other control characters or characters beyond Latin-1)');
+      throw new BadRequestError('webhook.value must be printable ASCII (no CR, LF or other control characters, no letters beyond ASCII such as é)');
     }
     return {
       url: url.toString(),

@@ -130,7 +130,7 @@ const webhookInput = {
   properties: {
     url: { type: 'string', maxLength: 2048 },
     authType: { type: 'string', enum: ['none', 'api_key', 'bearer', 'custom_header'], default: 'none' },
-    value: { type: 'string', maxLength: 4096, description: 'The credential; stored encrypted, never returned' },
+    value: { type: 'string', maxLength: 4096, description: 'The credential (printable ASCII); stored encrypted, never returned' },
     headerName: { type: 'string', maxLength: 64 },
     headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 4096 }, maxProperties: 20 },
   },

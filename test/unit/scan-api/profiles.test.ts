@@ -176,16 +176,18 @@ describe('webhook target checks at save time', () => {
     const e1 = await appErr(svc.create(account(), webhookProfile({ url, headers: { 'X-Tenant': 'a\r\nX-Injected: 1' } }, 'h1')));
     const e2 = await appErr(svc.create(account(), webhookProfile({ url, authType: 'bearer', value: 'tok\nen' }, 'h2')));
     const e3 = await appErr(svc.create(account(), webhookProfile({ url, authType: 'custom_header', headerName: 'X-Key', value: 'k-Ω' }, 'h3')));
-    expect(e1.status).toBe(400);
-    expect(e2.status).toBe(400);
-    expect(e3.status).toBe(400);
+    // Latin-1 letters go out as single bytes while the signature keys on UTF-8: a receiver could not verify it.
+    const e4 = await appErr(svc.create(account(), webhookProfile({ url, authType: 'bearer', value: 's3cr3t-ké' }, 'h4')));
+    const e5 = await appErr(svc.create(account(), webhookProfile({ url, headers: { 'X-Tenant': 'café' } }, 'h5')));
+    for (const e of [e1, e2, e3, e4, e5]) expect(e.status).toBe(400);
+    expect(e4.message).toBe('webhook.value must be printable ASCII (no CR, LF or other control characters, no letters beyond ASCII such as é)');
     expect(store.docs).toHaveLength(0);
   });
 });
 
 describe('sealed credentials', () => {
   const input = {
-    url: 'https://hooks.example.com/scan?x=1', authType: 'custom_header' as const, value: 'S3cr3t-credential-é', headerName: 'X-Api-Key',
+    url: 'https://hooks.example.com/scan?x=1', authType: 'custom_header' as const, value: 'S3cr3t-credential-e', headerName: 'X-Api-Key',
     headers: { 'X-Tenant': 'tenant-secret-value', 'X-Env': 'prod' },
   };
 
