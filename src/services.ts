@@ -194,7 +194,16 @@ export function createServices(opts: {
   const accounts = new AccountService(accountStore, stores.entities, secrets, config.region);
   const audit = new AuditLog(stores.audit);
   const messageStore = stores.messages;
-  const entities = new EntityService({ store: stores.entities, accounts, secrets, audit, inbox: messageStore, validationServices: messageStore });
+  // A deleted entity's pending messages and the files waiting for it go with it (files is made
+  // below: it needs entities as its recipients).
+  let files: FileService | undefined;
+  const inbox = {
+    purgeInbox: async (accountId: string, name: string) => {
+      await messageStore.purgeInbox(accountId, name);
+      await files?.dropForRecipient(accountId, name);
+    },
+  };
+  const entities = new EntityService({ store: stores.entities, accounts, secrets, audit, inbox, validationServices: messageStore });
   const messagingEvents = new MessagingEvents();
   const validation = new ValidationPool();
   const validator = new ServiceValidator(messageStore, validation);
@@ -202,7 +211,7 @@ export function createServices(opts: {
   const mqttStore = stores.mqtt;
   const mqttSignals = new MqttSignals(mqttStore, logger.child({ component: 'mqtt-signals' }));
   mqttSignals.attach(accounts.events, messagingEvents);
-  const files = new FileService({
+  files = new FileService({
     store: stores.files,
     scanner: scans,
     recipients: entities,

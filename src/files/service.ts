@@ -100,6 +100,8 @@ export function parseUploadFields(raw: Record<string, string>): { fields: Upload
   return { fields, metaText };
 }
 
+const RECIPIENT_GONE = 'The recipient entity was deleted';
+
 export class FileService {
   constructor(private readonly deps: {
     store: FileRecords;
@@ -326,8 +328,44 @@ export class FileService {
       await store.setVerdict(id, verdict, scan.contentType);
       return { next: 'clip' };
     }
+    if (f.dest && !(await this.recipientExists(f.accountId, f.dest))) {
+      await this.fail(id, RECIPIENT_GONE);
+      return { next: 'done' };
+    }
     await store.transition(id, 'scanning', { status: 'delivered', verdict, contentType: scan.contentType, deliveredAt: this.now() });
     return { next: 'done' };
+  }
+
+  private async recipientExists(accountId: string, name: string): Promise<boolean> {
+    try {
+      await this.deps.recipients.entity(accountId, name);
+      return true;
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * The recipient entity was deleted: its files waiting for it end `failed`, bytes deleted. The
+   * inbox is by name, and an outside probe's new entity of the same name listed and downloaded a
+   * file sent to the deleted one. Clips stay: they are the account's gallery's too.
+   */
+  async dropForRecipient(accountId: string, name: string): Promise<number> {
+    const { store } = this.deps;
+    const seen = new Set<string>();
+    let dropped = 0;
+    for (;;) {
+      const waiting = (await store.inbox(accountId, name, 100)).filter((f) => f.kind !== 'clip' && !seen.has(f._id));
+      if (!waiting.length) return dropped;
+      for (const f of waiting) {
+        seen.add(f._id);
+        if (await store.transition(f._id, 'delivered', { status: 'failed', error: RECIPIENT_GONE })) {
+          await this.deleteAllBlobs(f._id);
+          dropped += 1;
+        }
+      }
+    }
   }
 
   /** Activity: video and poster of a scanned clip. A clip that breaks a rule ends `failed`. */

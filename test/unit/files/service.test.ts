@@ -57,6 +57,7 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
   const scans: string[] = [];
   const started: string[] = [];
   let quota = opts.quotaLeft ?? 100;
+  const gone = new Set<string>();
   let now = new Date('2026-01-01T00:00:00Z');
   const service = new FileService({
     store,
@@ -68,7 +69,7 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
         return { safetyScore: { score: opts.threatLevel === 'Malicious' ? 0 : 100, threatLevel: opts.threatLevel ?? 'Clean', primaryThreat: 'x' }, contentType: 'application/pdf' };
       },
     },
-    recipients: { entity: async (_acc, name) => { if (name !== 'b') throw new NotFoundError('Entity'); return {}; } },
+    recipients: { entity: async (_acc, name) => { if (name !== 'b' || gone.has(name)) throw new NotFoundError('Entity'); return {}; } },
     workflows: {
       startFileWorkflow: async (id) => {
         if (opts.startFails) throw new Error('Temporal unreachable');
@@ -91,7 +92,7 @@ function setup(opts: { threatLevel?: string; quotaLeft?: number; clipError?: Err
       return { filename: 'f.pdf', size: content.length, sha256: 'h', mimeType: 'application/pdf', fields };
     },
   });
-  return { store, service, scans, started, upload, setNow: (d: Date) => { now = d; }, quotaLeft: () => quota };
+  return { store, service, scans, started, upload, setNow: (d: Date) => { now = d; }, quotaLeft: () => quota, deleteRecipient: (name: string) => gone.add(name) };
 }
 
 describe('parseUploadFields', () => {
@@ -278,6 +279,23 @@ describe('FileService', () => {
     await expect(t.service.downloadHeaders('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
     await expect(t.service.openDownload('acc', 'b', id)).rejects.toMatchObject({ status: 404 });
     expect(t.store.docs.size).toBe(1); // the sweep has not run: only the answers changed
+  });
+
+  // Found by an outside probe: a new entity with a deleted one's name listed and downloaded its file.
+  it('the files waiting for a deleted recipient end failed with their bytes deleted; one scanned after it is not delivered', async () => {
+    const t = setup();
+    const { id } = await t.upload(Buffer.from('%PDF'), { dest: 'b' });
+    await t.service.scanFile(id);
+    expect(await t.service.dropForRecipient('acc', 'b')).toBe(1);
+    expect(t.store.docs.get(id)).toMatchObject({ status: 'failed', error: 'The recipient entity was deleted' });
+    expect(t.store.blobs.size).toBe(0);
+    expect((await t.service.inbox('acc', 'b', 50)).files).toEqual([]);
+    expect(await t.service.dropForRecipient('acc', 'b')).toBe(0);
+
+    const late = await t.upload(Buffer.from('%PDF'), { dest: 'b' });
+    t.deleteRecipient('b');
+    expect(await t.service.scanFile(late.id)).toEqual({ next: 'done' });
+    expect(t.store.docs.get(late.id)).toMatchObject({ status: 'failed', error: 'The recipient entity was deleted' });
   });
 
   it('expires files (record and every part) once their expiry has passed', async () => {
