@@ -349,18 +349,24 @@ export class FileService {
   /**
    * The recipient entity was deleted: its files waiting for it end `failed`, bytes deleted. The
    * inbox is by name, and an outside probe's new entity of the same name listed and downloaded a
-   * file sent to the deleted one. Clips stay: they are the account's gallery's too.
+   * file sent to the deleted one. A clip stays in the account's gallery: it ends as a downloaded
+   * one does (video and poster kept, the raw upload deleted), out of reach of any entity.
    */
   async dropForRecipient(accountId: string, name: string): Promise<number> {
     const { store } = this.deps;
     const seen = new Set<string>();
     let dropped = 0;
     for (;;) {
-      const waiting = (await store.inbox(accountId, name, 100)).filter((f) => f.kind !== 'clip' && !seen.has(f._id));
+      const waiting = (await store.inbox(accountId, name, 100)).filter((f) => !seen.has(f._id));
       if (!waiting.length) return dropped;
       for (const f of waiting) {
         seen.add(f._id);
-        if (await store.transition(f._id, 'delivered', { status: 'failed', error: RECIPIENT_GONE })) {
+        if (f.kind === 'clip') {
+          if (await store.transition(f._id, 'delivered', { status: 'downloaded', downloadedAt: this.now() })) {
+            await store.deleteBlob(f._id, 'raw');
+            dropped += 1;
+          }
+        } else if (await store.transition(f._id, 'delivered', { status: 'failed', error: RECIPIENT_GONE })) {
           await this.deleteAllBlobs(f._id);
           dropped += 1;
         }
