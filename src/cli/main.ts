@@ -3,8 +3,10 @@
  * JSON on stdout and exit 0; on error a message on stderr and a non-zero exit. It uses the
  * service's configuration and never starts a database: the embedded engine opens DATA_DIR/db/
  * beside a running service (on a FerretDB-era DATA_DIR not imported yet, it imports first, as a
- * start does: storage/import-ferretdb.ts); with MONGODB_URI unset the MongoDB engine connects to
- * the local stack's FerretDB on MONGO_PORT.
+ * start does: storage/import-ferretdb.ts, which refuses, naming the service, while a running
+ * service holds that DATA_DIR; `migrate` skips that import, being the import from the addresses
+ * it is given); with MONGODB_URI unset the MongoDB engine connects to the local stack's FerretDB
+ * on MONGO_PORT.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
@@ -131,7 +133,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger('silent');
-  const storage = await openDatabase(config, logger);
+  // migrate reads the FerretDB it is pointed at, often this DATA_DIR's own, run by the previous
+  // version's `npm start`: the automatic import would start a second FerretDB on those files (or
+  // refuse because of the first), and migrate copies the same data anyway.
+  const storage = await openDatabase(config, logger, { importFerretdb: name !== 'migrate' });
   try {
     const services = createServices({ config, logger, storage, secrets: loadSecrets(config) });
     const result = await cmd.run(services, values);

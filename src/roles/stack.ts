@@ -55,7 +55,7 @@ export function claimDataDir(config: Config, logger: Logger): DataDirClaim {
         config.clamdHost = s.clamdAddress.host;
         config.clamdPort = s.clamdAddress.port;
       }
-      lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress });
+      lock.held.publish({ temporalAddress: s.temporalAddress, clamd: s.clamdAddress, mongoUri: s.mongoUri, blobsUri: s.blobsUri });
       return s;
     },
   };

@@ -9,6 +9,12 @@ import type { StackLogger } from './types';
 interface PidFile {
   pid: number;
   argv: string[];
+  /**
+   * The process that started it. While that process lives it stays the child's parent (setpriv
+   * and nice exec the command); once it is gone the child has been re-parented, and only then is
+   * it a killed run's leftover. Absent in the pidfiles of earlier versions.
+   */
+  parent?: number;
 }
 
 export interface ChildSpec {
@@ -84,7 +90,7 @@ export class ManagedChild extends EventEmitter {
       if (!this.stopping) this.emit('exit', -1, null);
     });
     if (this.proc.pid !== undefined) {
-      const pidFile: PidFile = { pid: this.proc.pid, argv: [spec.command, ...spec.args] };
+      const pidFile: PidFile = { pid: this.proc.pid, argv: [spec.command, ...spec.args], parent: process.pid };
       fs.writeFileSync(this.pidPath, JSON.stringify(pidFile) + '\n');
     }
   }
@@ -156,29 +162,75 @@ function sameArgv(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
+/** A pidfile's process that is still running the command it records. */
+export interface RecordedChild {
+  pid: number;
+  /**
+   * The live process it belongs to (its parent, which started it); undefined when that process is
+   * gone: a killed run's leftover.
+   */
+  owner?: number;
+}
+
+function readPidFile(pidPath: string): PidFile | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(pidPath, 'utf8')) as PidFile;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A zombie or a reused pid has a different (or empty) cmdline, so it no longer counts. */
+function runsRecorded(recorded: PidFile): boolean {
+  if (!Number.isInteger(recorded.pid) || recorded.pid <= 1 || recorded.pid === process.pid || !Array.isArray(recorded.argv)) return false;
+  const argv = processArgv(recorded.pid);
+  return argv !== undefined && sameArgv(argv, recorded.argv);
+}
+
+/**
+ * Who owns a recorded child: its parent, while that is still the process that started it. An
+ * earlier version's pidfile does not say who started it: there a parent other than init counts
+ * as the owner (an orphan goes to init, or to a subreaper, which this cannot tell from a running
+ * service: such a leftover is then left running, and the start that needs its port says the
+ * port is taken, which stops nothing).
+ */
+function ownerOf(recorded: PidFile): number | undefined {
+  const parent = Number(procStat(recorded.pid)?.[1]);
+  if (!Number.isInteger(parent) || parent < 1) return undefined;
+  // A service that is itself pid 1 (a container's entry point) records 1 and owns its children.
+  if (recorded.parent !== undefined) return parent === recorded.parent ? parent : undefined;
+  return parent > 1 ? parent : undefined;
+}
+
+/** The process dataDir/run/<name>.pid names, when it is still running the recorded command. */
+export function recordedChild(dataDir: string, name: string): RecordedChild | undefined {
+  const recorded = readPidFile(path.join(dataDir, 'run', `${name}.pid`));
+  if (!recorded || !runsRecorded(recorded)) return undefined;
+  return { pid: recorded.pid, owner: ownerOf(recorded) };
+}
+
 /**
  * A previous run killed with SIGKILL leaves its children running and holding ports. If the
- * pidfile names a live process that still runs the recorded command, end it (SIGTERM, then
- * SIGKILL) before starting a new one. A pid reused by an unrelated process is left alone.
+ * pidfile names a live process that still runs the recorded command and whose starter is gone,
+ * end it (SIGTERM, then SIGKILL) before starting a new one. A pid reused by an unrelated process
+ * is left alone, and so is a child of a live process, this one's or another's: an operator CLI
+ * on a running service's DATA_DIR stopped all of that service's children before this checked.
  */
 export async function killStaleChild(dataDir: string, name: string, logger: StackLogger, graceMs = 5_000): Promise<boolean> {
   const pidPath = path.join(dataDir, 'run', `${name}.pid`);
-  let recorded: PidFile;
-  try {
-    recorded = JSON.parse(fs.readFileSync(pidPath, 'utf8')) as PidFile;
-  } catch {
-    return false;
-  }
+  const recorded = readPidFile(pidPath);
+  if (!recorded) return false;
   let killed = false;
-  // A zombie or a reused pid has a different (or empty) cmdline, so it no longer counts.
-  const stillOurs = () => {
-    const argv = processArgv(recorded.pid);
-    return argv !== undefined && Array.isArray(recorded.argv) && sameArgv(argv, recorded.argv);
-  };
-  if (Number.isInteger(recorded.pid) && recorded.pid > 1 && recorded.pid !== process.pid && stillOurs()) {
+  const stillOurs = () => runsRecorded(recorded);
+  if (stillOurs()) {
+    const owner = ownerOf(recorded);
     // A child this process started is no previous run's: it and its pidfile stay (the import of
-    // a FerretDB-era DATA_DIR starts a stack of its own beside the service's Temporal).
-    if (Number(procStat(recorded.pid)?.[1]) === process.pid) return false;
+    // a FerretDB-era DATA_DIR starts a stack of its own beside the service's Temporal). Another
+    // live process's child is that process's to stop; its pidfile stays too.
+    if (owner !== undefined) {
+      if (owner !== process.pid) logger.warn({ child: name, pid: recorded.pid, owner }, `${name}: pid ${recorded.pid} belongs to the running process ${owner}; left running`);
+      return false;
+    }
     logger.warn({ child: name, pid: recorded.pid }, `${name}: a previous run's process (pid ${recorded.pid}) is still running; stopping it`);
     signal(recorded.pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;

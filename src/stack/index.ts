@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { ManagedChild, killStaleChild, STOP_GRACE_MS } from './child';
+import { ManagedChild, killStaleChild, recordedChild, STOP_GRACE_MS } from './child';
 import { clamdCommand, findClamd, prepareSignatureDir, writeClamdConf } from './clamd';
 import { portTaken, sleep, waitForTcp } from './net';
 import type { StackLogger } from './types';
@@ -91,8 +91,23 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const bin = path.join(opts.rootDir, '.tools', 'bin');
   for (const dir of ['logs', 'run']) fs.mkdirSync(path.join(dataDir, dir), { recursive: true });
 
+  // Only the parts this call starts are looked at: another part's pidfile may name a running
+  // service's child (the import of a FerretDB-era DATA_DIR starts FerretDB only), and a clean-up
+  // of all four stopped every child of the service whose DATA_DIR the operator CLI opened.
+  const parts = (['mongo', 'blobs', 'temporal', 'clamd'] as const).filter((p) => opts[p]);
+  // A part that another live process's child runs on this DATA_DIR is that process's: starting a
+  // second one would take its pidfile (and, for FerretDB, open the same SQLite files). Refused
+  // before anything is touched, naming both.
+  for (const part of parts) {
+    const running = recordedChild(dataDir, part);
+    if (running?.owner !== undefined && running.owner !== process.pid) {
+      throw new StackStartError(part, path.join(dataDir, 'logs', `${part}.log`),
+        `${part} cannot start: ${path.join(dataDir, 'run', `${part}.pid`)} names pid ${running.pid}, a child of the running process ${running.owner}, `
+        + `on this DATA_DIR (another service's ${part}?); nothing was started or stopped. Stop that process first, or use another DATA_DIR`);
+    }
+  }
   // A previous run that was killed with SIGKILL may have left children holding ports and files.
-  await Promise.all((['mongo', 'blobs', 'temporal', 'clamd'] as const).map((p) => killStaleChild(dataDir, p, logger)));
+  await Promise.all(parts.map((p) => killStaleChild(dataDir, p, logger)));
 
   // Each child's ports must be free before it starts. A child that cannot bind exits, but the
   // readiness probe asks whatever listens on the port: an outside probe's second service came up

@@ -18,11 +18,18 @@ export interface StackHolder {
   /** Filled in once the stack is up. */
   temporalAddress?: string;
   clamd?: { host: string; port: number };
+  /**
+   * The FerretDB stand-in it keeps its records in (DATABASE_ENGINE=mongodb without MONGODB_URI,
+   * on DATA_DIR/ferretdb/), so the refusal of an import there can say how to reach that data.
+   */
+  mongoUri?: string;
+  /** Its FerretDB for stored bytes (DATA_DIR/ferretdb-blobs/). */
+  blobsUri?: string;
 }
 
 export interface HeldLock {
   /** Records what the stack started, for processes that share it. */
-  publish(parts: Pick<StackHolder, 'temporalAddress' | 'clamd'>): void;
+  publish(parts: Pick<StackHolder, 'temporalAddress' | 'clamd' | 'mongoUri' | 'blobsUri'>): void;
   /** Removes the file if it is still this process's. */
   release(): void;
 }

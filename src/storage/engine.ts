@@ -16,12 +16,14 @@ export type Database =
 /**
  * `logger` tells of the one-time import of a FerretDB-era DATA_DIR (storage/import-ferretdb.ts),
  * which the embedded engine runs here before any store uses it; a logger at LOG_LEVEL otherwise.
+ * `importFerretdb: false` opens without it: the CLI's `migrate` is that import, from the addresses
+ * it is given, and must not start a second FerretDB on (or refuse because of) the one it reads.
  */
-export async function openDatabase(config: Config, logger?: Logger): Promise<Database> {
+export async function openDatabase(config: Config, logger?: Logger, opts: { importFerretdb?: boolean } = {}): Promise<Database> {
   if (config.databaseEngine === 'embedded') {
     const embedded = await openEmbedded(config.dataDir);
     try {
-      await importFerretdbDataDir(config, embedded, logger);
+      if (opts.importFerretdb !== false) await importFerretdbDataDir(config, embedded, logger);
     } catch (err) {
       embedded.close();
       throw err;

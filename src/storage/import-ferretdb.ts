@@ -9,13 +9,19 @@
  * imports (another process opening the store meanwhile waits for it; a process that died leaves
  * its claim to the next start, which imports again and skips what is already there), then
  * `finished`, after which FerretDB is never started for this DATA_DIR again.
+ *
+ * It never runs beside a running service of the DATA_DIR (one holding run/service.lock, or an
+ * earlier version's whose FerretDB's pidfile names it): that service may keep its records in
+ * ferretdb/ (DATABASE_ENGINE=mongodb without MONGODB_URI runs the FerretDB stand-in there), and
+ * the process that would import (the CLI, ROLES=api beside it) refuses, naming it, instead.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
 import { createLogger, Logger } from '../log';
 import { findFreePort, startLocalStack } from '../stack';
-import { procStat } from '../stack/child';
+import { procStat, recordedChild } from '../stack/child';
+import { stackHolder } from '../stack/lock';
 import { sleep } from '../stack/net';
 import { importFromMongo } from './import-mongo';
 import { connectStorage } from './mongo';
@@ -42,12 +48,56 @@ const WAIT_MS = 1000;
 /** A process by pid and start time: a pid taken again by another process later is not the same. */
 const startOf = (pid: number): string | undefined => procStat(pid)?.[19];
 
-/** Takes the import for this process, unless it is finished or a live process is importing. */
-function claim(storage: EmbeddedStorage): ImportState | 'claimed' {
+/**
+ * Why this process must not import now, if it must not: the import starts FerretDB on ferretdb/
+ * and ferretdb-blobs/, and a running service of this DATA_DIR may be using them. Found by an
+ * outside probe: the CLI on the DATA_DIR of a service running the FerretDB stand-in imported, and
+ * the stack start for it stopped all of that service's children (FerretDB, Temporal, clamd).
+ */
+function importRefusal(dataDir: string, from: string): string | undefined {
+  const notImported = `${from} holds the data of an earlier, FerretDB-based version that is not imported yet`;
+  const migrate = (records: string, blobs: string) => `\`DATABASE_ENGINE=embedded npm run cli -- migrate --from ${records} --from-blobs ${blobs}\` `
+    + '(migrate does not run this import, and leaves the FerretDB it reads from alone)';
+  // A service of this version holds the DATA_DIR: it keeps its records there (the FerretDB
+  // stand-in), or, on the embedded store, imports them itself as it starts.
+  const holder = stackHolder(dataDir);
+  if (holder) {
+    const port = (uri: string | undefined) => (uri ? new URL(uri).port : undefined);
+    const records = port(holder.mongoUri);
+    const how = records
+      ? `It keeps its records in FerretDB on those directories (DATABASE_ENGINE=mongodb, MONGO_PORT ${records}): to work on its data, run this with `
+        + `DATABASE_ENGINE=mongodb MONGO_PORT=${records}${holder.blobsUri ? ` MONGO_BLOB_PORT=${port(holder.blobsUri)}` : ''}; to copy it into the embedded store while it runs, `
+        + `${migrate(`mongodb://127.0.0.1:${records}/`, holder.blobsUri ? `mongodb://127.0.0.1:${port(holder.blobsUri)}/` : `mongodb://127.0.0.1:${records}/`)}`
+      // Addresses are published once its stack is up: a service still starting may be either.
+      : 'If it runs the embedded store, it imports that data itself as it starts: run this again once it is ready; '
+        + 'if it keeps its records in FerretDB there (DATABASE_ENGINE=mongodb), run this with its DATABASE_ENGINE=mongodb and MONGO_PORT';
+    return `${notImported}, and the running service (pid ${holder.pid}, started ${holder.startedAt}) holds DATA_DIR ${dataDir}: `
+      + `the import would start FerretDB on ferretdb/ and ferretdb-blobs/ beside it, so nothing was started or stopped. ${how}; `
+      + 'or stop that service first, and the import runs here.';
+  }
+  // An earlier, FerretDB-based version's service holds no lock, but its FerretDB's pidfile names it.
+  for (const part of ['mongo', 'blobs']) {
+    const running = recordedChild(dataDir, part);
+    if (running?.owner !== undefined && running.owner !== process.pid) {
+      return `${notImported}, and FerretDB (pid ${running.pid}, started by the running process ${running.owner}) has it open `
+        + `(an earlier version's service?): the import would start a second FerretDB on it, so nothing was started or stopped. To copy that data in while it runs, `
+        + `${migrate('mongodb://127.0.0.1:<its MONGO_PORT>/', 'mongodb://127.0.0.1:<its MONGO_BLOB_PORT>/')}; or stop that process first, and the import runs here.`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Takes the import for this process, unless it is finished or a live process is importing (then
+ * waited for), or a running service uses the FerretDB-era directories (then refused).
+ */
+function claim(storage: EmbeddedStorage, dataDir: string, from: string): ImportState | 'claimed' {
   return immediate(storage.db, () => {
     const now = getMeta<ImportState>(storage.db, IMPORT_META_KEY);
     if (now?.state === 'finished') return now;
     if (now?.state === 'running' && now.pid !== process.pid && startOf(now.pid) === now.started) return now;
+    const refusal = importRefusal(dataDir, from);
+    if (refusal) throw new Error(refusal);
     putMeta(storage.db, IMPORT_META_KEY, { state: 'running', pid: process.pid, started: startOf(process.pid) ?? '' });
     return 'claimed';
   });
@@ -76,7 +126,7 @@ export async function importFerretdbDataDir(config: Config, storage: EmbeddedSto
   }
   const log = logger ?? createLogger(config.logLevel);
   for (let waiting = false; ;) {
-    const now = claim(storage);
+    const now = claim(storage, config.dataDir, dirs[0]);
     if (now === 'claimed') break;
     if (now.state === 'finished') return;
     if (!waiting) log.info({ pid: now.pid }, `process ${now.pid} is importing the earlier version's data of this DATA_DIR: waiting for it`);

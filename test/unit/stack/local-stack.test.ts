@@ -154,30 +154,116 @@ describe('local stack', () => {
     fs.mkdirSync(path.join(dataDir, 'run'), { recursive: true });
     const stalePort = await findFreePort();
     const staleArgv = ['-listen-addr', `127.0.0.1:${stalePort}`, '-sqlite-dir', path.join(dataDir, 'ferretdb'), '-log-level', 'warn'];
-    // Started through a shell that exits at once, so it is no child of this process (as a killed
-    // run's FerretDB is not); a child of this process's own is left alone (next test).
-    const stalePid = Number(execFileSync('bash', ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $!', ferretdbBin, ...staleArgv], { encoding: 'utf8' }));
+    // Started through a shell that exits at once, so it is no child of this process and its
+    // recorded parent is gone (as a killed run's FerretDB: its service died, it was re-parented).
+    const [shellPid, stalePid] = execFileSync('bash', ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $$ $!', ferretdbBin, ...staleArgv], { encoding: 'utf8' }).trim().split(' ').map(Number);
     await waitForTcp('127.0.0.1', stalePort, 10_000);
-    fs.writeFileSync(path.join(dataDir, 'run', 'mongo.pid'), JSON.stringify({ pid: stalePid, argv: [ferretdbBin, ...staleArgv] }));
+    fs.writeFileSync(path.join(dataDir, 'run', 'mongo.pid'), JSON.stringify({ pid: stalePid, argv: [ferretdbBin, ...staleArgv], parent: shellPid }));
     // A pidfile whose pid now belongs to a different command must not lead to a kill.
     const unrelated = spawn('sleep', ['30'], { stdio: 'ignore' });
-    fs.writeFileSync(path.join(dataDir, 'run', 'temporal.pid'), JSON.stringify({ pid: unrelated.pid, argv: ['/somewhere/temporal', 'server', 'start-dev'] }));
+    fs.writeFileSync(path.join(dataDir, 'run', 'blobs.pid'), JSON.stringify({ pid: unrelated.pid, argv: [ferretdbBin, '-listen-addr', '127.0.0.1:1'], parent: shellPid }));
 
     const { logger, lines } = memoryLogger();
     const port = await findFreePort();
-    const stack = await startLocalStack({ rootDir, dataDir, mongo: { port }, temporal: false, clamd: false, logger });
+    const stack = await startLocalStack({ rootDir, dataDir, mongo: { port }, blobs: { port: await findFreePort() }, temporal: false, clamd: false, logger });
     try {
       expect(await waitFor(() => !alive(stalePid), 2000)).toBe(true);
       expect(await canConnect('127.0.0.1', stalePort)).toBe(false);
       expect(lines.some((l) => l.level === 'warn' && String(l.args[1]).includes('still running'))).toBe(true);
       expect(alive(unrelated.pid!)).toBe(true);
-      expect(fs.existsSync(path.join(dataDir, 'run', 'temporal.pid'))).toBe(false);
+      expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'run', 'blobs.pid'), 'utf8')).pid).not.toBe(unrelated.pid);
       expect(stack.mongoUri).toContain(`:${port}/`);
     } finally {
       unrelated.kill('SIGKILL');
       await stack.stop();
       if (alive(stalePid)) process.kill(stalePid, 'SIGKILL');
       if (unrelated.exitCode === null && unrelated.signalCode === null) await new Promise((r) => unrelated.once('exit', r));
+    }
+  });
+
+  /**
+   * `bash` that starts `sleep 300` and waits on it: a stand-in for a running service (bash) and one
+   * of its children (sleep). Resolves once both pids are known.
+   */
+  async function liveParentWithChild(): Promise<{ parent: ReturnType<typeof spawn>; parentPid: number; childPid: number; argv: string[] }> {
+    const parent = spawn('bash', ['-c', 'sleep 300 & echo $!; wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const childPid = await new Promise<number>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+    await waitFor(() => processArgvOf(childPid)?.[0] === 'sleep', 2000);
+    return { parent, parentPid: parent.pid!, childPid, argv: ['sleep', '300'] };
+  }
+  function processArgvOf(pid: number): string[] | undefined {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    } catch {
+      return undefined;
+    }
+  }
+  async function endLiveParent(p: { parent: ReturnType<typeof spawn>; childPid: number }): Promise<void> {
+    if (alive(p.childPid)) process.kill(p.childPid, 'SIGKILL');
+    if (p.parent.exitCode === null && p.parent.signalCode === null) {
+      const exited = new Promise((r) => p.parent.once('exit', r));
+      p.parent.kill('SIGKILL');
+      await exited;
+    }
+  }
+
+  // Found by an outside probe: the CLI on a running service's DATA_DIR started FerretDB for an
+  // import, and the clean-up before it stopped every child the service had (its FerretDB
+  // stand-in, Temporal, clamd) because their parent was not the calling process.
+  test("the clean-up cleans only the parts being started and never stops a live process's child", async () => {
+    const dataDir = path.join(tmp, 'foreign');
+    fs.mkdirSync(path.join(dataDir, 'run'), { recursive: true });
+    // The running service's Temporal (this version's pidfile) and clamd (an earlier version's
+    // pidfile, without the parent): both children of a live process other than this one.
+    const temporal = await liveParentWithChild();
+    const clamd = await liveParentWithChild();
+    // A killed run's leftover on a part that is not started: left for the start that starts it.
+    const [gonePid, leftoverPid] = execFileSync('bash', ['-c', 'sleep 300 >/dev/null 2>&1 & echo $$ $!'], { encoding: 'utf8' }).trim().split(' ').map(Number);
+    const pidFiles = {
+      temporal: { pid: temporal.childPid, argv: temporal.argv, parent: temporal.parentPid },
+      clamd: { pid: clamd.childPid, argv: clamd.argv },
+      blobs: { pid: leftoverPid, argv: ['sleep', '300'], parent: gonePid },
+    };
+    for (const [part, content] of Object.entries(pidFiles)) fs.writeFileSync(path.join(dataDir, 'run', `${part}.pid`), JSON.stringify(content));
+    const { logger, lines } = memoryLogger();
+    const stack = await startLocalStack({ rootDir, dataDir, mongo: { port: await findFreePort() }, logger });
+    try {
+      await sleep(300);
+      for (const pid of [temporal.childPid, clamd.childPid, leftoverPid]) expect(alive(pid)).toBe(true);
+      for (const [part, content] of Object.entries(pidFiles)) expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'run', `${part}.pid`), 'utf8'))).toEqual(content);
+      expect(lines.some((l) => String(l.args[1]).includes('still running'))).toBe(false);
+      expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'run', 'mongo.pid'), 'utf8')).parent).toBe(process.pid);
+    } finally {
+      await stack.stop();
+      await endLiveParent(temporal);
+      await endLiveParent(clamd);
+      if (alive(leftoverPid)) process.kill(leftoverPid, 'SIGKILL');
+    }
+  });
+
+  test.each([
+    ["this version's pidfile", true],
+    ["an earlier version's pidfile (no parent recorded)", false],
+  ])("a part that a live process's child runs on this DATA_DIR (%s) is refused before anything starts, naming both pids", async (_what, withParent) => {
+    const dataDir = path.join(tmp, `foreign-part-${withParent}`);
+    fs.mkdirSync(path.join(dataDir, 'run'), { recursive: true });
+    const service = await liveParentWithChild();
+    const recorded = { pid: service.childPid, argv: service.argv, ...(withParent ? { parent: service.parentPid } : {}) };
+    fs.writeFileSync(path.join(dataDir, 'run', 'blobs.pid'), JSON.stringify(recorded));
+    const { logger } = memoryLogger();
+    try {
+      const err = await startLocalStack({ rootDir, dataDir, mongo: { port: await findFreePort() }, blobs: { port: await findFreePort() }, logger })
+        .then((s) => s.stop(), (e: unknown) => e);
+      expect(err).toBeInstanceOf(StackStartError);
+      expect((err as Error).message).toContain(`pid ${service.childPid}`);
+      expect((err as Error).message).toContain(`running process ${service.parentPid}`);
+      expect(alive(service.childPid)).toBe(true);
+      expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'run', 'blobs.pid'), 'utf8'))).toEqual(recorded);
+      // Nothing was launched: no FerretDB for either part.
+      expect(fs.existsSync(path.join(dataDir, 'logs', 'mongo.log'))).toBe(false);
+      expect(fs.existsSync(path.join(dataDir, 'run', 'mongo.pid'))).toBe(false);
+    } finally {
+      await endLiveParent(service);
     }
   });
 
