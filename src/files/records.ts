@@ -68,6 +68,11 @@ export interface FileRecords {
   expiredIds(now: Date, limit: number): Promise<string[]>;
   /** Removes the record (and any download claim on it). */
   remove(id: string): Promise<void>;
+  /**
+   * Removes stored bytes that a process killed mid-write left without a record: written before
+   * `before` and belonging to no stored blob. Returns how many pieces went.
+   */
+  sweepLeftoverBytes(before: Date): Promise<number>;
   /** Takes the file's single download claim unless a claim valid at `now` is held; true when taken. */
   claimDownload(id: string, token: string, until: Date, now: Date): Promise<boolean>;
   renewDownloadClaim(id: string, token: string, until: Date): Promise<void>;

@@ -420,7 +420,12 @@ export class FileService {
         await store.remove(id);
       }
       deleted += ids.length;
-      if (ids.length < EXPIRY_BATCH) return { deleted };
+      if (ids.length < EXPIRY_BATCH) {
+        // The same hourly run removes bytes that killed writes left behind (a day old: no write takes that long).
+        const leftovers = await store.sweepLeftoverBytes(new Date(this.now().getTime() - DAY_MS));
+        if (leftovers > 0) this.deps.logger.info({ leftovers }, 'removed bytes of interrupted uploads');
+        return { deleted };
+      }
     }
   }
 

@@ -114,11 +114,16 @@ export class BlobFiles {
    * Removes temporary files of writes that a crash interrupted: those older than `ageMs` (another
    * process on the same DATA_DIR may be writing the younger ones).
    */
-  async sweepTemporary(ageMs: number, now = Date.now()): Promise<void> {
+  async sweepTemporary(ageMs: number, now = Date.now()): Promise<number> {
+    let removed = 0;
     for (const name of await fs.promises.readdir(this.tmp)) {
       const file = path.join(this.tmp, name);
       const stat = await fs.promises.stat(file).catch(() => undefined);
-      if (stat && now - stat.mtimeMs > ageMs) await fs.promises.rm(file, { force: true });
+      if (stat && now - stat.mtimeMs > ageMs) {
+        await fs.promises.rm(file, { force: true });
+        removed += 1;
+      }
     }
+    return removed;
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Collection, Db, GridFSBucket } from 'mongodb';
+import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
 import { BUCKETS, COLLECTIONS } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
 import type { FileStatus } from '../schemas';
@@ -68,6 +68,22 @@ export class MongoFileStore implements FileStore {
    * holds the claim (inserts are exact on MongoDB and on the local FerretDB, whose conditional
    * updates across connections are not). An expired claim (its holder died) is removed first.
    */
+  /**
+   * GridFS writes a file's chunks before its files document: an upload whose process was killed
+   * left chunks no files document names, and nothing removed them (an outside probe: 6 MB of a
+   * device's upload kept for good). Chunks are found by their first one (`n: 0`) through the
+   * bucket's `files_id, n` index, older than `before` by the ObjectId's time.
+   */
+  async sweepLeftoverBytes(before: Date): Promise<number> {
+    const firsts = await this.chunks.find({ files_id: { $lt: ObjectId.createFromTime(Math.floor(before.getTime() / 1000)) }, n: 0 }, { projection: { files_id: 1 } }).limit(1_000).toArray();
+    let removed = 0;
+    for (const { files_id: filesId } of firsts) {
+      if (await this.blobs.find({ _id: filesId }).limit(1).hasNext()) continue;
+      removed += (await this.chunks.deleteMany({ files_id: filesId })).deletedCount;
+    }
+    return removed;
+  }
+
   async claimDownload(id: string, token: string, until: Date, now: Date): Promise<boolean> {
     await this.claims.deleteOne({ _id: id, until: { $lte: now } });
     try {

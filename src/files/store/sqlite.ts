@@ -78,6 +78,9 @@ export class SqliteFileStore implements FileStore {
     immediate(this.db, () => { if (this.claims.get(id)?.token === token) this.claims.delete(id); });
   }
 
+  /** Temporary files of writes a killed process cut short (blob-files.ts), older than `before`. */
+  sweepLeftoverBytes(before: Date): Promise<number> { return this.blobs.sweepTemporary(Date.now() - before.getTime()); }
+
   saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> { return this.blobs.write(BLOB_KEYS.filePart(id, part), source); }
   blobSize(id: string, part: BlobPart): Promise<number | undefined> { return this.blobs.size(BLOB_KEYS.filePart(id, part)); }
   openBlob(id: string, part: BlobPart, range?: BlobRange): Promise<Readable | undefined> { return this.blobs.open(BLOB_KEYS.filePart(id, part), range); }

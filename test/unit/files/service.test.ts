@@ -30,6 +30,7 @@ class MemoryFiles implements FileRecords {
   async setVerdict(id: string, verdict: FileRecord['verdict'], contentType: string) { Object.assign(this.docs.get(id)!, { verdict, contentType }); }
   async inbox(accountId: string, dest: string) { return [...this.docs.values()].filter((d) => d.accountId === accountId && d.dest === dest && d.status === 'delivered'); }
   async clips() { return [...this.docs.values()].filter((d) => d.kind === 'clip'); }
+  async sweepLeftoverBytes() { return 0; }
   async expiredIds(now: Date, limit: number) { return [...this.docs.values()].filter((d) => d.expiresAt <= now).slice(0, limit).map((d) => d._id); }
   async remove(id: string) { this.docs.delete(id); this.claims.delete(id); }
   async claimDownload(id: string, token: string, until: Date, now: Date) {

@@ -1,5 +1,8 @@
 /** The file-transfer store's contract, records and stored bytes, on both engines (docs/contract.md §11). */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { Binary, MongoClient, ObjectId } from 'mongodb';
 import { forEachEngine, newTenant } from '../../../support/engines';
 import type { FileRecord } from '../../../../src/files/records';
 
@@ -16,7 +19,7 @@ const drain = async (r: Readable | undefined): Promise<string | undefined> => {
   return Buffer.concat(chunks).toString();
 };
 
-forEachEngine(({ stores }) => {
+forEachEngine(({ spec, stores }) => {
   test('records: tenant-scoped find, inbox oldest first, gallery newest first by sender, expiry', async () => {
     const acct = newTenant();
     for (const n of [2, 1, 3]) await stores().files.insert(file(acct, n));
@@ -78,6 +81,41 @@ forEachEngine(({ stores }) => {
     await stores().files.deleteBlob(id, 'raw');
     expect(await stores().files.openBlob(id, 'raw')).toBeUndefined();
     expect(await stores().files.readBlob(id, 'raw')).toBeUndefined();
+  });
+
+  // Found by an outside probe: a process killed mid-upload left its bytes (GridFS chunks without a
+  // files document; on the embedded store a temporary file) for good.
+  test('bytes a killed write left behind are swept once a day old; stored blobs and young writes stay', async () => {
+    const id = `keep-${newTenant()}`;
+    await stores().files.saveBlob(id, 'raw', Readable.from([Buffer.from('kept')]));
+    const now = Date.now();
+    const s = spec();
+    if (s.engine === 'embedded') {
+      const tmp = path.join(s.dataDir, 'db', 'blobs', 'tmp');
+      fs.writeFileSync(path.join(tmp, 'killed-old'), 'x');
+      fs.utimesSync(path.join(tmp, 'killed-old'), new Date(now - 2 * 86_400_000), new Date(now - 2 * 86_400_000));
+      fs.writeFileSync(path.join(tmp, 'writing-now'), 'x');
+      expect(await stores().files.sweepLeftoverBytes(new Date(now - 86_400_000))).toBe(1);
+      expect(fs.readdirSync(tmp)).toContain('writing-now');
+      expect(fs.readdirSync(tmp)).not.toContain('killed-old');
+      fs.rmSync(path.join(tmp, 'writing-now'));
+    } else {
+      const client = await new MongoClient(s.blobUri).connect();
+      try {
+        const chunks = client.db(s.blobDb).collection('file_blobs.chunks');
+        const old = ObjectId.createFromTime(Math.floor((now - 2 * 86_400_000) / 1000));
+        const young = new ObjectId();
+        await chunks.insertMany([0, 1, 2].map((n) => ({ files_id: old, n, data: new Binary(Buffer.alloc(10, n)) })));
+        await chunks.insertOne({ files_id: young, n: 0, data: new Binary(Buffer.alloc(10)) });
+        expect(await stores().files.sweepLeftoverBytes(new Date(now - 86_400_000))).toBe(3);
+        expect(await chunks.countDocuments({ files_id: old })).toBe(0);
+        expect(await chunks.countDocuments({ files_id: young })).toBe(1);
+        await chunks.deleteMany({ files_id: young });
+      } finally {
+        await client.close();
+      }
+    }
+    expect(await drain(await stores().files.openBlob(id, 'raw'))).toBe('kept');
   });
 
   test('a stream that fails leaves no bytes behind', async () => {
