@@ -78,7 +78,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
     const stack = await claim.startStack((part, code, signal) => {
       // During start-up the part's readiness check fails the start with its log's tail instead.
-      if (serving) stopFatally(logger, `${part} of the local stack exited unexpectedly (${signal ?? `code ${code}`})`);
+      // A supervisor that signals every process at once (systemd's control group) can stop a child
+      // a moment before this process gets its own signal: that is a stop, not a death.
+      if (!serving) return;
+      setTimeout(() => {
+        if (!stopRequested) stopFatally(logger, `${part} of the local stack exited unexpectedly (${signal ?? `code ${code}`})`);
+      }, 1_000).unref();
     });
     if (stack) stoppers.push(() => stack.stop());
 
@@ -163,6 +168,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
 /** Set when the process stops because a part of it died: it then exits with status 1, not 0. */
 let fatal = false;
+/** Set when a stop was asked for (a signal, or a part that died). */
+let stopRequested = false;
 
 /** Stops the whole process (as SIGTERM does) after a part of it died, exiting with status 1. */
 function stopFatally(logger: Logger, why: string): void {
@@ -208,6 +215,7 @@ async function main(): Promise<void> {
   let stopping = false;
   const startup = startService(config, logger);
   const shutdown = (signal: string) => {
+    stopRequested = true;
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');

@@ -65,7 +65,11 @@ export class ManagedChild extends EventEmitter {
     const niced = spec.niceness !== undefined && NICE ? [NICE, '-n', String(spec.niceness), spec.command, ...spec.args] : [spec.command, ...spec.args];
     const [command, args] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', ...niced]] : [niced[0], niced.slice(1)];
     try {
-      this.proc = spawn(command, args, { stdio: ['ignore', logFd, logFd], env: process.env });
+      // A process group of its own: Ctrl-C at `npm start` signals the terminal's whole group, and
+      // clamd and Temporal then exited before the service had begun its ordered stop, which read as
+      // a child dying (an outside probe). The service stops its children itself; if it is killed,
+      // setpriv's parent-death signal stops them.
+      this.proc = spawn(command, args, { stdio: ['ignore', logFd, logFd], env: process.env, detached: true });
     } finally {
       fs.closeSync(logFd);
     }

@@ -122,3 +122,27 @@ it('a local-stack child that dies after start stops the whole service with statu
     await s.stop();
   }
 });
+
+// Found by an outside probe: Ctrl-C at `npm start` signals the terminal's whole process group, the
+// children exited first, and every interactive stop ended as "clamd exited unexpectedly", status 1.
+it('children run in process groups of their own, and a stop signalled to every process at once is a clean stop', async () => {
+  const s = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const path = await import('node:path');
+  try {
+    const run = path.join(s.env.dataDir, 'run');
+    const pids = readdirSync(run).filter((n) => n.endsWith('.pid') && n !== 'service.pid')
+      .map((n) => (JSON.parse(readFileSync(path.join(run, n), 'utf8')) as { pid: number }).pid);
+    expect(pids.length).toBeGreaterThanOrEqual(2);
+    const pgrp = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[2]);
+    for (const pid of pids) expect(pgrp(pid)).not.toBe(pgrp(s.env.pid));
+    // As a supervisor that signals the whole control group does: the children too, at once.
+    const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
+    for (const pid of pids) process.kill(pid, 'SIGTERM');
+    process.kill(s.env.pid, 'SIGTERM');
+    expect(await exited).toBe(0);
+    expect(readFileSync(s.env.logFile, 'utf8')).not.toContain('stopping the service');
+  } finally {
+    await s.stop();
+  }
+});
