@@ -2,6 +2,7 @@
  * Every environment variable the service reads, validated in one place.
  * A bad value stops start-up with a message naming the variable and what it accepts.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllowEntry } from './net/safe-target';
@@ -137,10 +138,12 @@ export function loadConfig(env: Env = process.env): Config {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
+  /** Decimal digits only: Number() also reads `0x50` and `1e3`, which an outside probe got started on. */
+  const int = (v: string): number => (/^-?\d+$/.test(v) ? Number(v) : Number.NaN);
   const port = (name: string, dflt: number): number => {
     const v = str(name);
     if (v === undefined) return dflt;
-    const n = Number(v);
+    const n = int(v);
     if (!Number.isInteger(n) || n < 1 || n > 65535) {
       problems.push(`${name}="${v}" must be a TCP port (an integer 1-65535)`);
       return dflt;
@@ -164,7 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
   const positiveInt = (name: string, dflt: number): number => {
     const v = str(name);
     if (v === undefined) return dflt;
-    const n = Number(v);
+    const n = int(v);
     if (!Number.isInteger(n) || n < 1) {
       problems.push(`${name}="${v}" must be a positive integer`);
       return dflt;
@@ -175,7 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
   const nonNegativeInt = (name: string, dflt: number): number => {
     const v = str(name);
     if (v === undefined) return dflt;
-    const n = Number(v);
+    const n = int(v);
     if (!Number.isInteger(n) || n < 0) {
       problems.push(`${name}="${v}" must be a non-negative integer`);
       return dflt;
@@ -302,8 +305,30 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (config.activityHeartbeatTimeoutMs < 15_000) problems.push('ACTIVITY_HEARTBEAT_TIMEOUT_S must be at least 15 (the activities beat every 5 s)');
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(config.region)) problems.push(`REGION="${config.region}" must match [A-Za-z0-9_-]{1,32}`);
+  // The ports this process itself listens on must differ (a clash read as another program's).
+  const listens: Array<[string, number]> = [];
+  if (config.roles.includes('api')) listens.push(['PORT', config.port]);
+  if (config.roles.includes('mqtt') && config.mqttUrl === undefined) listens.push(['MQTT_PORT', config.mqttPort]);
+  if (config.metricsPort !== 0) listens.push(['METRICS_PORT', config.metricsPort]);
+  for (let i = 0; i < listens.length; i++) {
+    for (let j = i + 1; j < listens.length; j++) {
+      if (listens[i][1] === listens[j][1]) problems.push(`${listens[i][0]} and ${listens[j][0]} are both ${listens[i][1]}: this process listens on each, so they must differ`);
+    }
+  }
+  if (config.scanThreads > MAX_SCAN_THREADS) problems.push(`SCAN_THREADS=${config.scanThreads} must be at most ${MAX_SCAN_THREADS} (each thread takes 30-50 MB and a core)`);
+  if (config.yaraRulesDir !== undefined && !isDirectory(config.yaraRulesDir)) problems.push(`YARA_RULES_DIR="${config.yaraRulesDir}" must be an existing directory of YARA rules`);
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+const MAX_SCAN_THREADS = 64;
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Decodes a 32-byte key written as hex or base64; undefined when it is neither. */

@@ -15,9 +15,32 @@ describe('scan engine settings', () => {
     expect(() => loadConfig({ ACTIVITY_HEARTBEAT_TIMEOUT_S: '1.5' })).toThrow(/ACTIVITY_HEARTBEAT_TIMEOUT_S/);
   });
 
-  it('YARA_RULES_DIR is made absolute', () => {
-    expect(loadConfig({ YARA_RULES_DIR: 'my-rules' }).yaraRulesDir).toBe(path.resolve('my-rules'));
+  it('YARA_RULES_DIR is made absolute and must be an existing directory', () => {
+    expect(loadConfig({ YARA_RULES_DIR: 'rules/yara' }).yaraRulesDir).toBe(path.resolve('rules/yara'));
     expect(loadConfig({}).yaraRulesDir).toBeUndefined();
+    expect(() => loadConfig({ YARA_RULES_DIR: '/nonexistent/yara' })).toThrow('YARA_RULES_DIR="/nonexistent/yara" must be an existing directory of YARA rules');
+  });
+
+  it('SCAN_THREADS is at most 64', () => {
+    expect(loadConfig({ SCAN_THREADS: '64' }).scanThreads).toBe(64);
+    expect(() => loadConfig({ SCAN_THREADS: '400' })).toThrow('SCAN_THREADS=400 must be at most 64');
+  });
+});
+
+// Found by an outside probe of the documented settings.
+describe('numbers and ports', () => {
+  it('integers are decimal digits: 0x50 and 1e3 are refused, naming the variable', () => {
+    expect(() => loadConfig({ PORT: '0x50' })).toThrow('PORT="0x50" must be a TCP port (an integer 1-65535)');
+    expect(() => loadConfig({ PORT: '1e3' })).toThrow('PORT="1e3" must be a TCP port');
+    expect(() => loadConfig({ SCAN_THREADS: '0x2' })).toThrow(/SCAN_THREADS="0x2" must be a non-negative integer/);
+    expect(loadConfig({ PORT: '8081' }).port).toBe(8081);
+  });
+  it('the ports this process listens on must differ', () => {
+    expect(() => loadConfig({ PORT: '3987', MQTT_PORT: '3987' })).toThrow('PORT and MQTT_PORT are both 3987: this process listens on each, so they must differ');
+    expect(() => loadConfig({ PORT: '3987', METRICS_PORT: '3987' })).toThrow('PORT and METRICS_PORT are both 3987');
+    // A process that does not listen on one of them may share the number.
+    expect(loadConfig({ ROLES: 'worker', PORT: '3987', MQTT_PORT: '3987' }).port).toBe(3987);
+    expect(loadConfig({ PORT: '3987', METRICS_PORT: '0' }).metricsPort).toBe(0);
   });
 });
 
