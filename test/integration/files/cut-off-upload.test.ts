@@ -5,14 +5,18 @@
  * restart, and the request never ended. It must end at once and keep nothing: no temporary file,
  * no descriptor, no record, no scan charged; and on MongoDB no GridFS chunks.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { MongoClient } from 'mongodb';
+import { PassThrough } from 'node:stream';
+import { CommandStartedEvent, MongoClient } from 'mongodb';
+import { MongoFileStore } from '../../../src/files/store/mongo';
 import { streamMultipartUpload } from '../../../src/http/multipart';
-import { BUCKETS } from '../../../src/storage/mongo';
+import { GRIDFS_CHUNK_BYTES } from '../../../src/storage/gridfs';
+import { BUCKETS, bucketsOf } from '../../../src/storage/mongo';
 import { openFdsInto, sendCutOffUpload, settledWithin, until } from '../../support/cut-off-upload';
 import { withStackRecords } from '../../support/db';
 import { forEachEngine } from '../../support/engines';
@@ -118,4 +122,36 @@ forEachEngine(({ spec, stores }) => {
     expect(await leftovers()).toBe(0);
     expect(await stores().files.blobSize(id, 'raw')).toBeUndefined();
   });
+});
+
+/**
+ * A cut-off upload usually finds a GridFS chunk insert in flight (the upload waits on each one).
+ * The service's blob pool has several connections (2 on the local stack, 50 otherwise), so the
+ * deletion of the failed upload's chunks can run beside that insert and miss the chunk it adds.
+ */
+test('MongoDB with a pool of connections: an upload cut off while a chunk insert is in flight leaves no chunk', async () => {
+  const client = await new MongoClient(`mongodb://127.0.0.1:${stack().mongoBlobPort}/`, { maxPoolSize: 2, monitorCommands: true }).connect();
+  const db = client.db(`cut_${randomBytes(6).toString('hex')}`);
+  const chunks = db.collection(`${BUCKETS.fileBlobs}.chunks`);
+  try {
+    const store = new MongoFileStore(db, db, bucketsOf(db).fileBlobs);
+    for (let i = 0; i < 5; i++) {
+      const source = new PassThrough();
+      // The client goes away the moment the first chunk is sent to the server.
+      const cutOff = (e: CommandStartedEvent) => {
+        if (e.commandName === 'insert' && e.command.insert === chunks.collectionName) source.destroy(new Error('client went away'));
+      };
+      client.on('commandStarted', cutOff);
+      const saving = store.saveBlob(`cut-${i}`, 'raw', source);
+      source.write(Buffer.alloc(GRIDFS_CHUNK_BYTES + 1, i));
+      await expect(saving).rejects.toThrow('client went away');
+      client.off('commandStarted', cutOff);
+    }
+    // Time for an insert still in flight to land.
+    await new Promise((res) => setTimeout(res, 1000));
+    expect(await chunks.countDocuments()).toBe(0);
+  } finally {
+    await db.dropDatabase();
+    await client.close();
+  }
 });
