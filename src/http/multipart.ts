@@ -174,6 +174,24 @@ export function streamMultipartUpload<T>(
       }
     });
     bb.on('error', malformed);
+    // A client that goes away mid-body ends the request without 'end': `req.pipe(bb)` then just
+    // stops feeding the parser, which never emits 'close' or 'error', and the consumer waited for
+    // the rest of the file for good, holding what it had written (a temporary blob file and its
+    // descriptor, GridFS chunks, the scan's buffer). Failing destroys the part's stream, so the
+    // consumer drops its bytes and the request ends (400, as for a body cut short in the form; the
+    // answer has nobody to read it). The client may have gone while the route was still checking
+    // the caller: the request is then over before this reads it, and 'close' has been emitted.
+    const clientGone = () => {
+      fail(new BadRequestError('The upload was cut off: the client closed the connection before the body ended', undefined, 'invalid_upload'));
+      // The parser waits for the rest of the body too. Not destroyed in `fail` itself: that runs
+      // inside busboy's own callbacks ('limit'), where destroying it breaks the parse under way.
+      bb.destroy();
+    };
+    if (req.readableAborted) {
+      clientGone();
+      return;
+    }
+    req.once('close', () => { if (req.readableAborted) clientGone(); });
     bb.on('close', () => {
       if (failed) return;
       if (!consumed) return fail(new BadRequestError('Missing "file" part in the multipart request', undefined, 'invalid_upload'));

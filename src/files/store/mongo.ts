@@ -5,11 +5,20 @@
  */
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Collection, Db, GridFSBucket, ObjectId } from 'mongodb';
+import { Collection, Db, GridFSBucket, GridFSBucketWriteStream, ObjectId } from 'mongodb';
 import { BUCKETS, COLLECTIONS } from '../../storage/mongo';
 import { isDuplicateKey } from '../../storage/errors';
 import type { FileStatus } from '../schemas';
 import type { BlobPart, BlobRange, FileRecord, FileStore, Verdict } from '../records';
+
+/**
+ * Resolves once none of the upload's chunk inserts is in flight; the driver emits no event for it.
+ * Each insert settles (the driver's operation resolves or fails); a failed one leaves the count up
+ * and marks the stream errored instead, and that chunk was not written.
+ */
+async function insertsSettled(upload: GridFSBucketWriteStream): Promise<void> {
+  while (upload.state.outstandingRequests > 0 && !upload.state.errored) await new Promise((res) => setTimeout(res, 5));
+}
 
 /** A download in progress; `until` lets another process take over a claim whose holder died. */
 interface DownloadClaim { _id: string; token: string; until: Date }
@@ -113,6 +122,10 @@ export class MongoFileStore implements FileStore {
     try {
       await pipeline(source, upload);
     } catch (err) {
+      // pipeline() destroys the upload without waiting for a chunk insert already sent, and an
+      // upload cut off by its client usually has one in flight (it waits on each): deleted beside
+      // it on another connection of the blob pool, that chunk would stay for good.
+      await insertsSettled(upload);
       await this.chunks.deleteMany({ files_id: upload.id });
       throw err;
     }
