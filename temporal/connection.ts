@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection, ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import { Config, temporalAddressOf } from '../src/config';
+import { Config, temporalAddressOf, usesLocalTemporal } from '../src/config';
 import { tracing } from '../src/telemetry/tracing';
 
 function tlsOf(config: Config) {
@@ -27,7 +27,7 @@ export async function connectClient(config: Config): Promise<Client> {
     apiKey: config.temporalApiKey,
     connectTimeout: '10s',
   };
-  const connection = await Connection.connect(opts);
+  const connection = await Connection.connect(opts).catch((err: unknown) => { throw unreachable(config, err); });
   // With traces on, a workflow start is a span whose context travels to the workflow in its headers.
   const interceptors = tracing() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
   return new Client({ connection, namespace: config.temporalNamespace, interceptors });
@@ -39,7 +39,13 @@ export async function connectWorker(config: Config): Promise<NativeConnection> {
     tls: tlsOf(config),
     apiKey: config.temporalApiKey,
   };
-  return NativeConnection.connect(opts);
+  return NativeConnection.connect(opts).catch((err: unknown) => { throw unreachable(config, err); });
+}
+
+/** The SDK's "Failed to connect before the deadline" names neither the address nor the setting. */
+function unreachable(config: Config, err: unknown): Error {
+  const setting = usesLocalTemporal(config) ? 'TEMPORAL_PORT (the local dev server)' : 'TEMPORAL_ADDRESS';
+  return new Error(`cannot reach Temporal at ${temporalAddressOf(config)} (${setting}): ${(err as Error).message}`, { cause: err });
 }
 
 /** Health probe: the frontend answers a cheap call in our namespace. */

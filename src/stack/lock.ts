@@ -64,7 +64,13 @@ export function stackHolder(dataDir: string): StackHolder | undefined {
  */
 export function takeStackLock(dataDir: string): { held: HeldLock } | { holder: StackHolder } {
   const file = lockPath(dataDir);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.accessSync(path.dirname(file), fs.constants.W_OK);
+  } catch (err) {
+    // mkdir's own words (ENOENT on a read-only disk, ENOTDIR under a file) do not say what to change.
+    throw new Error(`DATA_DIR ${dataDir} cannot be used (${(err as Error).message}): set DATA_DIR to a directory this user can create and write`, { cause: err });
+  }
   const mine: StackHolder = { pid: process.pid, argv: processArgv(process.pid) ?? process.argv, startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 5; attempt++) {
     try {

@@ -51,6 +51,9 @@ export function portTaken(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** The setting that names the host a port setting listens on. */
+const hostSettingOf = (portSetting: string): string => (portSetting === 'METRICS_PORT' ? 'METRICS_HOST' : 'HOST');
+
 /**
  * Listens on host:port. A port in use or not allowed fails with a message that names the
  * setting to change, instead of a bare "listen EADDRINUSE".
@@ -61,7 +64,8 @@ export function listenOn(server: net.Server, port: number, host: string | undefi
       const where = `${host ?? '0.0.0.0'}:${port}`;
       if (err.code === 'EADDRINUSE') reject(new Error(`${where} is already in use: stop what listens there or set ${setting} to a free port`, { cause: err }));
       else if (err.code === 'EACCES') reject(new Error(`not allowed to listen on ${where}: set ${setting} to a port above 1023`, { cause: err }));
-      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`${host} is not an address of this machine (${setting} ${port})`, { cause: err }));
+      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`${host} is not an address of this machine (${setting} ${port}; the host comes from ${hostSettingOf(setting)})`, { cause: err }));
+      else if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') reject(new Error(`${host} does not resolve to an address of this machine: set ${hostSettingOf(setting)} to one (0.0.0.0 for all)`, { cause: err }));
       else reject(err);
     };
     server.once('error', onError);

@@ -161,12 +161,25 @@ const LOCAL_READ_POOL = 8;
  */
 const LOCAL_BLOB_POOL = 2;
 
+/** host:port list of a MongoDB URI, without its credentials, path or options. */
+function hostsOf(uri: string): string {
+  const m = /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]*)/.exec(uri);
+  return m ? m[1] : 'the configured URI';
+}
+
 export async function connectStorage(config: Config): Promise<Storage> {
   const local = config.mongodbUri === undefined;
   const open = async (uri: string, maxPoolSize: number, appName: string) => {
     const c = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, maxPoolSize, appName, monitorCommands: metricsEnabled() });
     watchDbCommands(c, appName === 'sentinel-read' ? 'reads' : appName === 'sentinel-blob' ? 'blobs' : 'records');
-    await c.connect();
+    try {
+      await c.connect();
+    } catch (err) {
+      // The driver's words ("connect ECONNREFUSED 127.0.0.1:27999") do not say which setting; the
+      // URI is shown by host only (it may hold a password).
+      const setting = local ? (appName === 'sentinel-blob' ? 'MONGO_BLOB_PORT (the local FerretDB)' : 'MONGO_PORT (the local FerretDB)') : appName === 'sentinel-blob' ? 'MONGODB_BLOB_URI' : 'MONGODB_URI';
+      throw new Error(`cannot reach MongoDB at ${hostsOf(uri)} (${setting}): ${(err as Error).message}`, { cause: err });
+    }
     return c;
   };
   const client = await open(mongoUriOf(config), local ? 1 : 50, 'sentinel');

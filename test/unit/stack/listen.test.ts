@@ -21,9 +21,10 @@ describe('listenOn', () => {
     expect(server.listening).toBe(false);
   });
 
-  it('names the host when it is not an address of this machine', async () => {
+  it('names the host when it is not an address of this machine, or does not resolve', async () => {
     const server = http.createServer();
-    await expect(listenOn(server, 0, '192.0.2.1', 'METRICS_PORT')).rejects.toThrow('192.0.2.1 is not an address of this machine');
+    await expect(listenOn(server, 0, '192.0.2.1', 'METRICS_PORT')).rejects.toThrow('192.0.2.1 is not an address of this machine (METRICS_PORT 0; the host comes from METRICS_HOST)');
+    await expect(listenOn(http.createServer(), 0, 'nohost.invalid', 'PORT')).rejects.toThrow('nohost.invalid does not resolve to an address of this machine: set HOST to one (0.0.0.0 for all)');
   });
 
   it('listens when the port is free, and leaves no error listener behind', async () => {
