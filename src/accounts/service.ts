@@ -62,6 +62,8 @@ export class AccountService {
   async createAccount(input: { name: string; plan: string }): Promise<{ accountId: string; apiKey: string; apiKeyId: string }> {
     const name = input.name.trim();
     if (!name || name.length > 200) throw new BadRequestError('account name must be 1-200 characters');
+    // It shows in the dashboard, the audit log and exports: no line breaks or other control characters.
+    if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) throw new BadRequestError('account name must not contain line breaks or other control characters');
     if (!isPlanTier(input.plan)) throw new BadRequestError(`plan must be one of free, starter, standard, pro`);
     const accountId = randomUUID();
     await this.store.insertAccount({ _id: accountId, name, plan: input.plan, region: this.region, entityCount: 0, createdAt: new Date() });

@@ -102,14 +102,27 @@ const COMMANDS: Record<string, Command> = {
 };
 
 function usage(): string {
-  return `usage: npm run cli -- <command> [--flags]\ncommands:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}\n`;
+  return `usage: npm run -s cli -- <command> [--flags]\ncommands:\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}\n`;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const words = argv.filter((a) => !a.startsWith('--'));
-  const name = Object.keys(COMMANDS).find((k) => k.split(' ').every((w, i) => words[i] === w));
+  if (argv.length === 0 || ['help', '--help', '-h'].includes(argv[0])) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  // The command is the words before the first flag: a flag's value is not one of them.
+  const firstFlag = argv.findIndex((a) => a.startsWith('-'));
+  const words = firstFlag < 0 ? argv : argv.slice(0, firstFlag);
+  const name = Object.keys(COMMANDS).find((k) => k.split(' ').length === words.length && k.split(' ').every((w, i) => words[i] === w));
   if (!name) {
     process.stderr.write(`unknown command "${words.join(' ')}"\n${usage()}`);
+    return 2;
+  }
+  // Node's parser keeps the last of a repeated flag: `--plan free --plan pro` made a pro account.
+  const given = argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0]);
+  const twice = given.find((f, i) => given.indexOf(f) !== i);
+  if (twice) {
+    process.stderr.write(`--${twice} is given twice\nusage: npm run -s cli -- ${COMMANDS[name].usage}\n`);
     return 2;
   }
   const cmd = COMMANDS[name];
@@ -123,15 +136,20 @@ async function main(argv: string[]): Promise<number> {
     });
     values = parsed.values as Record<string, string | undefined>;
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\nusage: npm run cli -- ${cmd.usage}\n`);
+    process.stderr.write(`${(err as Error).message}\nusage: npm run -s cli -- ${cmd.usage}\n`);
     return 2;
   }
   const missing = cmd.required.filter((f) => !values[f]);
   if (missing.length) {
-    process.stderr.write(`missing ${missing.map((m) => `--${m}`).join(', ')}\nusage: npm run cli -- ${cmd.usage}\n`);
+    process.stderr.write(`missing ${missing.map((m) => `--${m}`).join(', ')}\nusage: npm run -s cli -- ${cmd.usage}\n`);
     return 2;
   }
   const config = loadConfig();
+  if (name === 'migrate' && config.databaseEngine !== 'embedded') {
+    // Before opening anything: a probe's migrate on the MongoDB engine failed connecting to it instead of saying this.
+    process.stderr.write('error: migrate copies into the embedded store: run it with DATABASE_ENGINE=embedded\n');
+    return 1;
+  }
   const logger = createLogger('silent');
   // migrate reads the FerretDB it is pointed at, often this DATA_DIR's own, run by the previous
   // version's `npm start`: the automatic import would start a second FerretDB on those files (or

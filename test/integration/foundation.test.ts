@@ -46,6 +46,25 @@ describe('operator CLI and account keys', () => {
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/not found/);
   });
+
+  // Found by an outside probe of the documented CLI.
+  it('help is usage on stdout; a repeated flag is refused; a flag\'s value is not a command word; names keep to one line', async () => {
+    const help = await cli('--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: npm run -s cli -- <command> \[--flags\]/);
+    const twice = await cli('account', 'create', '--name', 'x', '--plan', 'free', '--plan', 'pro');
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/^--plan is given twice/);
+    const acct = await newAccount('free');
+    const known = await cli('account', 'set-plan', '--account', acct.accountId, '--plan', 'starter');
+    expect(known.code).toBe(0);
+    const notACommand = await cli('account', 'frobnicate', '--account', acct.accountId);
+    expect(notACommand.code).toBe(2);
+    expect(notACommand.stderr).toMatch(/^unknown command "account frobnicate"/);
+    const multiline = await cli('account', 'create', '--name', 'a\nb', '--plan', 'free');
+    expect(multiline.code).toBe(1);
+    expect(multiline.stderr).toBe('error: account name must not contain line breaks or other control characters\n');
+  });
 });
 
 describe('entity keys', () => {
