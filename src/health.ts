@@ -12,12 +12,18 @@ export const HEALTH_PART_TIMEOUT_MS = 5_000;
 export interface HealthPart {
   name: string;
   probe(): Promise<void>;
+  /**
+   * Reported, but its failure leaves the status `ok`: the service works without it, less well
+   * (clamd: scans go on with the other engines and say ClamAV is missing).
+   */
+  optional?: boolean;
 }
 
 export function healthCheck(parts: () => HealthPart[]): () => Promise<HealthReport> {
   return async () => {
     const report: HealthReport['parts'] = {};
-    await Promise.all(parts().map(async ({ name, probe }) => {
+    const list = parts();
+    await Promise.all(list.map(async ({ name, probe }) => {
       let timer: NodeJS.Timeout | undefined;
       try {
         // A part that does not answer (a Temporal server that is gone retries its connection
@@ -32,7 +38,8 @@ export function healthCheck(parts: () => HealthPart[]): () => Promise<HealthRepo
         clearTimeout(timer);
       }
     }));
-    const ok = Object.values(report).every((p) => p.ok);
+    const optional = new Set(list.filter((p) => p.optional).map((p) => p.name));
+    const ok = Object.entries(report).every(([name, p]) => p.ok || optional.has(name));
     return { status: ok ? 'ok' : 'degraded', parts: report };
   };
 }

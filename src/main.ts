@@ -21,6 +21,7 @@ import { dashboardMiddleware } from './dashboard/routes';
 import type { EmbeddedBroker } from './mqtt/broker';
 import { startMqttRole, MqttRole } from './mqtt/role';
 import { canConnect } from './stack/net';
+import { clamdCommand } from './stack/clamd';
 import { healthCheck, HealthPart } from './health';
 import { connectTemporalEngines, TemporalEngines } from './roles/engines';
 import { claimDataDir } from './roles/stack';
@@ -194,6 +195,16 @@ function healthParts(
     parts.push({ name: 'blobs', probe: () => pingStorage(blobDb) });
   }
   if (temporal) parts.push({ name: 'temporal', probe: () => temporal.ping() });
+  // The clamd this process scans with (its own stack's, the DATA_DIR holder's, or CLAMD_HOST): an
+  // outside probe's API process beside an unreachable clamd looked healthy while every scan went
+  // without ClamAV. Optional: scans go on with the other engines, and say so.
+  if ((config.roles.includes('api') || config.roles.includes('worker')) && config.clamdHost !== undefined) {
+    const { clamdHost: host, clamdPort: port } = config;
+    parts.push({
+      name: 'clamd', optional: true,
+      probe: async () => { const reply = await clamdCommand(host, port, 'PING'); if (reply !== 'PONG') throw new Error(`clamd at ${host}:${port} answered ${JSON.stringify(reply)}`); },
+    });
+  }
   if (worker) parts.push(worker.health);
   if (config.roles.includes('mqtt') && !config.mqttUrl) {
     parts.push({ name: 'mqtt', probe: async () => { if (!(await canConnect('127.0.0.1', config.mqttPort))) throw new Error(`nothing answers on MQTT port ${config.mqttPort}`); } });

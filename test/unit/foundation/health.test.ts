@@ -29,4 +29,12 @@ describe('health check', () => {
     void check();
     expect(calls).toBe(2);
   });
+
+  it('an optional part is reported but leaves the status ok', async () => {
+    const check = healthCheck(() => [
+      { name: 'database', probe: async () => undefined },
+      { name: 'clamd', optional: true, probe: async () => { throw new Error('connect ECONNREFUSED 127.0.0.1:1'); } },
+    ]);
+    expect(await check()).toEqual({ status: 'ok', parts: { database: { ok: true }, clamd: { ok: false, detail: 'connect ECONNREFUSED 127.0.0.1:1' } } });
+  });
 });
