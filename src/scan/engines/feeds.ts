@@ -6,6 +6,7 @@
  * `"first_seen_utc", "sha256_hash", "md5_hash", "sha1_hash", ..., "signature", ...`).
  * A hit is a strong, independent signal: severity critical.
  */
+import { BadRequestError } from '../../errors';
 import { parse } from 'csv-parse/sync';
 import type { Engine, EngineContext, EngineOutput, ScanSubject } from '../types';
 import { EngineUnavailableError } from '../runner';
@@ -150,6 +151,8 @@ export async function loadFeedFiles(sink: FeedEntrySink, files: string[]): Promi
   let modified = 0;
   for (const file of files) {
     const entries = parseFeed(await readFile(file, 'utf8'), path.basename(file).replace(/\.(csv|txt)$/i, ''));
+    // A file with nothing usable is a mistake to report, not a success with zeros (an outside probe's notes.txt).
+    if (entries.length === 0) throw new BadRequestError(`${file} holds no SHA-256, SHA-1 or MD5 hash (one per line, or abuse.ch CSV); nothing was loaded from it`);
     parsed += entries.length;
     const r = await sink.upsert(entries);
     upserted += r.upserted;

@@ -92,5 +92,12 @@ describe('refresh from NVD JSON 2.0', () => {
     writeFileSync(path.join(dir, 'nvd.json'), JSON.stringify(nvd));
     expect(refreshCveDataset([path.join(dir, 'nvd.json')], dataset)).toEqual({ added: 1, updated: 0, total: before + 1 });
     expect(loadCveDataset(dataset).cves.some((c) => c.id === 'CVE-2099-0001')).toBe(true);
+    // Not NVD, or not JSON: refused naming the file, the dataset untouched (an outside probe got exit 0 and zeros).
+    const other = path.join(dir, 'other.json');
+    writeFileSync(other, '{"foo":1}');
+    expect(() => refreshCveDataset([other], dataset)).toThrow(`${other} is not an NVD CVE JSON 2.0 file (no "vulnerabilities" array); nothing was changed`);
+    writeFileSync(other, '{foo');
+    expect(() => refreshCveDataset([other], dataset)).toThrow(new RegExp(`^${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON: `));
+    expect(loadCveDataset(dataset).cves.length).toBe(before + 1);
   });
 });

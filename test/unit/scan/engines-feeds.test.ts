@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createFeedEngine, memoryFeedLookup, parseAbuseChCsv, parseFeed, parsePlainHashList } from '../../../src/scan/engines/feeds';
+import { createFeedEngine, loadFeedFiles, memoryFeedLookup, parseAbuseChCsv, parseFeed, parsePlainHashList } from '../../../src/scan/engines/feeds';
 import { runEngine } from '../../../src/scan/runner';
 import { EICAR } from '../../fixtures/scripts/make-corpus';
 import { ctx, subjectOf } from './support/subject';
@@ -57,4 +57,25 @@ describe('threat_feed engine', () => {
     const r = await runEngine(createFeedEngine(undefined), await subjectOf(Buffer.from('x')), 1000);
     expect(r.status).toBe('unavailable');
   });
+});
+
+// Found by an outside probe: a file with no hashes loaded "successfully" with zeros.
+test('loadFeedFiles refuses a file that holds no hash, naming it, and loads nothing from it', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'feeds-'));
+  try {
+    const notes = path.join(dir, 'notes.txt');
+    writeFileSync(notes, 'remember to rotate the keys\n# not a hash\n');
+    const upserts: unknown[] = [];
+    const sink = { upsert: async (entries: unknown[]) => { upserts.push(entries); return { upserted: entries.length, modified: 0 }; } };
+    await expect(loadFeedFiles(sink, [notes])).rejects.toThrow(`${notes} holds no SHA-256, SHA-1 or MD5 hash (one per line, or abuse.ch CSV); nothing was loaded from it`);
+    expect(upserts).toEqual([]);
+    const good = path.join(dir, 'good.txt');
+    writeFileSync(good, `${'a'.repeat(64)}\n`);
+    await expect(loadFeedFiles(sink, [good])).resolves.toMatchObject({ parsed: 1, upserted: 1 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
