@@ -13,10 +13,9 @@
  * threads, one per account, three accounts' runaway expressions at once still leave one free.
  */
 import path from 'node:path';
-import { Piscina } from 'piscina';
 import { FIXED_LIMITS } from '../accounts/plans';
 import { ExpressionError, hasExpressionTemplate, resolveTemplates, type ExpressionContext, type TemplateOptions } from './expressions';
-import { FairSlots, perAccountDefault } from './fair-slots';
+import { FairThreads } from '../fair-threads';
 import { DEFAULT_EXPRESSION_THREADS } from '../config';
 
 export type ExpressionTask =
@@ -37,33 +36,16 @@ export interface ExpressionPoolOptions {
 /** After JSONata's own timeout should have answered, the thread is terminated. */
 const HARD_LIMIT_GRACE_MS = 1_000;
 
-/** The signal of a task that nothing cancels. */
-const NEVER = new AbortController().signal;
-
 export class ExpressionPool {
-  private piscina: Piscina | undefined;
   private readonly threads: number;
   private readonly heapMb: number;
-  /** Threads taken in turn by accounts, each holding at most its share (src/flows/fair-slots.ts). */
-  private readonly slots: FairSlots;
+  /** Threads taken in turn by accounts, each holding at most its share (src/fair-threads.ts). */
+  private readonly pool: FairThreads;
 
   constructor(options: ExpressionPoolOptions = {}) {
     this.threads = Math.max(1, options.threads ?? DEFAULT_EXPRESSION_THREADS);
-    this.slots = new FairSlots(this.threads, options.perAccount ?? perAccountDefault(this.threads));
     this.heapMb = options.heapMb ?? FIXED_LIMITS.expressionHeapMb;
-  }
-
-  /** Threads start on first use: a process that runs no workflow nodes never starts one. */
-  private pool(): Piscina {
-    this.piscina ??= new Piscina({
-      filename: path.join(__dirname, 'expression-entry.js'),
-      minThreads: this.threads,
-      maxThreads: this.threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      recordTiming: false,
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
-    });
-    return this.piscina;
+    this.pool = new FairThreads({ filename: path.join(__dirname, 'expression-entry.js'), threads: this.threads, perAccount: options.perAccount, heapMb: this.heapMb });
   }
 
   evaluate(accountId: string, expression: string, context: ExpressionContext, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
@@ -78,37 +60,29 @@ export class ExpressionPool {
   }
 
   private async run(accountId: string, task: ExpressionTask, signal?: AbortSignal): Promise<unknown> {
+    let outcome;
     try {
-      return await this.slots.run(accountId, signal ?? NEVER, () => this.onThread(task, signal));
+      outcome = await this.pool.run<ExpressionReply>(accountId, task, Math.max(1, task.timeoutMs) + HARD_LIMIT_GRACE_MS, signal);
     } catch (err) {
       // A wait for a thread that its signal ended reports the signal's reason.
       if (signal?.aborted && err === signal.reason && !(err instanceof Error)) throw new Error('expression cancelled');
       throw err;
     }
-  }
-
-  private async onThread(task: ExpressionTask, signal?: AbortSignal): Promise<unknown> {
-    const limitMs = Math.max(1, task.timeoutMs) + HARD_LIMIT_GRACE_MS;
-    const hard = AbortSignal.timeout(limitMs);
-    let reply: ExpressionReply;
-    try {
-      reply = (await this.pool().run(task, { signal: signal ? AbortSignal.any([signal, hard]) : hard })) as ExpressionReply;
-    } catch (err) {
-      if (hard.aborted) throw new ExpressionError(`expression ran longer than its ${task.timeoutMs} ms budget (stopped)`);
-      if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw new ExpressionError(`expression used more than ${this.heapMb} MB of memory (stopped)`);
-      throw err;
+    if ('stopped' in outcome) {
+      throw new ExpressionError(outcome.stopped === 'time'
+        ? `expression ran longer than its ${task.timeoutMs} ms budget (stopped)`
+        : `expression used more than ${this.heapMb} MB of memory (stopped)`);
     }
-    if ('error' in reply) throw new ExpressionError(reply.error);
-    return reply.value;
+    if ('error' in outcome.reply) throw new ExpressionError(outcome.reply.error);
+    return outcome.reply.value;
   }
 
   /** Tasks waiting for a thread and threads busy (health and tests). */
   stats(): { busy: number; waiting: number; threads: number } {
-    return { ...this.slots.stats(), threads: this.threads };
+    return { ...this.pool.stats(), threads: this.threads };
   }
 
-  async close(): Promise<void> {
-    await this.piscina?.destroy();
-    this.piscina = undefined;
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }

@@ -6,11 +6,13 @@
 import { ExpressionError, evaluateExpression, resolveTemplates } from './expressions';
 import type { ExpressionReply, ExpressionTask } from './expression-pool';
 import { lowerThreadPriority } from '../thread-priority';
+import { taskStarted } from '../fair-threads';
 
 /** A spinning expression yields a core to the main thread, which answers every other account. */
 lowerThreadPriority(10);
 
 export default async function runTask(task: ExpressionTask): Promise<ExpressionReply> {
+  taskStarted(task);
   try {
     const value = task.kind === 'evaluate'
       ? await evaluateExpression(task.expression, task.context, task.timeoutMs)

@@ -9,104 +9,73 @@
  * thread that serves requests that held every account's requests, and `/healthz`, for as long.
  * Here such a rule holds one thread: past VALIDATION_BUDGET_MS the thread is terminated and
  * replaced, and the message's validation fails naming the budget. One account holds at most
- * `perAccount` threads, and at most MAX_WAITING_PER_ACCOUNT of its messages wait for one; more
+ * its share of the threads (fair-threads.ts), and at most MAX_IN_FLIGHT_PER_ACCOUNT of its messages are waiting or running; more
  * are refused with 429, so a flood cannot queue memory without bound.
  */
 import path from 'node:path';
-import { Piscina } from 'piscina';
 import { RateLimitedError } from '../errors';
-import { FairSlots, perAccountDefault } from '../flows/fair-slots';
+import { FairThreads, type ThreadOutcome } from '../fair-threads';
 import type { ServiceDoc, ValidationOutcome } from './records';
 import type { RuleRunner } from './validation';
 
 /** How long all of a service's rules may take on one message. */
 export const VALIDATION_BUDGET_MS = 500;
-/** Messages of one account waiting for a validation thread, at most. */
-export const MAX_WAITING_PER_ACCOUNT = 200;
+/** Messages of one account waiting for a validation thread or running on one, at most. */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 200;
 export const VALIDATION_THREADS = 2;
 
 export interface ValidationTask { serviceId: string; version: number; rules: ServiceDoc['rules']; data: Record<string, unknown> }
 export type ValidationReply = { outcome: ValidationOutcome } | { error: string };
 
-const NEVER = new AbortController().signal;
+/** Heap of one validation thread, in MB. */
+const HEAP_MB = 128;
 
 export class ValidationPool implements RuleRunner {
-  private piscina: Piscina | undefined;
-  private readonly slots: FairSlots;
-  private readonly waiting = new Map<string, number>();
+  private readonly pool: FairThreads;
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
-    private readonly threads = VALIDATION_THREADS,
+    threads = VALIDATION_THREADS,
     private readonly budgetMs = VALIDATION_BUDGET_MS,
-    private readonly maxWaiting = MAX_WAITING_PER_ACCOUNT,
+    private readonly maxInFlight = MAX_IN_FLIGHT_PER_ACCOUNT,
   ) {
-    this.slots = new FairSlots(threads, perAccountDefault(threads));
-  }
-
-  /** Threads start on first use: a process that validates nothing never starts one. */
-  private pool(): Piscina {
-    this.piscina ??= new Piscina({
-      filename: path.join(__dirname, 'validation-entry.js'),
-      minThreads: this.threads,
-      maxThreads: this.threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      recordTiming: false,
-      resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
-    });
-    return this.piscina;
+    this.pool = new FairThreads({ filename: path.join(__dirname, 'validation-entry.js'), threads, heapMb: HEAP_MB });
   }
 
   async check(accountId: string, service: ServiceDoc, data: Record<string, unknown>): Promise<ValidationOutcome> {
-    const queued = this.waiting.get(accountId) ?? 0;
-    if (queued >= this.maxWaiting) throw new RateLimitedError(1, `Too many messages of this account wait for their validation rules (${this.maxWaiting}); retry later`);
-    this.waiting.set(accountId, queued + 1);
-    let counted = true;
-    const started = () => {
-      if (!counted) return;
-      counted = false;
-      const n = (this.waiting.get(accountId) ?? 1) - 1;
-      if (n > 0) this.waiting.set(accountId, n);
-      else this.waiting.delete(accountId);
-    };
+    const held = this.inFlight.get(accountId) ?? 0;
+    if (held >= this.maxInFlight) throw new RateLimitedError(1, `Too many messages of this account are waiting for their validation rules (${this.maxInFlight}); retry later`);
+    this.inFlight.set(accountId, held + 1);
+    let outcome: ThreadOutcome<ValidationReply>;
     try {
-      return await this.slots.run(accountId, NEVER, () => {
-        started();
-        return this.onThread({ serviceId: service._id, version: service.version, rules: service.rules, data });
-      });
+      const task: ValidationTask = { serviceId: service._id, version: service.version, rules: service.rules, data };
+      outcome = await this.pool.run<ValidationReply>(accountId, task, this.budgetMs);
     } finally {
-      started();
+      const n = (this.inFlight.get(accountId) ?? 1) - 1;
+      if (n > 0) this.inFlight.set(accountId, n);
+      else this.inFlight.delete(accountId);
     }
-  }
-
-  private async onThread(task: ValidationTask): Promise<ValidationOutcome> {
-    const hard = AbortSignal.timeout(this.budgetMs);
-    let reply: ValidationReply;
-    try {
-      reply = (await this.pool().run(task, { signal: hard })) as ValidationReply;
-    } catch (err) {
-      if (hard.aborted) return overBudget(task, `ran longer than ${this.budgetMs} ms on this message (stopped)`);
-      if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') return overBudget(task, 'used more than 128 MB of memory on this message (stopped)');
-      throw err;
+    if ('stopped' in outcome) {
+      return overBudget(service.rules, outcome.stopped === 'time' ? `ran longer than ${this.budgetMs} ms on this message (stopped)` : `used more than ${HEAP_MB} MB of memory on this message (stopped)`);
     }
-    if ('error' in reply) throw new Error(reply.error);
-    return reply.outcome;
+    if ('error' in outcome.reply) throw new Error(outcome.reply.error);
+    return outcome.reply.outcome;
   }
 
   /** Threads busy and messages waiting (tests). */
   stats(): { busy: number; waiting: number } {
-    return this.slots.stats();
+    return this.pool.stats();
   }
 
-  async close(): Promise<void> {
-    await this.piscina?.destroy();
-    this.piscina = undefined;
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
 
 /** A message whose rules were stopped fails every rule: none of them was seen to pass. */
-function overBudget(task: ValidationTask, why: string): ValidationOutcome {
+function overBudget(rules: ServiceDoc['rules'], why: string): ValidationOutcome {
   return {
     result: 'failed',
-    actionResults: task.rules.map((r) => ({ rule: r.name, passed: false, errors: [`the service's rules ${why}`] })),
+    actionResults: rules.map((r) => ({ rule: r.name, passed: false, errors: [`the service's rules ${why}`] })),
   };
 }

@@ -6,6 +6,7 @@
 import { CompiledCache, runRules } from './validation';
 import type { ValidationReply, ValidationTask } from './validation-pool';
 import { lowerThreadPriority } from '../thread-priority';
+import { taskStarted } from '../fair-threads';
 
 /** A long check yields a core to the main thread, which answers every other account. */
 lowerThreadPriority(10);
@@ -13,6 +14,7 @@ lowerThreadPriority(10);
 const compiled = new CompiledCache(200);
 
 export default function check(task: ValidationTask): ValidationReply {
+  taskStarted(task);
   try {
     return { outcome: runRules(compiled.of({ _id: task.serviceId, version: task.version, rules: task.rules }), task.data) };
   } catch (err) {
