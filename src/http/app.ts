@@ -10,7 +10,7 @@ import type { HealthReport } from '../health';
 import type { ErrorDialect, AppState, RouteRegistry } from './route';
 import { buildOpenApi } from './openapi';
 import { observeRequests } from '../telemetry/http';
-import { isStoreUnavailable, storeUnavailable } from '../storage/errors';
+import { answerOf } from '../storage/errors';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -82,7 +82,7 @@ export function createApp(opts: {
         ctx.body = errorBody(errorDialectOf(ctx), ctx.state.requestId, `No route for ${ctx.method} ${ctx.path}`, 'not_found', {});
       }
     } catch (caught) {
-      const err = isStoreUnavailable(caught) ? storeUnavailable() : caught;
+      const err = answerOf(caught) ?? caught;
       if (err instanceof AppError) {
         ctx.status = err.status;
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);

@@ -19,7 +19,7 @@ import type { Sender } from '../messaging/pipeline';
 import type { DeliveredMessage } from '../messaging/records';
 import { DeviceIdentity, topicsOfDevice } from './acl';
 import { countMessage, observeMessage } from '../telemetry/metrics';
-import { isStoreUnavailable, storeUnavailable } from '../storage/errors';
+import { answerOf } from '../storage/errors';
 import { inConsumerSpan } from '../telemetry/tracing';
 
 /** How the gateway reaches devices: the embedded broker or the bridge's client connection. */
@@ -78,7 +78,7 @@ export class DeviceGateway {
       counted = true;
       await countMessage('mqtt', raw, () => this.s.messagePipeline.process(sender, raw));
     } catch (err) {
-      if (!counted) observeMessage('mqtt', raw, err instanceof AppError ? err.status : 500);
+      if (!counted) observeMessage('mqtt', raw, answerOf(err)?.status ?? 500);
       if (!(err instanceof AppError)) this.logger.error({ err, apiKeyId: device.apiKeyId }, 'mqtt publish failed');
       await this.sendError(device, err);
     }
@@ -106,7 +106,7 @@ export class DeviceGateway {
   }
 
   async sendError(device: DeviceIdentity, err: unknown): Promise<void> {
-    const e = err instanceof AppError ? err : isStoreUnavailable(err) ? storeUnavailable() : undefined;
+    const e = answerOf(err);
     const data = e
       ? { reason: e.message, code: e.code ?? `http_${e.status}`, status: e.status, ...(e.headers['Retry-After'] ? { retry_after: Number(e.headers['Retry-After']) } : {}) }
       : { reason: 'Internal server error', code: 'internal_error', status: 500 };

@@ -2,7 +2,7 @@
  * Engine-neutral reading of a store error, so services can tell "that key exists" apart without
  * knowing which engine raised it (and without loading either driver).
  */
-import { ServiceUnavailableError } from '../errors';
+import { AppError, ServiceUnavailableError } from '../errors';
 
 /** Duck-typed: better-sqlite3's errors are not `instanceof Error` across realms (Jest's VM contexts). */
 const hasCode = (err: unknown): err is { name: unknown; code: unknown; message: string } =>
@@ -43,7 +43,12 @@ export function isStoreUnavailable(err: unknown): boolean {
   return false;
 }
 
-/** The answer to a request that failed because the database is unavailable (isStoreUnavailable). */
-export function storeUnavailable(): ServiceUnavailableError {
-  return new ServiceUnavailableError('The database cannot be reached right now; retry later');
+/**
+ * The answer an error makes, where it has one: an AppError itself, or 503 `unavailable` for a
+ * database that is down (isStoreUnavailable); undefined for anything else (a 500). HTTP and MQTT
+ * answer by this one rule.
+ */
+export function answerOf(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  return isStoreUnavailable(err) ? new ServiceUnavailableError('The database cannot be reached right now; retry later') : undefined;
 }
