@@ -176,16 +176,20 @@ export interface RecordedChild {
   owner?: number;
 }
 
-function readPidFile(pidPath: string): PidFile | undefined {
+/** A JSON file's content (a pidfile, the DATA_DIR lock); undefined when absent or unreadable. */
+export function readJsonFile<T>(file: string): T | undefined {
   try {
-    return JSON.parse(fs.readFileSync(pidPath, 'utf8')) as PidFile;
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
   } catch {
     return undefined;
   }
 }
 
-/** A zombie or a reused pid has a different (or empty) cmdline, so it no longer counts. */
-function runsRecorded(recorded: PidFile): boolean {
+/**
+ * Whether another live process is the one a file recorded: its pid still runs the recorded
+ * argv. A zombie or a reused pid has a different (or empty) cmdline, so it no longer counts.
+ */
+export function runsRecorded(recorded: { pid: number; argv: string[] }): boolean {
   if (!Number.isInteger(recorded.pid) || recorded.pid <= 1 || recorded.pid === process.pid || !Array.isArray(recorded.argv)) return false;
   const argv = processArgv(recorded.pid);
   return argv !== undefined && sameArgv(argv, recorded.argv);
@@ -208,7 +212,7 @@ function ownerOf(recorded: PidFile): number | undefined {
 
 /** The process dataDir/run/<name>.pid names, when it is still running the recorded command. */
 export function recordedChild(dataDir: string, name: string): RecordedChild | undefined {
-  const recorded = readPidFile(path.join(dataDir, 'run', `${name}.pid`));
+  const recorded = readJsonFile<PidFile>(path.join(dataDir, 'run', `${name}.pid`));
   if (!recorded || !runsRecorded(recorded)) return undefined;
   return { pid: recorded.pid, owner: ownerOf(recorded) };
 }
@@ -222,7 +226,7 @@ export function recordedChild(dataDir: string, name: string): RecordedChild | un
  */
 export async function killStaleChild(dataDir: string, name: string, logger: StackLogger, graceMs = 5_000): Promise<boolean> {
   const pidPath = path.join(dataDir, 'run', `${name}.pid`);
-  const recorded = readPidFile(pidPath);
+  const recorded = readJsonFile<PidFile>(pidPath);
   if (!recorded) return false;
   let killed = false;
   const stillOurs = () => runsRecorded(recorded);

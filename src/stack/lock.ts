@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { processArgv } from './child';
+import { processArgv, readJsonFile, runsRecorded } from './child';
 
 export interface StackHolder {
   pid: number;
@@ -36,25 +36,13 @@ export interface HeldLock {
 
 const lockPath = (dataDir: string) => path.join(dataDir, 'run', 'service.lock');
 
-function readHolder(file: string): StackHolder | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as StackHolder;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A holder counts while its pid is alive and still runs the command it recorded (not a reused pid). */
-function alive(holder: StackHolder): boolean {
-  if (!Number.isInteger(holder.pid) || holder.pid <= 1 || holder.pid === process.pid) return false;
-  const argv = processArgv(holder.pid);
-  return argv !== undefined && Array.isArray(holder.argv) && argv.length === holder.argv.length && argv.every((a, i) => a === holder.argv[i]);
-}
+const readHolder = (file: string): StackHolder | undefined => readJsonFile<StackHolder>(file);
 
 /** The live holder of DATA_DIR's stack, if any. */
 export function stackHolder(dataDir: string): StackHolder | undefined {
   const holder = readHolder(lockPath(dataDir));
-  return holder && alive(holder) ? holder : undefined;
+  // A holder counts while its pid still runs the command it recorded (not a reused pid).
+  return holder && runsRecorded(holder) ? holder : undefined;
 }
 
 /**
@@ -80,7 +68,7 @@ export function takeStackLock(dataDir: string): { held: HeldLock } | { holder: S
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = readHolder(file);
-    if (holder && alive(holder)) return { holder };
+    if (holder && runsRecorded(holder)) return { holder };
     // A holder still writing its file reads as unparsable for a moment: only a dead or unreadable one is moved.
     try {
       fs.renameSync(file, `${file}.stale-${process.pid}-${attempt}`);

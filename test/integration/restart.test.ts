@@ -3,6 +3,9 @@
  * and DATA_DIR (no stale locks, no orphaned children holding ports), without losing what was
  * acknowledged just before the kill.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { procStat, readJsonFile } from '../../src/stack/child';
 import { startServiceProcess, StartedService } from '../support/service';
 
 jest.setTimeout(180_000);
@@ -100,24 +103,27 @@ it('kill -9 during 1,000 publishes loses no acknowledged message', async () => {
   }
 });
 
+/** The pids of the children a service's pidfiles record (DATA_DIR/run/<part>.pid), by part. */
+function childPids(s: StartedService): Record<string, number> {
+  const run = path.join(s.env.dataDir, 'run');
+  return Object.fromEntries(readdirSync(run).filter((n) => n.endsWith('.pid'))
+    .map((n) => [n.slice(0, -4), readJsonFile<{ pid: number }>(path.join(run, n))?.pid])
+    .filter((e): e is [string, number] => typeof e[1] === 'number'));
+}
+
 // Found by an outside probe: clamd (or a FerretDB, or Temporal) killed after start left the
 // service up: scanning without ClamAV, delivering unscanned transfers, or answering only 5xx,
 // for good. Now the service stops whole, with status 1 and a line saying which part died.
 it('a local-stack child that dies after start stops the whole service with status 1, naming it', async () => {
   const s = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
-  const { readFileSync, existsSync } = await import('node:fs');
-  const path = await import('node:path');
-  const run = path.join(s.env.dataDir, 'run');
   try {
-    const pid = (part: string) => (JSON.parse(readFileSync(path.join(run, `${part}.pid`), 'utf8')) as { pid: number }).pid;
-    const temporal = pid('temporal');
+    const temporal = childPids(s).temporal;
     const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
     process.kill(temporal, 'SIGKILL');
     expect(await exited).toBe(1);
-    const log = readFileSync(s.env.logFile, 'utf8');
-    expect(log).toContain('temporal of the local stack exited unexpectedly (SIGKILL); stopping the service');
+    expect(readFileSync(s.env.logFile, 'utf8')).toContain('temporal of the local stack exited unexpectedly (SIGKILL); stopping the service');
     // Everything else it started was stopped with it.
-    for (const part of ['clamd', 'temporal', 'mongo', 'blobs']) expect(existsSync(path.join(run, `${part}.pid`))).toBe(false);
+    expect(childPids(s)).toEqual({});
   } finally {
     await s.stop();
   }
@@ -127,14 +133,10 @@ it('a local-stack child that dies after start stops the whole service with statu
 // children exited first, and every interactive stop ended as "clamd exited unexpectedly", status 1.
 it('children run in process groups of their own, and a stop signalled to every process at once is a clean stop', async () => {
   const s = await startServiceProcess({ extraEnv: { LOG_LEVEL: 'warn' } });
-  const { readFileSync, readdirSync } = await import('node:fs');
-  const path = await import('node:path');
   try {
-    const run = path.join(s.env.dataDir, 'run');
-    const pids = readdirSync(run).filter((n) => n.endsWith('.pid') && n !== 'service.pid')
-      .map((n) => (JSON.parse(readFileSync(path.join(run, n), 'utf8')) as { pid: number }).pid);
+    const pids = Object.values(childPids(s));
     expect(pids.length).toBeGreaterThanOrEqual(2);
-    const pgrp = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[2]);
+    const pgrp = (pid: number) => Number(procStat(pid)?.[2]);
     for (const pid of pids) expect(pgrp(pid)).not.toBe(pgrp(s.env.pid));
     // As a supervisor that signals the whole control group does: the children too, at once.
     const exited = new Promise<number | null>((resolve) => s.child.once('exit', (code) => resolve(code)));
