@@ -60,10 +60,6 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     // The DATA_DIR's lock before anything binds a port: a second full start refuses, naming the running service.
     const claim = claimDataDir(config, logger);
     if (claim.release) stoppers.push(claim.release);
-    // A child of the local stack that dies after start (clamd killed by the OOM killer, a FerretDB
-    // or Temporal gone) is fatal for this process too: an outside probe's service went on without
-    // ClamAV, delivering unscanned transfers, or answered nothing but 5xx, and never recovered.
-    // Stopping everything lets the supervisor (or the person at `npm start`) start it whole again.
     // Telemetry first: spans and database timings of start-up count too; stopped last, so the
     // spans of the shutdown are still sent.
     if (config.traces) {
@@ -77,6 +73,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     }
     // Checked before anything starts: an API without its dashboard bundle fails at once, saying why.
     const dashboard = config.roles.includes('api') ? dashboardMiddleware(undefined, { temporalUi: temporalUiOf(config) }) : undefined;
+    // A child of the local stack that dies after start (clamd killed by the OOM killer, a FerretDB
+    // or Temporal gone) is fatal for this process too: an outside probe's service went on without
+    // ClamAV, delivering unscanned transfers, or answered nothing but 5xx, and never recovered.
+    // Stopping everything lets the supervisor (or the person at `npm start`) start it whole again.
     const stack = await claim.startStack((part, code, signal) => {
       // During start-up the part's readiness check fails the start with its log's tail instead.
       // A supervisor that signals every process at once (systemd's control group) can stop a child

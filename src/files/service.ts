@@ -164,12 +164,7 @@ export class FileService {
   }
 
   private async requireRecipient(accountId: string, name: string): Promise<void> {
-    try {
-      await this.deps.recipients.entity(accountId, name);
-    } catch (err) {
-      if (err instanceof AppError && err.status === 404) throw new BadRequestError(`No entity named "${name}" in this account`, undefined, 'unknown_dest');
-      throw err;
-    }
+    if (!(await this.recipientExists(accountId, name))) throw new BadRequestError(`No entity named "${name}" in this account`, undefined, 'unknown_dest');
   }
 
   /** The sender (or the account key) sees any of its files; everyone else gets 404. */

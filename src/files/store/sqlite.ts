@@ -79,7 +79,7 @@ export class SqliteFileStore implements FileStore {
   }
 
   /** Temporary files of writes a killed process cut short (blob-files.ts), older than `before`. */
-  sweepLeftoverBytes(before: Date): Promise<number> { return this.blobs.sweepTemporary(Date.now() - before.getTime()); }
+  sweepLeftoverBytes(before: Date): Promise<number> { return this.blobs.sweepTemporary(0, before.getTime()); }
 
   saveBlob(id: string, part: BlobPart, source: Readable): Promise<number> { return this.blobs.write(BLOB_KEYS.filePart(id, part), source); }
   blobSize(id: string, part: BlobPart): Promise<number | undefined> { return this.blobs.size(BLOB_KEYS.filePart(id, part)); }

@@ -156,7 +156,7 @@ describe('file transfer between devices', () => {
       expect(sha256(first.body)).toBe(sha256(content));
       expect((await get(`/api/entities/files/download/${id}`)).status).toBe(404); // the same connection: proof of receipt
       const status = async () => (await api('GET', `/api/entities/files/${id}`, { key: a })).body.status as string;
-      for (let i = 0; i < 50 && (await status()) !== 'downloaded'; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 300 && (await status()) !== 'downloaded'; i++) await new Promise((r) => setTimeout(r, 100));
       expect(await status()).toBe('downloaded');
     } finally {
       agent.destroy();

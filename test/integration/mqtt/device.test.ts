@@ -247,7 +247,7 @@ test('a second connection with the same key takes the session, and the service s
   expect(second.connected).toBe(true);
   expect(await metric()).toBeGreaterThanOrEqual(before + 1);
   const warned = await until(async () => readFileSync(stack().logFile, 'utf8').split('\n')
-    .find((l) => l.includes('took over the session') && l.includes(d.apiKeyId)), 10_000, 'the takeover warning in the log');
+    .find((l) => l.includes('took over the session') && l.includes(d.apiKeyId)), 30_000, 'the takeover warning in the log');
   expect(JSON.parse(warned)).toMatchObject({ level: 40, entityName: 'twin', apiKeyId: d.apiKeyId });
   expect(warned).not.toContain(d.apiKey);
 });
