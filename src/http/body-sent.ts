@@ -36,9 +36,12 @@ export function watchReceipt(res: ServerResponse, socket: Socket): () => Promise
     socket.off('close', onClose);
     settle?.(received);
   };
-  // The next request can arrive before this response's 'close' event: listen from the start.
+  // The next request can arrive before this response's 'close' event, and even before its
+  // 'finish' (the kernel took the last bytes and the client answered while the write's completion
+  // waited its turn: a loaded machine's CI run): listen from the start, and count data that came
+  // once the whole body was handed over (`end()` called), not data sent while it was streaming.
   const onData = () => {
-    if (!res.writableFinished) return;
+    if (!res.writableEnded) return;
     nextRequest = true;
     finish(true);
   };
