@@ -107,7 +107,7 @@ export function registerFileRoutes(r: RouteRegistry, s: { files: FileService; sc
       // mid-body, or reset the connection with bytes unread, leaves the file in place: the claim
       // is released. Until then the claim holds: a second download is 404.
       const sent = trackBodySent(ctx.res, download.size);
-      const received = watchReceipt(ctx.res, ctx.req.socket);
+      const received = watchReceipt(ctx.req.socket, sent);
       ctx.res.once('close', () => {
         const done = (sent() ? received() : Promise.resolve(false))
           .then((ok) => (ok ? download.consume() : download.release()));

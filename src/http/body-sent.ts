@@ -27,7 +27,7 @@ export function trackBodySent(res: ServerResponse, length: number): () => boolea
  * client that closes with bytes unread resets it (an error). An idle keep-alive connection is
  * closed by the server's keep-alive timeout, which counts as clean.
  */
-export function watchReceipt(res: ServerResponse, socket: Socket): () => Promise<boolean> {
+export function watchReceipt(socket: Socket, handedAll: () => boolean): () => Promise<boolean> {
   let nextRequest = false;
   let closed: boolean | undefined;
   let settle: ((received: boolean) => void) | undefined;
@@ -36,12 +36,12 @@ export function watchReceipt(res: ServerResponse, socket: Socket): () => Promise
     socket.off('close', onClose);
     settle?.(received);
   };
-  // The next request can arrive before this response's 'close' event, and even before its
-  // 'finish' (the kernel took the last bytes and the client answered while the write's completion
-  // waited its turn: a loaded machine's CI run): listen from the start, and count data that came
-  // once the whole body was handed over (`end()` called), not data sent while it was streaming.
+  // The next request can arrive before this response's 'close' event, and even before `end()`
+  // (the last chunk was written and the client answered before the body stream's own end reached
+  // the response: a loaded machine's CI run): listen from the start, and count data that came once
+  // every byte of the body was handed over (trackBodySent), not data sent while it was streaming.
   const onData = () => {
-    if (!res.writableEnded) return;
+    if (!handedAll()) return;
     nextRequest = true;
     finish(true);
   };
